@@ -1,0 +1,83 @@
+"""Findings and fixes: the values that flow from rules to the CLI, the fixer and the server.
+
+Positions are character offsets (code points) into the text that was linted; the output layers
+convert them to 1-based lines and columns (CLI, JSON) or UTF-16 positions (LSP).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class Severity(IntEnum):
+    """Severity of a finding; larger is worse. Names match DESIGN.md's JSON values."""
+
+    HINT = 1
+    INFO = 2
+    WARNING = 3
+    ERROR = 4
+
+    @classmethod
+    def parse(cls, name: str) -> "Severity":
+        """Map ``"error"|"warning"|"info"|"hint"`` (any case) to a Severity; ValueError otherwise."""
+        try:
+            return cls[name.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {name!r} (use error, warning, info or hint)") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``text[start:end]`` (character offsets) with ``new_text``."""
+
+    start: int
+    end: int
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One way out of a finding: edits applied together, and whether the fix is safe.
+
+    ``safe`` fixes only remove the fault; unsafe ones change resources, layout, environment or
+    behaviour (DESIGN.md "Fixes").
+    """
+
+    message: str
+    edits: tuple[Edit, ...]
+    safe: bool = True
+
+    @property
+    def applicability(self) -> str:
+        return "safe" if self.safe else "unsafe"
+
+
+@dataclass(frozen=True)
+class Related:
+    """Other evidence for a finding, with its own message."""
+
+    start: int
+    end: int
+    message: str
+
+
+@dataclass
+class Diagnostic:
+    """A finding: rule code, severity, message, primary range, related ranges and fixes."""
+
+    code: str
+    severity: Severity
+    message: str
+    start: int
+    end: int
+    related: list[Related] = field(default_factory=list)
+    fixes: list[Fix] = field(default_factory=list)
+    name: str = ""
+    tags: tuple[str, ...] = ()
+
+    def sort_key(self) -> tuple:
+        return (self.start, self.end, self.code, self.message)

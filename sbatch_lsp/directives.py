@@ -1,0 +1,319 @@
+"""The ``#SBATCH`` directive block, read exactly as sbatch reads it.
+
+Facts (slurm-facts.md §1.3, §2; Slurm src/sbatch/opt.c ``_opt_batch_script``/``_get_argument``):
+
+* A directive is a line that starts at column 0 with the bytes ``#SBATCH`` (case-sensitive prefix
+  test; no space is needed after it).
+* A line whose first non-blank character is ``#``, and a blank line, are skipped; any other line
+  ends the scan, and no directive below it is read.
+* Tokens are split on white space; ``'…'`` and ``"…"`` group; a backslash escapes the next
+  character (before 24.05 a backslash cannot keep a space inside a token); an unquoted,
+  unescaped ``#`` ends the line; an unmatched quote and a token starting with ``:`` are fatal.
+* All tokens of all directive lines go through one getopt pass (``+`` mode): the first token that
+  is not an option stops it with ``Invalid directive found in batch script: <token>``.
+* No shell expansion happens: ``$VAR``, ``$(…)`` and ``~`` stay literal.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import options as opts
+from .source import Source
+
+MAGIC = "#SBATCH"
+LOOKALIKE = re.compile(r"^\s*#+\s*sbatch", re.IGNORECASE)
+
+
+@dataclass
+class Token:
+    """One directive token: ``text`` after quote and escape removal, ``start``/``end`` the raw span."""
+
+    text: str
+    start: int
+    end: int
+    line: int
+    quoted: bool = False
+    escaped_space: bool = False
+    cut_by_hash: bool = False  # an unquoted '#' ended the token (and the line)
+
+
+@dataclass
+class DirectiveLine:
+    """A physical ``#SBATCH`` line (0-based ``line``) with its tokens."""
+
+    line: int
+    start: int
+    end: int
+    tokens: list[Token]
+    comment_start: int | None = None  # offset of an unquoted '#' that starts a comment
+    fatal: str | None = None  # sbatch's fatal tokenizer error for this line, if any
+    late: bool = False
+
+
+@dataclass
+class OptionUse:
+    """One option as getopt reads it from the directive tokens.
+
+    ``typed`` is what the user wrote (``--ntasks-per-n``, ``-N``); ``name`` the canonical long
+    name when getopt accepts it; ``value`` the argument (None for flags); spans are offsets.
+    """
+
+    typed: str
+    name: str | None
+    value: str | None
+    start: int
+    end: int
+    name_end: int
+    value_start: int | None
+    value_end: int | None
+    line: int
+    token: Token
+    resolution: opts.Resolution | None = None
+    error: str | None = None  # getopt's complaint, in sbatch's words
+    value_token: Token | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.name is not None
+
+
+@dataclass
+class DirectiveBlock:
+    """Everything about the directives of one script.
+
+    ``lines`` are the directives sbatch reads; ``late_lines`` the ``#SBATCH`` lines below the
+    first command (ignored by sbatch); ``options`` the getopt reading of ``lines`` in order;
+    ``stray`` the token that stopped getopt; ``scan_end_line`` the 0-based line of the first
+    command (None when the file has none).
+    """
+
+    lines: list[DirectiveLine] = field(default_factory=list)
+    late_lines: list[DirectiveLine] = field(default_factory=list)
+    lookalikes: list[tuple[int, int, int]] = field(default_factory=list)  # (line, start, end)
+    options: list[OptionUse] = field(default_factory=list)
+    stray: Token | None = None
+    scan_end_line: int | None = None
+    fatal: str | None = None
+
+    def all(self, name: str) -> list[OptionUse]:
+        """Every accepted use of long option ``name``, in order."""
+        return [o for o in self.options if o.name == name and o.ok]
+
+    def get(self, name: str) -> OptionUse | None:
+        """The effective use of ``name``: the last one wins (slurm-facts.md §2)."""
+        uses = self.all(name)
+        return uses[-1] if uses else None
+
+    def value(self, name: str) -> str | None:
+        use = self.get(name)
+        return use.value if use else None
+
+    @property
+    def last_line(self) -> int | None:
+        return self.lines[-1].line if self.lines else None
+
+
+def tokenize(source: Source, line: int, start: int, end: int, escaped_space: bool) -> DirectiveLine:
+    """Split the directive text ``source.text[start:end]`` (after ``#SBATCH``) into tokens.
+
+    ``escaped_space`` says whether ``\\ `` keeps a space in a token (Slurm >= 24.05).
+    """
+    text = source.text
+    tokens: list[Token] = []
+    dl = DirectiveLine(line=line, start=start, end=end, tokens=tokens)
+    i = start
+    while i < end:
+        while i < end and text[i] in " \t\r\f\v":
+            i += 1
+        if i >= end:
+            break
+        if text[i] == "#":
+            dl.comment_start = i
+            break
+        if text[i] == ":":
+            dl.fatal = "Unexpected `:`"
+            break
+        tok_start = i
+        buf: list[str] = []
+        quote = ""
+        quoted = esc_space = cut = False
+        while i < end:
+            c = text[i]
+            if quote:
+                if c == quote:
+                    quote = ""
+                else:
+                    buf.append(c)
+                i += 1
+                continue
+            if c in " \t\r\f\v":
+                break
+            if c == "\\":
+                if i + 1 < end:
+                    nxt = text[i + 1]
+                    if nxt in " \t" and not escaped_space:
+                        i += 1  # the backslash is dropped and the space still splits
+                        break
+                    if nxt in " \t":
+                        esc_space = True
+                    buf.append(nxt)
+                    i += 2
+                    continue
+                i += 1
+                continue
+            if c in "\"'":
+                quote = c
+                quoted = True
+                i += 1
+                continue
+            if c == "#":
+                cut = True
+                dl.comment_start = i
+                break
+            buf.append(c)
+            i += 1
+        if quote:
+            dl.fatal = f"Unmatched `{quote}`"
+            break
+        tokens.append(Token("".join(buf), tok_start, i, line, quoted, esc_space, cut))
+        if cut:
+            break
+    return dl
+
+
+def _is_directive(line_text: str) -> bool:
+    return line_text.startswith(MAGIC)
+
+
+def read_directives(source: Source, data_lines: frozenset[int] = frozenset(),
+                    slurm_version: str = opts.NEWEST_RELEASE, pyxis: bool | str | None = None
+                    ) -> DirectiveBlock:
+    """Read the directive block of ``source`` the way sbatch does.
+
+    ``data_lines`` are 0-based lines that hold data, not code (here-document bodies, multi-line
+    strings): a ``#SBATCH`` there is not a late directive. Raises nothing; tokenizer faults are
+    recorded in ``DirectiveLine.fatal`` and ``DirectiveBlock.fatal``.
+    """
+    block = DirectiveBlock()
+    escaped_space = opts.version_key(slurm_version) >= (24, 5)
+    scanning = True
+    for n in range(source.line_count):
+        text = source.line_text(n)
+        start = source.line_starts[n]
+        if _is_directive(text):
+            dl = tokenize(source, n, start + len(MAGIC), start + len(text), escaped_space)
+            if scanning:
+                block.lines.append(dl)
+                if dl.fatal and not block.fatal:
+                    block.fatal = dl.fatal
+            elif n not in data_lines:
+                dl.late = True
+                block.late_lines.append(dl)
+            continue
+        stripped = text.strip()
+        if LOOKALIKE.match(text) and n not in data_lines:
+            if not stripped.startswith("##"):
+                lead = len(text) - len(text.lstrip())
+                block.lookalikes.append((n, start + lead, start + len(text)))
+        if not scanning or not stripped or stripped.startswith("#"):
+            continue
+        scanning = False
+        block.scan_end_line = n
+    _getopt(block, opts.sbatch_table(slurm_version, pyxis))
+    return block
+
+
+def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
+    """Simulate sbatch's one getopt pass over the tokens of all directive lines."""
+    shorts = opts.short_table(table)
+    tokens = [t for dl in block.lines for t in dl.tokens]
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        t = tok.text
+        if t == "--":
+            if i + 1 < len(tokens):
+                block.stray = tokens[i + 1]
+            return
+        if t.startswith("--"):
+            body = t[2:]
+            name, eq, val = body.partition("=")
+            name_end = tok.start + _raw_index(tok, 2 + len(name))
+            res = opts.resolve_long(name, table)
+            use = OptionUse(typed="--" + name, name=res.canonical, value=None, start=tok.start,
+                            end=tok.end, name_end=name_end, value_start=None, value_end=None,
+                            line=tok.line, token=tok, resolution=res)
+            block.options.append(use)
+            if res.option is None:
+                if res.candidates:
+                    use.error = (f"option '--{name}' is ambiguous; possibilities: "
+                                 + " ".join(f"'--{c}'" for c in res.candidates))
+                else:
+                    use.error = f"unrecognized option '{t}'"
+                i += 1
+                continue
+            arg = res.option.arg
+            if eq:
+                if arg == "none":
+                    use.error = f"option '--{res.option.long}' doesn't allow an argument"
+                use.value = val
+                use.value_start, use.value_end = name_end + 1, tok.end
+                use.value_token = tok
+            elif arg == "required":
+                if i + 1 < len(tokens):
+                    vt = tokens[i + 1]
+                    use.value, use.value_start, use.value_end = vt.text, vt.start, vt.end
+                    use.value_token = vt
+                    use.end = vt.end
+                    i += 1
+                else:
+                    use.error = f"option '--{res.option.long}' requires an argument"
+            i += 1
+            continue
+        if t.startswith("-") and len(t) > 1:
+            j = 1
+            while j < len(t):
+                letter = t[j]
+                o = shorts.get(letter)
+                pos = tok.start + _raw_index(tok, j)
+                use = OptionUse(typed="-" + letter, name=None, value=None, start=pos,
+                                end=tok.end, name_end=pos + 1, value_start=None, value_end=None,
+                                line=tok.line, token=tok)
+                block.options.append(use)
+                if o is None:
+                    use.error = f"invalid option -- '{letter}'"
+                    j += 1
+                    continue
+                use.name = opts.ALIASES.get(o.long, o.long)
+                use.resolution = opts.Resolution(use.typed, o)
+                if o.arg == "none":
+                    use.end = pos + 1
+                    j += 1
+                    continue
+                rest = t[j + 1:]
+                if rest:
+                    use.value = rest
+                    use.value_start, use.value_end = pos + 1, tok.end
+                    use.value_token = tok
+                elif o.arg == "required":
+                    if i + 1 < len(tokens):
+                        vt = tokens[i + 1]
+                        use.value, use.value_start, use.value_end = vt.text, vt.start, vt.end
+                        use.value_token = vt
+                        use.end = vt.end
+                        i += 1
+                    else:
+                        use.error = f"option requires an argument -- '{letter}'"
+                break
+            i += 1
+            continue
+        block.stray = tok
+        return
+
+
+def _raw_index(tok: Token, k: int) -> int:
+    """Map index ``k`` of ``tok.text`` to an index into its raw span (exact when unquoted)."""
+    if not tok.quoted and "\\" not in tok.text:
+        return min(k, tok.end - tok.start)
+    return min(k, tok.end - tok.start)

@@ -1,0 +1,139 @@
+"""The parser-neutral shell model that rules read.
+
+Every span is a pair of character offsets into the *original* script text, even for commands
+found inside nested command strings (``bash -c "$TRAIN_CMD"``): those are parsed from a
+synthetic text whose characters each remember where they came from (``TextMap``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+UNQUOTED, DOUBLE, SINGLE, ESCAPED = "unquoted", "double", "single", "escaped"
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """A ``$NAME``/``${NAME…}``, ``$(…)``/backquote or ``$((…))`` inside a word.
+
+    ``name`` is the variable name (None for a command substitution); ``kind`` is ``"var"``,
+    ``"command"`` or ``"arith"``; ``quoting`` is how the shell that reads the word sees it:
+    ``unquoted``/``double`` expand now, ``single``/``escaped`` are literal now and expand only if
+    another shell reads the text again. ``nested`` marks a reference found inside a command
+    substitution, arithmetic or a ``${…}`` default. ``early`` marks a value that the batch
+    shell substituted into a nested command string (it carries the original expansion).
+    """
+
+    name: str | None
+    kind: str
+    quoting: str
+    start: int
+    end: int
+    text: str
+    nested: bool = False
+    early: "Expansion | None" = None
+
+
+@dataclass
+class Word:
+    """A shell word: raw ``text``, span, literal ``value`` (None when it holds an expansion that
+    the reading shell performs), and its expansions."""
+
+    text: str
+    start: int
+    end: int
+    value: str | None
+    expansions: list[Expansion] = field(default_factory=list)
+    #: early expansions (batch-shell values) that flowed into this word of a nested script
+    early: list[Expansion] = field(default_factory=list)
+
+    def refs(self, *quoting: str) -> list[Expansion]:
+        """Variable references with one of the given quoting contexts (all when none given)."""
+        return [e for e in self.expansions if e.name and (not quoting or e.quoting in quoting)]
+
+
+@dataclass
+class Assignment:
+    """``NAME=value`` (prefix of a command, standalone, or an ``export``/``declare`` argument)."""
+
+    name: str
+    value: Word | None
+    start: int
+    end: int
+    exported: bool = False
+    local: bool = False
+    append: bool = False
+    command: "Command | None" = None  # the command it prefixes, or the export/declare builtin
+
+
+@dataclass
+class Heredoc:
+    """A here-document: body span (without the delimiter line) and whether its delimiter was quoted
+    (a quoted delimiter keeps ``$`` literal)."""
+
+    start: int
+    end: int
+    quoted: bool
+    text: str
+
+
+@dataclass
+class Command:
+    """A simple command: argv ``words`` (after prefix assignments), prefix ``assignments``,
+    here-documents, span, and where it sits."""
+
+    words: list[Word]
+    assignments: list[Assignment]
+    start: int
+    end: int
+    heredocs: list[Heredoc] = field(default_factory=list)
+    function: str | None = None  # enclosing function definition
+    in_substitution: bool = False  # inside $(...) or backquotes
+    background: bool = False
+    script: "Script | None" = None
+    nested: list["Script"] = field(default_factory=list)  # command strings this command runs
+
+    @property
+    def name(self) -> str | None:
+        """The command name's literal value (basename not taken), or None."""
+        return self.words[0].value if self.words else None
+
+    def argv(self) -> list[str | None]:
+        return [w.value for w in self.words]
+
+
+@dataclass
+class Chunk:
+    """A top-level chunk of the script: 0-based line range and how it was read."""
+
+    start_line: int
+    end_line: int
+    start: int
+    end: int
+    parser: str  # "bashlex", "tree-sitter" or "none"
+    error: str | None = None
+
+
+@dataclass
+class Script:
+    """A shell program: the batch script itself, or a nested command string.
+
+    ``kind`` is ``"batch"`` for the script, or the way a nested string runs: ``"bash -c"``,
+    ``"eval"``, ``"split"`` (an unquoted expansion word-split into argv). ``parent`` is the
+    command that runs a nested script.
+    """
+
+    commands: list[Command] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    heredocs: list[Heredoc] = field(default_factory=list)
+    functions: dict[str, tuple[int, int]] = field(default_factory=dict)
+    kind: str = "batch"
+    parent: Command | None = None
+    data_spans: list[tuple[int, int]] = field(default_factory=list)  # strings spanning lines
+
+    def walk(self):
+        """Every command of this script and of the scripts nested in it, depth first."""
+        for cmd in self.commands:
+            yield cmd
+            for inner in cmd.nested:
+                yield from inner.walk()

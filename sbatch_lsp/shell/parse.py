@@ -1,0 +1,430 @@
+"""Build the shell model: chunks, bashlex behind masks, tree-sitter-bash as the fallback.
+
+notes/parsing.md §7: bashlex per top-level chunk behind the line-preserving masks covers 99.8%
+of chunks of 1,255 real scripts; tree-sitter-bash reads the rest of the bash-valid ones. Every
+exception a parser raises is caught; a chunk that no parser reads is recorded (SB002).
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from functools import lru_cache
+
+import bashlex
+
+from . import chunker, masks
+from .model import (DOUBLE, UNQUOTED, Assignment, Chunk, Command, Heredoc, Script, Word)
+from .words import TextMap, expand_for_shell, scan_word
+
+ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
+DECLARE = {"export", "declare", "typeset", "local", "readonly"}
+SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+MAX_BASHLEX_CHUNK = 40_000  # characters; longer chunks go straight to tree-sitter
+MAX_NESTING = 4
+
+
+@lru_cache(maxsize=1)
+def _ts_parser():
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+class _Builder:
+    """Turns one text (the script or a nested string) into a Script."""
+
+    def __init__(self, tmap: TextMap, kind: str):
+        self.tmap = tmap
+        self.script = Script(kind=kind)
+        # the parsers never see carriage returns (sbatch refuses them anyway; SB100 reports)
+        self.text = tmap.text.replace("\r", " ")
+
+    # ---- chunks -------------------------------------------------------------------------
+    def build(self) -> Script:
+        text = self.text
+        line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        for ch in chunker.split_chunks(text):
+            s = line_starts[ch.start - 1]
+            e = line_starts[ch.end] - 1 if ch.end < len(line_starts) else len(text)
+            chunk_text = text[s:e]
+            chunk = Chunk(ch.start - 1, ch.end - 1, *self.tmap.orig_span(s, e), parser="none")
+            self.script.chunks.append(chunk)
+            err = None
+            before = len(self.script.commands)
+            n_assign, n_docs = len(self.script.assignments), len(self.script.heredocs)
+            if len(chunk_text) <= MAX_BASHLEX_CHUNK:
+                try:
+                    masked = masks.apply_all(chunk_text)
+                    if len(masked) != len(chunk_text):
+                        masked = chunk_text
+                    nodes = bashlex.parse(masked)
+                    for node in nodes:
+                        self._bl_walk(node, s, None, False)
+                    chunk.parser = "bashlex"
+                    continue
+                except RecursionError:
+                    err = "RecursionError"
+                except Exception as exc:  # bashlex raises many types (parsing.md §1)
+                    err = f"{type(exc).__name__}: {exc}"[:200]
+                del self.script.commands[before:]
+                del self.script.assignments[n_assign:]
+                del self.script.heredocs[n_docs:]
+            try:
+                if self._ts_chunk(chunk_text, s):
+                    chunk.parser = "tree-sitter"
+                    continue
+            except Exception as exc:  # pragma: no cover - tree-sitter does not raise on text
+                err = f"{type(exc).__name__}: {exc}"[:200]
+            chunk.error = err or "syntax error"
+        return self.script
+
+    # ---- bashlex ------------------------------------------------------------------------
+    def _bl_walk(self, node, base: int, function: str | None, subst: bool) -> None:
+        kind = node.kind
+        if kind == "command":
+            self._bl_command(node, base, function, subst)
+            return
+        if kind == "function":
+            name = node.name.word if hasattr(node, "name") else None
+            self.script.functions[name] = self.tmap.orig_span(base + node.pos[0], base + node.pos[1])
+            self._bl_walk(node.body, base, name, subst)
+            return
+        if kind == "list":
+            parts = node.parts
+            for k, part in enumerate(parts):
+                if part.kind == "operator" and part.op == "&" and k > 0:
+                    self._mark_background(parts[k - 1], base)
+                self._bl_walk(part, base, function, subst)
+            return
+        for attr in ("parts", "list"):
+            for child in getattr(node, attr, None) or []:
+                self._bl_walk(child, base, function, subst)
+        if kind == "commandsubstitution":
+            self._bl_walk(node.command, base, function, True)
+
+    def _mark_background(self, node, base: int) -> None:
+        s, e = self.tmap.orig_span(base + node.pos[0], base + node.pos[1])
+        for cmd in self.script.commands:
+            if s <= cmd.start and cmd.end <= e:
+                cmd.background = True
+
+    def _bl_command(self, node, base: int, function: str | None, subst: bool) -> None:
+        words: list[Word] = []
+        prefix: list[tuple[int, int]] = []
+        heredocs: list[Heredoc] = []
+        inner = []
+        for part in node.parts:
+            k = part.kind
+            if k == "word":
+                words.append(self._word(base + part.pos[0], base + part.pos[1]))
+                inner.append(part)
+            elif k == "assignment" and not words:
+                prefix.append((base + part.pos[0], base + part.pos[1]))
+                inner.append(part)
+            elif k == "assignment":
+                words.append(self._word(base + part.pos[0], base + part.pos[1]))
+                inner.append(part)
+            elif k == "redirect":
+                hd = getattr(part, "heredoc", None)
+                if hd is not None:
+                    heredocs.append(self._heredoc(base + part.pos[0], base + hd.pos[0],
+                                                  base + hd.pos[1]))
+                out = getattr(part, "output", None)
+                if out is not None and getattr(out, "kind", "") == "word":
+                    inner.append(out)
+        cmd = self._command(words, prefix, base + node.pos[0], base + node.pos[1], heredocs,
+                            function, subst)
+        for part in inner:
+            for sub in getattr(part, "parts", None) or []:
+                if sub.kind == "commandsubstitution":
+                    self._bl_walk(sub.command, base, function, True)
+        return cmd
+
+    # ---- tree-sitter --------------------------------------------------------------------
+    def _ts_chunk(self, chunk_text: str, base: int) -> bool:
+        data = chunk_text.encode("utf-8")
+        tree = _ts_parser().parse(data)
+        if tree.root_node.has_error:
+            return False
+        if len(data) != len(chunk_text):
+            idx = [0] * (len(data) + 1)
+            pos = 0
+            for ci, ch in enumerate(chunk_text):
+                for _ in range(len(ch.encode("utf-8"))):
+                    idx[pos] = ci
+                    pos += 1
+            idx[len(data)] = len(chunk_text)
+            conv = idx.__getitem__
+        else:
+            conv = int
+        self._ts_walk(tree.root_node, base, conv, None, False)
+        return True
+
+    def _ts_walk(self, node, base, conv, function, subst) -> None:
+        t = node.type
+        if t == "function_definition":
+            name_node = node.child_by_field_name("name")
+            name = name_node.text.decode("utf-8", "replace") if name_node else None
+            self.script.functions[name] = self.tmap.orig_span(base + conv(node.start_byte),
+                                                              base + conv(node.end_byte))
+            for c in node.named_children:
+                self._ts_walk(c, base, conv, name, subst)
+            return
+        if t in ("command", "declaration_command"):
+            self._ts_command(node, base, conv, function, subst)
+            return
+        if t == "variable_assignment":
+            self._command([], [(base + conv(node.start_byte), base + conv(node.end_byte))],
+                          base + conv(node.start_byte), base + conv(node.end_byte), [],
+                          function, subst)
+            for c in node.named_children:
+                self._ts_walk(c, base, conv, function, subst)
+            return
+        if t == "redirected_statement":
+            before = len(self.script.commands)
+            for c in node.named_children:
+                if c.type != "heredoc_redirect":
+                    self._ts_walk(c, base, conv, function, subst)
+            docs = [c for c in node.named_children if c.type == "heredoc_redirect"]
+            if docs and len(self.script.commands) > before:
+                cmd = self.script.commands[before]
+                for d in docs:
+                    body = next((c for c in d.named_children if c.type == "heredoc_body"), None)
+                    if body is not None:
+                        cmd.heredocs.append(self._heredoc(base + conv(d.start_byte),
+                                                          base + conv(body.start_byte),
+                                                          base + conv(body.end_byte)))
+                        self.script.heredocs.append(cmd.heredocs[-1])
+            return
+        sub = subst or t in ("command_substitution", "process_substitution")
+        for c in node.named_children:
+            self._ts_walk(c, base, conv, function, sub)
+
+    def _ts_command(self, node, base, conv, function, subst) -> None:
+        words, prefix = [], []
+        for c in node.named_children:
+            s, e = base + conv(c.start_byte), base + conv(c.end_byte)
+            if c.type == "variable_assignment" and not words and node.type == "command":
+                prefix.append((s, e))
+            elif c.type in ("command_name",) or c.type not in (
+                    "file_redirect", "herestring_redirect", "heredoc_redirect", "comment"):
+                words.append(self._word(s, e))
+        if node.type == "declaration_command":
+            kw = node.children[0]
+            words.insert(0, self._word(base + conv(kw.start_byte), base + conv(kw.end_byte)))
+        self._command(words, prefix, base + conv(node.start_byte), base + conv(node.end_byte),
+                      [], function, subst)
+        for c in node.named_children:
+            self._ts_walk_subst(c, base, conv, function)
+
+    def _ts_walk_subst(self, node, base, conv, function) -> None:
+        if node.type in ("command_substitution", "process_substitution"):
+            for c in node.named_children:
+                self._ts_walk(c, base, conv, function, True)
+            return
+        for c in node.named_children:
+            self._ts_walk_subst(c, base, conv, function)
+
+    # ---- shared -------------------------------------------------------------------------
+    def _word(self, s: int, e: int) -> Word:
+        word = scan_word(self.tmap, s, e)
+        if "\n" in self.tmap.text[s:e]:
+            self.script.data_spans.append((word.start, word.end))
+        return word
+
+    def _heredoc(self, redirect_start: int, body_start: int, body_end: int) -> Heredoc:
+        t = self.tmap.text
+        head = t[redirect_start:body_start].split("\n", 1)[0]
+        quoted = bool(re.search(r"<<-?\s*(['\"]|\\)", head))
+        body = t[body_start:body_end]
+        lines = body.split("\n")
+        # bashlex includes the delimiter line in the body; drop it
+        if len(lines) > 1 and lines[-1].strip() and not body.endswith("\n"):
+            body_end -= len(lines[-1])
+        s, e = self.tmap.orig_span(body_start, body_end)
+        doc = Heredoc(s, e, quoted, t[body_start:body_end])
+        self.script.heredocs.append(doc)
+        return doc
+
+    def _command(self, words, prefix, start, end, heredocs, function, subst) -> Command:
+        s, e = self.tmap.orig_span(start, end)
+        cmd = Command(words=[], assignments=[], start=s, end=e, heredocs=heredocs,
+                      function=function, in_substitution=subst, script=self.script)
+        for ps, pe in prefix:
+            a = self._assignment(ps, pe, cmd, exported=False)
+            if a:
+                cmd.assignments.append(a)
+        cmd.words = words
+        name = words[0].value if words else None
+        if name in DECLARE:
+            flags = "".join(w.value[1:] for w in words[1:] if w.value and w.value.startswith("-"))
+            exported = name == "export" or "x" in flags
+            for w in words[1:]:
+                raw = self.tmap.text
+                ws = self._local_index(w)
+                if ws is None:
+                    continue
+                m = ASSIGN.match(raw, ws)
+                if m and m.end() <= ws + len(w.text):
+                    a = self._assignment(ws, ws + len(w.text), cmd, exported=exported)
+                    if a:
+                        a.local = name == "local"
+                        self.script.assignments.append(a)
+                elif w.value and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", w.value) and exported:
+                    self.script.assignments.append(
+                        Assignment(w.value, None, w.start, w.end, exported=True, command=cmd))
+        self.script.assignments.extend(cmd.assignments if not words else [])
+        if words:
+            for a in cmd.assignments:
+                a.exported = True  # VAR=x cmd: in cmd's environment only
+        self.script.commands.append(cmd)
+        return cmd
+
+    def _local_index(self, w: Word) -> int | None:
+        """Index of word ``w`` in this builder's text (words store original offsets)."""
+        if self.tmap.offsets is None:
+            return w.start
+        i = bisect.bisect_left(self.tmap.offsets, w.start)
+        return i if i < len(self.tmap.offsets) and self.tmap.offsets[i] == w.start else None
+
+    def _assignment(self, s: int, e: int, cmd: Command, exported: bool) -> Assignment | None:
+        m = ASSIGN.match(self.tmap.text, s)
+        if not m or m.end() > e:
+            return None
+        value = scan_word(self.tmap, m.end(), e)
+        os_, oe = self.tmap.orig_span(s, e)
+        return Assignment(m.group(1), value, os_, oe, exported=exported,
+                          append=bool(m.group(3)), command=cmd)
+
+
+def parse(tmap: TextMap, kind: str = "batch") -> Script:
+    """Parse ``tmap`` into a Script (commands, assignments, heredocs, chunks); never raises."""
+    script = _Builder(tmap, kind).build()
+    script.commands.sort(key=lambda c: (c.start, -c.end))
+    return script
+
+
+def parse_script(text: str) -> Script:
+    """Parse a whole batch script and attach the command strings its commands run."""
+    script = parse(TextMap(text))
+    attach_nested(script, TextMap(text), depth=0)
+    return script
+
+
+def shell_string_index(words: list[Word]) -> int | None:
+    """Index of the command-string argument of ``bash -c STR`` (or ``sh -lc STR``) in ``words``."""
+    for k, w in enumerate(words[:-1]):
+        name = (w.value or "").rsplit("/", 1)[-1]
+        if name not in SHELLS:
+            continue
+        j = k + 1
+        while j < len(words) and (words[j].value or "").startswith("-"):
+            flag = words[j].value
+            j += 1
+            if not flag.startswith("--") and "c" in flag[1:]:
+                return j if j < len(words) else None
+        return None
+    return None
+
+
+def attach_nested(script: Script, tmap: TextMap, depth: int) -> None:
+    """Find command strings (``bash -c``, ``eval``, unquoted ``$CMD`` words) in ``script`` and
+    parse each into a nested Script mapped back to the original text."""
+    if depth >= MAX_NESTING:
+        return
+    lookup = _Lookup(script, tmap)
+    for cmd in list(script.commands):
+        if cmd.in_substitution or not cmd.words:
+            continue
+        idx = shell_string_index(cmd.words)
+        if idx is not None:
+            w = cmd.words[idx]
+            _nest(cmd, w, tmap, lookup, "bash -c", depth)
+            continue
+        if cmd.words[0].value == "eval" and len(cmd.words) > 1:
+            for w in cmd.words[1:2]:
+                _nest(cmd, w, tmap, lookup, "eval", depth)
+            continue
+        for k, w in enumerate(cmd.words):
+            e = w.expansions
+            if (len(e) == 1 and e[0].name and e[0].quoting == UNQUOTED and not e[0].nested
+                    and w.text in ("$" + e[0].name, "${" + e[0].name + "}")):
+                val = lookup(e[0].name, w.start)
+                if val is not None and re.search(r"\s", val.text.strip()):
+                    _nest_split(cmd, k, tmap, lookup, depth)
+                    break
+
+
+def _nest(cmd: Command, w: Word, tmap: TextMap, lookup, kind: str, depth: int) -> None:
+    s = _index_in(tmap, w.start)
+    if s is None:
+        return
+    inner_map = expand_for_shell(w, tmap, s, s + len(w.text), lookup)
+    inner = parse(inner_map, kind)
+    inner.parent = cmd
+    cmd.nested.append(inner)
+    attach_nested(inner, inner_map, depth + 1)
+
+
+def _nest_split(cmd: Command, k: int, tmap: TextMap, lookup, depth: int) -> None:
+    """argv from word ``k`` on, after the batch shell expands and word-splits it."""
+    pieces, offs, early = [], [], []
+    for w in cmd.words[k:]:
+        s = _index_in(tmap, w.start)
+        if s is None:
+            return
+        m = expand_for_shell(w, tmap, s, s + len(w.text), lookup)
+        base = sum(len(p) for p in pieces)
+        if pieces:
+            pieces.append(" ")
+            offs.append(w.start)
+            base += 1
+        pieces.append(m.text)
+        offs.extend(m.offsets or [w.start + i for i in range(len(m.text))])
+        early.extend((base + a, base + b, e) for a, b, e in m.early)
+    text = "".join(pieces)
+    # word splitting does not re-read quotes: neutralise them so the parser splits on blanks
+    text = re.sub(r"[\"'`;&|<>()]", "_", text)
+    inner_map = TextMap(text, offs, early)
+    inner = parse(inner_map, "split")
+    inner.parent = cmd
+    cmd.nested.append(inner)
+    attach_nested(inner, inner_map, depth + 1)
+
+
+def _index_in(tmap: TextMap, orig: int) -> int | None:
+    if tmap.offsets is None:
+        return orig
+    try:
+        return tmap.offsets.index(orig)
+    except ValueError:
+        return None
+
+
+class _Lookup:
+    """Value of a variable as the current shell would expand it at a given point."""
+
+    def __init__(self, script: Script, tmap: TextMap):
+        self.script = script
+        self.tmap = tmap
+        self.active: set[str] = set()
+
+    def __call__(self, name: str, at: int) -> TextMap | None:
+        if name in self.active:
+            return None
+        best = None
+        for a in self.script.assignments:
+            if a.name == name and a.start < at and a.value is not None and not a.append:
+                if best is None or a.start > best.start:
+                    best = a
+        if best is None:
+            return None
+        s = _index_in(self.tmap, best.value.start)
+        if s is None:
+            return None
+        self.active.add(name)
+        try:
+            return expand_for_shell(best.value, self.tmap, s, s + len(best.value.text), self)
+        finally:
+            self.active.discard(name)

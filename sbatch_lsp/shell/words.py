@@ -1,0 +1,441 @@
+"""Quote-aware reading of shell words: expansions with their quoting context, literal values,
+and the batch shell's expansion of a word into a nested command string.
+
+This works on raw source text, so it also sees inside regions the parser masked
+(``$((SLURM_PROCID+1))``, ``${X:-$SLURM_NODEID}``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .model import DOUBLE, ESCAPED, SINGLE, UNQUOTED, Expansion, Word
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+SPECIAL = re.compile(r"[0-9@*#?$!-]")
+ARITH_NAME = re.compile(r"(?<![A-Za-z0-9_$])[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass
+class TextMap:
+    """A text and, for each character, the offset in the original script it came from.
+
+    ``offsets`` is None for the original text itself (identity). ``early`` lists
+    ``(start, end, Expansion)`` ranges of the text that are values the batch shell substituted.
+    """
+
+    text: str
+    offsets: list[int] | None = None
+    early: list[tuple[int, int, Expansion]] = field(default_factory=list)
+
+    def orig(self, i: int) -> int:
+        """Original offset of text index ``i`` (an end index maps past the previous char)."""
+        if self.offsets is None:
+            return i
+        if not self.offsets:
+            return 0
+        if i >= len(self.offsets):
+            return self.offsets[-1] + 1
+        return self.offsets[i]
+
+    def orig_span(self, start: int, end: int) -> tuple[int, int]:
+        if self.offsets is None:
+            return start, end
+        if end <= start:
+            s = self.orig(start)
+            return s, s
+        return self.orig(start), self.orig(end - 1) + 1
+
+    def early_in(self, start: int, end: int) -> list[Expansion]:
+        return [e for s, t, e in self.early if s < end and t > start]
+
+
+def _match_brace(text: str, i: int, end: int) -> int:
+    """Index just past the ``}`` that closes the ``${`` at ``i`` (``end`` if unclosed)."""
+    depth = 0
+    j = i + 2
+    while j < end:
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "'" :
+            k = text.find("'", j + 1, end)
+            j = end if k < 0 else k + 1
+            continue
+        if c == '"':
+            j = _skip_dq(text, j, end)
+            continue
+        if c == "$" and text.startswith("{", j + 1):
+            depth += 1
+            j += 2
+            continue
+        if c == "}":
+            if depth == 0:
+                return j + 1
+            depth -= 1
+        j += 1
+    return end
+
+
+def _skip_dq(text: str, i: int, end: int) -> int:
+    j = i + 1
+    while j < end:
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == '"':
+            return j + 1
+        if c == "$" and text.startswith("(", j + 1):
+            j = _match_paren(text, j + 1, end)
+            continue
+        if c == "`":
+            k = text.find("`", j + 1, end)
+            j = end if k < 0 else k + 1
+            continue
+        j += 1
+    return end
+
+
+def _match_paren(text: str, i: int, end: int) -> int:
+    """Index just past the ``)`` matching the ``(`` at ``i``."""
+    depth = 0
+    j = i
+    while j < end:
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "'":
+            k = text.find("'", j + 1, end)
+            j = end if k < 0 else k + 1
+            continue
+        if c == '"':
+            j = _skip_dq(text, j, end)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return end
+
+
+class _Scanner:
+    def __init__(self, tmap: TextMap, start: int, end: int):
+        self.t = tmap.text
+        self.map = tmap
+        self.start, self.end = start, end
+        self.expansions: list[Expansion] = []
+        self.value: list[str] = []
+        self.literal = True
+
+    def add(self, name, kind, quoting, s, e, nested=False):
+        os_, oe = self.map.orig_span(s, e)
+        early = None
+        for es, ee, exp in self.map.early:
+            if es <= s and e <= ee:
+                early = exp
+        self.expansions.append(Expansion(name, kind, quoting, os_, oe, self.t[s:e], nested, early))
+
+    def inner_refs(self, s: int, e: int, quoting: str, arith: bool = False) -> None:
+        """Variable references inside ``$( )``, ``$(( ))`` or a ``${ }`` operand."""
+        t = self.t
+        j = s
+        while j < e:
+            c = t[j]
+            if c == "\\":
+                j += 2
+                continue
+            if c == "'" and not arith:
+                k = t.find("'", j + 1, e)
+                j = e if k < 0 else k + 1
+                continue
+            if c == "$":
+                j = self.dollar(j, quoting, nested=True, limit=e)
+                continue
+            if arith:
+                m = ARITH_NAME.match(t, j)
+                if m and (j == s or not (t[j - 1].isalnum() or t[j - 1] in "_$")):
+                    self.add(m.group(0), "var", quoting, m.start(), m.end(), nested=True)
+                    j = m.end()
+                    continue
+            j += 1
+
+    def dollar(self, i: int, quoting: str, nested: bool = False, limit: int | None = None) -> int:
+        """Handle the ``$`` at ``i``; return the index after the expansion."""
+        t, end = self.t, (limit if limit is not None else self.end)
+        nxt = t[i + 1] if i + 1 < end else ""
+        if t.startswith("((", i + 1):
+            close = _match_paren(t, i + 1, end)
+            self.add(None, "arith", quoting, i, close, nested)
+            self.inner_refs(i + 3, close - 2, quoting, arith=True)
+            return close
+        if nxt == "(":
+            close = _match_paren(t, i + 1, end)
+            self.add(None, "command", quoting, i, close, nested)
+            self.inner_refs(i + 2, close - 1, UNQUOTED if quoting != SINGLE else SINGLE)
+            return close
+        if nxt == "{":
+            close = _match_brace(t, i, end)
+            body = t[i + 2:close - 1]
+            m = NAME.match(body) if not body.startswith(("#", "!")) else NAME.match(body, 1)
+            if m:
+                s = i + 2 + m.start()
+                self.add(m.group(0), "var", quoting, i, close, nested)
+                rest = s + len(m.group(0))
+                if rest < close - 1:
+                    self.inner_refs(rest, close - 1, quoting)
+            else:
+                self.add(None, "var", quoting, i, close, nested)
+            return close
+        if nxt == "'" and quoting == UNQUOTED:  # $'...' ANSI-C string: literal
+            k = t.find("'", i + 2, end)
+            return end if k < 0 else k + 1
+        m = NAME.match(t, i + 1)
+        if m and m.end() <= end:
+            self.add(m.group(0), "var", quoting, i, m.end(), nested)
+            return m.end()
+        if nxt and SPECIAL.match(nxt):
+            self.add(nxt, "var", quoting, i, i + 2, nested)
+            return i + 2
+        return i + 1
+
+    def run(self) -> None:
+        t, i, end = self.t, self.start, self.end
+        quote = None
+        while i < end:
+            c = t[i]
+            if quote is None:
+                if c == "\\":
+                    if i + 1 < end:
+                        if t[i + 1] == "$":
+                            j = self._literal_dollar(i + 1, ESCAPED)
+                            self.value.append(t[i + 1:j])
+                            i = j
+                            continue
+                        if t[i + 1] != "\n":
+                            self.value.append(t[i + 1])
+                    i += 2
+                    continue
+                if c == "'":
+                    k = t.find("'", i + 1, end)
+                    k = end if k < 0 else k
+                    self._single(i + 1, k)
+                    i = k + 1
+                    continue
+                if c == '"':
+                    quote = '"'
+                    i += 1
+                    continue
+                if c == "$" and t.startswith("'", i + 1):
+                    k = t.find("'", i + 2, end)
+                    k = end if k < 0 else k
+                    self.value.append(t[i + 2:k])
+                    i = k + 1
+                    continue
+                if c == "$":
+                    j = self.dollar(i, UNQUOTED)
+                    if j == i + 1:
+                        self.value.append("$")
+                    else:
+                        self.literal = False
+                    i = j
+                    continue
+                if c == "`":
+                    k = t.find("`", i + 1, end)
+                    k = end if k < 0 else k + 1
+                    self.add(None, "command", UNQUOTED, i, k)
+                    self.inner_refs(i + 1, k - 1, UNQUOTED)
+                    self.literal = False
+                    i = k
+                    continue
+                if c == "~" and i == self.start:
+                    self.literal = False
+                self.value.append(c)
+                i += 1
+                continue
+            # inside double quotes
+            if c == '"':
+                quote = None
+                i += 1
+                continue
+            if c == "\\" and i + 1 < end:
+                n = t[i + 1]
+                if n == "$":
+                    j = self._literal_dollar(i + 1, ESCAPED)
+                    self.value.append(t[i + 1:j])
+                    i = j
+                    continue
+                if n in '`"\\':
+                    self.value.append(n)
+                    i += 2
+                    continue
+                if n == "\n":
+                    i += 2
+                    continue
+                self.value.append(c)
+                i += 1
+                continue
+            if c == "$":
+                j = self.dollar(i, DOUBLE)
+                if j == i + 1:
+                    self.value.append("$")
+                else:
+                    self.literal = False
+                i = j
+                continue
+            if c == "`":
+                k = t.find("`", i + 1, end)
+                k = end if k < 0 else k + 1
+                self.add(None, "command", DOUBLE, i, k)
+                self.inner_refs(i + 1, k - 1, UNQUOTED)
+                self.literal = False
+                i = k
+                continue
+            self.value.append(c)
+            i += 1
+
+    def _literal_dollar(self, i: int, quoting: str) -> int:
+        """Record ``$NAME`` at ``i`` that this shell keeps literal; return the index after it."""
+        before = len(self.expansions)
+        j = self.dollar(i, quoting)
+        for k in range(before, len(self.expansions)):
+            e = self.expansions[k]
+            if e.quoting != SINGLE:
+                self.expansions[k] = Expansion(e.name, e.kind, quoting, e.start, e.end, e.text,
+                                               e.nested, e.early)
+        return max(j, i + 1)
+
+    def _single(self, s: int, e: int) -> None:
+        self.value.append(self.t[s:e])
+        j = s
+        while j < e:
+            if self.t[j] == "$":
+                j = self._literal_dollar(j, SINGLE)
+                continue
+            j += 1
+
+
+def scan_word(tmap: TextMap, start: int, end: int) -> Word:
+    """Read the word ``tmap.text[start:end]``: its expansions (with original offsets) and value."""
+    sc = _Scanner(tmap, start, end)
+    sc.run()
+    os_, oe = tmap.orig_span(start, end)
+    value = "".join(sc.value) if sc.literal else None
+    word = Word(tmap.text[start:end], os_, oe, value, sc.expansions)
+    word.early = tmap.early_in(start, end)
+    return word
+
+
+Lookup = Callable[[str, int], "TextMap | None"]
+
+
+def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lookup) -> TextMap:
+    """The text another shell receives when the current shell expands ``word``.
+
+    Quote removal is applied; ``\\$`` and single-quoted ``$`` survive as ``$`` (they expand in
+    the next shell); an expansion the current shell performs is replaced by the known value of
+    the variable (``lookup(name, offset)`` returns its TextMap, or None) or by an opaque
+    placeholder, and recorded in ``early``. Every character maps back to an original offset.
+    """
+    t = tmap.text
+    out: list[str] = []
+    offs: list[int] = []
+    early: list[tuple[int, int, Expansion]] = []
+    exps = {e.start: e for e in word.expansions if not e.nested}
+
+    def emit(s: str, orig: int | list[int]) -> None:
+        out.append(s)
+        if isinstance(orig, list):
+            offs.extend(orig)
+        else:
+            offs.extend([orig] * len(s))
+
+    def substitute(i: int, j: int, quoting: str) -> None:
+        os_, oe = tmap.orig_span(i, j)
+        exp = exps.get(os_) or Expansion(None, "var", quoting, os_, oe, t[i:j])
+        begin = len(offs)
+        val = lookup(exp.name, os_) if exp.name and exp.kind == "var" and t[i:j] in (
+            "$" + exp.name, "${" + exp.name + "}") else None
+        if val is not None:
+            emit(val.text, [*(val.offsets or list(range(len(val.text))))])
+            # a known value is inlined as code for the next shell; only the opaque values it
+            # carries (its own early expansions) stay marked
+            for s, e2, inner in val.early:
+                early.append((begin + s, begin + e2, inner))
+        else:
+            ph = "_" + (exp.name or "X") + "_"
+            if quoting == DOUBLE or exp.kind != "var":
+                ph = re.sub(r"[^A-Za-z0-9_]", "_", ph)
+            emit(ph, os_)
+            early.append((begin, len(offs), exp))
+
+    i = start
+    quote = None
+    while i < end:
+        c = t[i]
+        if quote is None:
+            if c == "\\" and i + 1 < end:
+                if t[i + 1] != "\n":
+                    emit(t[i + 1], tmap.orig(i + 1))
+                i += 2
+                continue
+            if c == "'":
+                k = t.find("'", i + 1, end)
+                k = end if k < 0 else k
+                emit(t[i + 1:k], [tmap.orig(x) for x in range(i + 1, k)])
+                i = k + 1
+                continue
+            if c == '"':
+                quote = '"'
+                i += 1
+                continue
+            if c in "$`":
+                j = _expansion_end(t, i, end)
+                if j > i + 1:
+                    substitute(i, j, UNQUOTED)
+                    i = j
+                    continue
+            emit(c, tmap.orig(i))
+            i += 1
+            continue
+        if c == '"':
+            quote = None
+            i += 1
+            continue
+        if c == "\\" and i + 1 < end and t[i + 1] in '$`"\\\n':
+            if t[i + 1] != "\n":
+                emit(t[i + 1], tmap.orig(i + 1))
+            i += 2
+            continue
+        if c in "$`":
+            j = _expansion_end(t, i, end)
+            if j > i + 1:
+                substitute(i, j, DOUBLE)
+                i = j
+                continue
+        emit(c, tmap.orig(i))
+        i += 1
+    return TextMap("".join(out), offs, early)
+
+
+def _expansion_end(t: str, i: int, end: int) -> int:
+    if t[i] == "`":
+        k = t.find("`", i + 1, end)
+        return end if k < 0 else k + 1
+    nxt = t[i + 1] if i + 1 < end else ""
+    if nxt == "(":
+        return _match_paren(t, i + 1, end)
+    if nxt == "{":
+        return _match_brace(t, i, end)
+    m = NAME.match(t, i + 1)
+    if m:
+        return min(m.end(), end)
+    if nxt and SPECIAL.match(nxt):
+        return i + 2
+    return i + 1

@@ -1,0 +1,99 @@
+"""The text being linted, its lines, and conversions between offsets and positions.
+
+``Source`` holds the decoded text with line endings kept as they are (a CRLF file keeps its
+``\\r``), so every offset a rule reports points into the user's real text.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+BOM = "\ufeff"
+
+
+class BinaryInputError(ValueError):
+    """Raised by :func:`decode` for input that is not text (NUL-heavy or undecodable)."""
+
+
+def decode(data: bytes) -> str:
+    """Decode a job script's bytes to text.
+
+    UTF-8 first (a BOM is kept as U+FEFF so SB100 can report it), then Latin-1 for legacy files
+    (every byte maps to one character, so nothing is lost). Raises BinaryInputError when the
+    data looks binary: more than 1% NUL bytes or a NUL in the first 1 KiB together with
+    undecodable UTF-8.
+    """
+    nul = data.count(b"\x00")
+    if nul and (nul * 100 > len(data) or b"\x00" in data[:1024]):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BinaryInputError("binary file (NUL bytes and invalid UTF-8)") from None
+        if nul * 100 > len(data):
+            raise BinaryInputError("binary file (NUL bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+@dataclass
+class Source:
+    """A script's text with a line index.
+
+    ``text`` is exactly the linted text; ``line_starts[i]`` is the offset of line ``i`` (0-based).
+    """
+
+    text: str
+    path: str = "<stdin>"
+    line_starts: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        find = self.text.find
+        i = find("\n")
+        while i != -1:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        self.line_starts = starts
+
+    @property
+    def line_count(self) -> int:
+        return len(self.line_starts)
+
+    def line_of(self, offset: int) -> int:
+        """0-based line index that holds ``offset``."""
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(line, column), both 0-based, column in code points."""
+        offset = max(0, min(offset, len(self.text)))
+        line = self.line_of(offset)
+        return line, offset - self.line_starts[line]
+
+    def offset(self, line: int, column: int) -> int:
+        """Offset of 0-based (line, column); clamps to the line's end and the text's end."""
+        if line >= len(self.line_starts):
+            return len(self.text)
+        if line < 0:
+            return 0
+        start = self.line_starts[line]
+        end = self.line_end(line)
+        return min(start + max(column, 0), end)
+
+    def line_end(self, line: int) -> int:
+        """Offset of the end of 0-based ``line``, before its ``\\n`` (and ``\\r``)."""
+        if line + 1 < len(self.line_starts):
+            end = self.line_starts[line + 1] - 1
+        else:
+            end = len(self.text)
+        if end > self.line_starts[line] and self.text[end - 1] == "\r":
+            end -= 1
+        return end
+
+    def line_text(self, line: int) -> str:
+        """Text of 0-based ``line`` without its line ending."""
+        return self.text[self.line_starts[line]:self.line_end(line)]
+
+    def lines(self) -> list[str]:
+        return [self.line_text(i) for i in range(self.line_count)]
