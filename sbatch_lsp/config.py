@@ -1,0 +1,212 @@
+"""Configuration: ``[tool.sbatch-lint]`` in pyproject.toml or the same keys in .sbatch-lint.toml,
+found upward from the linted file; ``extend = "PATH"`` pulls in a shared site profile.
+
+Keys (DESIGN.md "Configuration"): select, ignore, extend-select, severity, fail-on, profile
+(slurm-version, pyxis, gpus-per-node, gpu-arch, shared-prefixes), extend.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .diagnostics import Severity
+from .options import NEWEST_RELEASE, version_key
+
+TOP_KEYS = {"select", "ignore", "extend-select", "severity", "fail-on", "profile", "extend"}
+PROFILE_KEYS = {"slurm-version", "pyxis", "gpus-per-node", "gpu-arch", "shared-prefixes"}
+ARCHS = {"ampere", "hopper", "blackwell"}
+CODE = re.compile(r"^SB\d{0,3}$")
+
+
+class ConfigError(ValueError):
+    """A configuration file or setting is invalid; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the target cluster looks like.
+
+    ``slurm_version`` like ``"22.05"``; ``pyxis`` None (unknown), False, True or a version
+    string; ``gpus_per_node`` an int or None; ``gpu_arch`` partition -> arch; ``shared_prefixes``
+    path prefixes visible on every node (``/lustre``).
+    """
+
+    slurm_version: str = NEWEST_RELEASE
+    pyxis: bool | str | None = None
+    gpus_per_node: int | None = None
+    gpu_arch: dict = field(default_factory=dict)
+    shared_prefixes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Config:
+    """Rule selection, severities, the failure threshold and the cluster profile."""
+
+    select: frozenset[str] | None = None
+    ignore: frozenset[str] = frozenset()
+    extend_select: frozenset[str] = frozenset()
+    severity: dict = field(default_factory=dict)
+    fail_on: Severity = Severity.WARNING
+    profile: Profile = field(default_factory=Profile)
+    source: str | None = None
+
+    def enabled(self, code: str) -> bool:
+        """Whether rule ``code`` runs: prefixes (``SB4``) select families, like ruff."""
+        def match(patterns) -> int:
+            best = -1
+            for p in patterns:
+                if code.startswith(p):
+                    best = max(best, len(p))
+            return best
+
+        sel = match(self.select) if self.select is not None else 0
+        sel = max(sel, match(self.extend_select))
+        ign = match(self.ignore)
+        return sel >= 0 and sel >= ign if ign >= 0 else sel >= 0
+
+
+def _codes(value, where: str) -> frozenset[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of rule codes such as [\"SB201\", \"SB4\"]")
+    out = set()
+    for v in value:
+        v = v.strip().upper()
+        if v == "ALL":
+            v = "SB"
+        if not CODE.match(v):
+            raise ConfigError(f"{where}: {v!r} is not a rule code (SBnnn or a prefix such as SB4)")
+        out.add(v)
+    return frozenset(out)
+
+
+def from_table(table: dict, where: str, base: Config | None = None) -> Config:
+    """Build a Config from a parsed TOML table (``where`` names it in errors)."""
+    cfg = base or Config()
+    unknown = set(table) - TOP_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r} "
+                          f"(known: {', '.join(sorted(TOP_KEYS))})")
+    if "select" in table:
+        cfg = replace(cfg, select=_codes(table["select"], f"{where}: select"))
+    if "ignore" in table:
+        cfg = replace(cfg, ignore=cfg.ignore | _codes(table["ignore"], f"{where}: ignore"))
+    if "extend-select" in table:
+        cfg = replace(cfg, extend_select=cfg.extend_select
+                      | _codes(table["extend-select"], f"{where}: extend-select"))
+    if "severity" in table:
+        sev = table["severity"]
+        if not isinstance(sev, dict):
+            raise ConfigError(f"{where}: severity: expected a table such as {{SB204 = \"error\"}}")
+        out = dict(cfg.severity)
+        for code, level in sev.items():
+            if not re.fullmatch(r"SB\d{3}", code):
+                raise ConfigError(f"{where}: severity: {code!r} is not a rule code")
+            try:
+                out[code] = Severity.parse(str(level))
+            except ValueError as exc:
+                raise ConfigError(f"{where}: severity.{code}: {exc}") from None
+        cfg = replace(cfg, severity=out)
+    if "fail-on" in table:
+        try:
+            cfg = replace(cfg, fail_on=Severity.parse(str(table["fail-on"])))
+        except ValueError as exc:
+            raise ConfigError(f"{where}: fail-on: {exc}") from None
+    if "profile" in table:
+        cfg = replace(cfg, profile=_profile(table["profile"], f"{where}: profile", cfg.profile))
+    return cfg
+
+
+def _profile(table, where: str, base: Profile) -> Profile:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table")
+    unknown = set(table) - PROFILE_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r} "
+                          f"(known: {', '.join(sorted(PROFILE_KEYS))})")
+    p = base
+    if "slurm-version" in table:
+        v = str(table["slurm-version"])
+        try:
+            version_key(v)
+        except ValueError as exc:
+            raise ConfigError(f"{where}.slurm-version: {exc}") from None
+        p = replace(p, slurm_version=v)
+    if "pyxis" in table:
+        v = table["pyxis"]
+        if not isinstance(v, (bool, str)) or (isinstance(v, str) and not re.fullmatch(
+                r"v?\d+(\.\d+){0,2}", v)):
+            raise ConfigError(f"{where}.pyxis: expected true, false or a version such as \"0.20\"")
+        p = replace(p, pyxis=v)
+    if "gpus-per-node" in table:
+        v = table["gpus-per-node"]
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ConfigError(f"{where}.gpus-per-node: expected a whole number")
+        p = replace(p, gpus_per_node=v)
+    if "gpu-arch" in table:
+        v = table["gpu-arch"]
+        if not isinstance(v, dict) or not all(str(a).lower() in ARCHS for a in v.values()):
+            raise ConfigError(f"{where}.gpu-arch: expected a table partition = "
+                              "\"ampere\"|\"hopper\"|\"blackwell\"")
+        p = replace(p, gpu_arch={str(k): str(a).lower() for k, a in v.items()})
+    if "shared-prefixes" in table:
+        v = table["shared-prefixes"]
+        if not isinstance(v, list) or not all(isinstance(x, str) and x.startswith("/") for x in v):
+            raise ConfigError(f"{where}.shared-prefixes: expected a list of absolute paths")
+        p = replace(p, shared_prefixes=tuple(v))
+    return p
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def load_file(path: Path, seen: tuple[Path, ...] = ()) -> Config:
+    """Load a config file (pyproject.toml or .sbatch-lint.toml), following ``extend``."""
+    path = path.resolve()
+    if path in seen:
+        raise ConfigError(f"{path}: extend cycle")
+    data = _read_toml(path)
+    table = data.get("tool", {}).get("sbatch-lint", {}) if path.name == "pyproject.toml" else data
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.sbatch-lint] must be a table")
+    base = None
+    if "extend" in table:
+        ext = table["extend"]
+        if not isinstance(ext, str):
+            raise ConfigError(f"{path}: extend: expected a path string")
+        target = (path.parent / Path(ext).expanduser())
+        if not target.is_file():
+            raise ConfigError(f"{path}: extend: no such file {str(target)!r}")
+        base = load_file(target, seen + (path,))
+    cfg = from_table(table, str(path), base)
+    return replace(cfg, source=str(path))
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest .sbatch-lint.toml, or pyproject.toml with [tool.sbatch-lint], at or above
+    ``start`` (a file or a directory)."""
+    d = start if start.is_dir() else start.parent
+    d = d.resolve()
+    for folder in (d, *d.parents):
+        own = folder / ".sbatch-lint.toml"
+        if own.is_file():
+            return own
+        py = folder / "pyproject.toml"
+        if py.is_file():
+            try:
+                with py.open("rb") as f:
+                    if "sbatch-lint" in tomllib.load(f).get("tool", {}):
+                        return py
+            except (OSError, tomllib.TOMLDecodeError):
+                continue
+    return None

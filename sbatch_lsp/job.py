@@ -1,0 +1,416 @@
+"""The job model: resources the directives request, srun steps with their effective layout,
+launchers, and the environment, all with the source locations rules point at.
+
+Slurm facts encoded here (slurm-facts.md §14, verified on 22.05.8): inside a batch job srun
+reads SLURM_NTASKS, SLURM_NTASKS_PER_NODE and SLURM_JOB_NUM_NODES as its defaults, so a step
+inherits the allocation's task count and a lone ``srun --ntasks-per-node=1`` is ignored; with no
+task count anywhere srun starts one task per node; ``--export=NONE`` reaches every step through
+SLURM_EXPORT_ENV.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from . import options as opts
+from .config import Profile
+from .directives import DirectiveBlock, OptionUse
+from .launchers import Launch, find_launch
+from .shell.model import Command, Script, Word
+from .shell.parse import shell_string_index
+from .source import Source
+
+JOB_NODE_VARS = {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}
+TEMPLATE = re.compile(r"<[A-Z][A-Z0-9_]*>|\{\{.*?\}\}")
+PYXIS_IMAGE = {"container-image", "container-name"}
+
+
+@dataclass
+class Count:
+    """A resource count with where it came from; ``value`` None when not statically known."""
+
+    value: int | None
+    use: OptionUse | None = None
+    text: str | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+
+def parse_count(text: str | None) -> int | None:
+    """An integer count (``8``, ``2-4`` -> 2, ``1k`` -> 1024); None when not a literal."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)([kKmM]?)(?:-\d+[kKmM]?)?\s*", text)
+    if not m:
+        return None
+    n = int(m.group(1))
+    return n * {"": 1, "k": 1024, "m": 1024 * 1024}[m.group(2).lower()]
+
+
+def gpu_count(text: str | None) -> int | None:
+    """GPUs in ``[type:]N`` (``--gpus-per-node``) or a ``--gres`` list (``gpu:a100:8``)."""
+    if not text:
+        return None
+    for item in text.split(","):
+        parts = item.strip().split(":")
+        if parts[0] in ("gpu", "gres/gpu") and len(parts) == 1:
+            return 1
+        if parts[0] in ("gpu", "gres/gpu") or (len(parts) <= 2 and "gres" not in text):
+            n = parse_count(parts[-1].split("(")[0])
+            if n is not None:
+                return n
+    return None
+
+
+@dataclass
+class Step:
+    """An srun step: the srun command, its options, what runs in each task, and its layout.
+
+    ``task`` holds the commands every task runs: the nested command string's commands for
+    ``srun bash -c STR``, or a view of the srun argv after its options.
+    ``tasks_per_node`` is the effective count (None when unknown) and ``layout_note`` says why.
+    """
+
+    command: Command
+    options: dict[str, Word]
+    option_words: dict[str, Word]
+    argv: list[Word]
+    task_commands: list[Command] = field(default_factory=list)
+    task_scripts: list[Script] = field(default_factory=list)
+    tasks_per_node: int | None = None
+    layout_note: str = ""
+    layout_evidence: list[OptionUse] = field(default_factory=list)
+    nodes: int | None = None
+
+    @property
+    def container(self) -> bool:
+        return any(k in self.options for k in PYXIS_IMAGE)
+
+    def opt(self, name: str) -> str | None:
+        w = self.options.get(name)
+        return w.value if w is not None else None
+
+
+@dataclass
+class LaunchSite:
+    """A launcher and where it runs: in a step's tasks (``step``) or in the batch shell."""
+
+    launch: Launch
+    command: Command
+    step: Step | None
+
+
+class Job:
+    """Everything rules read about one job script."""
+
+    def __init__(self, source: Source, directives: DirectiveBlock, script: Script,
+                 profile: Profile):
+        self.source = source
+        self.directives = directives
+        self.script = script
+        self.profile = profile
+        self.templated = bool(TEMPLATE.search(source.text))
+        d = directives
+        self.nodes = self._count("nodes")
+        self.ntasks = self._count("ntasks")
+        self.ntasks_per_node = self._count("ntasks-per-node")
+        self.cpus_per_task = self._count("cpus-per-task")
+        self.gpus_per_node = self._gpus_per_node()
+        self.export_mode = (d.value("export") or "ALL").split(",")[0].upper()
+        self.steps: list[Step] = []
+        self.launches: list[LaunchSite] = []
+        self._steps()
+
+    # ---- resources --------------------------------------------------------------------
+    def _count(self, name: str) -> Count:
+        use = self.directives.get(name)
+        if use is None:
+            return Count(None)
+        return Count(parse_count(use.value), use, use.value)
+
+    def _gpus_per_node(self) -> Count:
+        d = self.directives
+        use = d.get("gpus-per-node")
+        if use:
+            return Count(gpu_count(use.value), use, use.value)
+        use = d.get("gres")
+        if use and "gpu" in (use.value or ""):
+            return Count(gpu_count(use.value), use, use.value)
+        use = d.get("gpus-per-task")
+        if use:
+            per_task = gpu_count(use.value)
+            tpn = self.tasks_per_node_default()
+            if per_task is not None and tpn is not None:
+                return Count(per_task * tpn, use, use.value)
+            return Count(None, use, use.value)
+        use = d.get("gpus")
+        if use:
+            total = gpu_count(use.value)
+            if total is not None and self.nodes.value == 1:
+                return Count(total, use, use.value)
+            return Count(None, use, use.value)
+        if self.profile.gpus_per_node:
+            return Count(None)
+        return Count(None)
+
+    def gpu_requested(self) -> OptionUse | None:
+        """The directive that requests GPUs, if any (every GPU option form)."""
+        d = self.directives
+        for name in ("gpus-per-node", "gpus", "gpus-per-task", "gpus-per-socket", "tres-per-task"):
+            if d.get(name):
+                if name == "tres-per-task" and "gpu" not in (d.value(name) or ""):
+                    continue
+                return d.get(name)
+        use = d.get("gres")
+        if use and "gpu" in (use.value or ""):
+            return use
+        return None
+
+    def tasks_per_node_default(self) -> int | None:
+        """Tasks per node of a plain ``srun CMD`` in this allocation."""
+        if self.ntasks_per_node.known:
+            return self.ntasks_per_node.value
+        if self.ntasks.known:
+            if self.nodes.known and self.nodes.value:
+                return math.ceil(self.ntasks.value / self.nodes.value)
+            if self.ntasks.value == 1:
+                return 1
+            return None
+        if self.ntasks.use is not None or self.ntasks_per_node.use is not None:
+            return None
+        return 1
+
+    def multi_node(self) -> bool | None:
+        """True when the job asks for more than one node, False for one, None if unknown."""
+        if self.nodes.known:
+            return self.nodes.value > 1
+        return None
+
+    # ---- steps ------------------------------------------------------------------------
+    def _steps(self) -> None:
+        srun_table = opts.srun_options()
+        shorts = {k: v for k, v in opts.SRUN_SHORT.items()}
+        for cmd in self.script.walk():
+            if not cmd.words or cmd.in_substitution:
+                continue
+            words = cmd.words
+            k = _find_srun(words)
+            if k is None:
+                continue
+            options, option_words, i = _read_srun_options(words, k + 1, srun_table, shorts)
+            step = Step(cmd, options, option_words, words[i:])
+            self._task(step, cmd, i)
+            self._layout(step)
+            self.steps.append(step)
+        stepped = {id(c) for s in self.steps for c in s.task_commands}
+        by_task = {id(c): s for s in self.steps for c in s.task_commands}
+        by_srun = {id(s.command): s for s in self.steps}
+        for cmd in self.script.walk():
+            if not cmd.words or cmd.in_substitution:
+                continue
+            step = by_srun.get(id(cmd))
+            if step is not None:
+                if step.task_scripts:
+                    continue  # the nested commands are visited on their own
+                launch = find_launch(step.argv)
+            else:
+                launch = find_launch(cmd.words)
+                step = by_task.get(id(cmd))
+                if step is None and (id(cmd) in stepped or self._under_srun(cmd)):
+                    continue
+            if launch is not None:
+                self.launches.append(LaunchSite(launch, cmd, step))
+
+    def _under_srun(self, cmd: Command) -> bool:
+        parent = cmd.script.parent if cmd.script else None
+        while parent is not None:
+            if any(s.command is parent for s in self.steps):
+                return True
+            parent = parent.script.parent if parent.script else None
+        return False
+
+    def _task(self, step: Step, cmd: Command, i: int) -> None:
+        """What each task of the step runs."""
+        argv = cmd.words[i:]
+        nested = [s for s in cmd.nested]
+        idx = shell_string_index(argv)
+        if nested and (idx is not None or any(s.kind == "split" for s in nested)):
+            for s in nested:
+                step.task_scripts.append(s)
+                step.task_commands.extend(s.walk())
+            return
+        view = Command(argv, [], argv[0].start if argv else cmd.end, cmd.end, script=cmd.script)
+        step.task_commands.append(view)
+
+    def step_value(self, step: Step, name: str) -> int | None:
+        """A step option's integer value; ``$SLURM_JOB_NUM_NODES`` and friends resolve to the
+        job's own counts."""
+        w = step.options.get(name)
+        if w is None:
+            return None
+        if w.value is not None:
+            return parse_count(w.value)
+        refs = [e.name for e in w.expansions if e.name]
+        if len(refs) == 1 and w.text.strip('"') in ("$" + refs[0], "${" + refs[0] + "}"):
+            if refs[0] in JOB_NODE_VARS:
+                return self.nodes.value
+            if refs[0] == "SLURM_NTASKS":
+                return self._job_ntasks()
+        return None
+
+    def _job_ntasks(self) -> int | None:
+        if self.ntasks.known:
+            return self.ntasks.value
+        if self.ntasks_per_node.known and self.nodes.known:
+            return self.ntasks_per_node.value * self.nodes.value
+        return None
+
+    def _layout(self, step: Step) -> None:
+        """Effective tasks per node of ``step`` (slurm-facts.md §14)."""
+        s_ntasks = self.step_value(step, "ntasks")
+        s_nodes = self.step_value(step, "nodes")
+        s_tpn = self.step_value(step, "ntasks-per-node")
+        job_nodes = self.nodes.value
+        nodes = s_nodes or job_nodes
+        step.nodes = nodes
+        has = step.options.__contains__
+        if has("ntasks"):
+            if s_ntasks is None:
+                step.layout_note = "the step's --ntasks is not a literal"
+                return
+            nodes = s_nodes or (min(job_nodes, s_ntasks) if job_nodes else None)
+            step.nodes = nodes
+            if s_tpn and nodes and s_tpn * nodes == s_ntasks:
+                step.tasks_per_node = s_tpn
+            elif nodes:
+                step.tasks_per_node = math.ceil(s_ntasks / nodes)
+            elif s_ntasks == 1:
+                step.tasks_per_node = 1
+            step.layout_note = f"the step asks for {s_ntasks} task(s)"
+            return
+        inherited = self._job_ntasks()
+        if self.ntasks.use or self.ntasks_per_node.use:
+            if self.ntasks.use and not self.ntasks.known or \
+                    self.ntasks_per_node.use and not self.ntasks_per_node.known:
+                step.layout_note = "the job's task count is not a literal"
+                return
+            ev = [u for u in (self.ntasks_per_node.use, self.ntasks.use) if u]
+            step.layout_evidence = ev
+            if has("ntasks-per-node") and s_tpn is not None and inherited is not None and \
+                    nodes and s_tpn * nodes == inherited:
+                step.tasks_per_node = s_tpn
+                return
+            if self.ntasks_per_node.known and (not has("nodes") or s_nodes == job_nodes):
+                step.tasks_per_node = self.ntasks_per_node.value
+            elif inherited is not None and nodes:
+                step.tasks_per_node = math.ceil(inherited / nodes)
+            elif self.ntasks.known and self.ntasks.value == 1:
+                step.tasks_per_node = 1
+            if has("ntasks-per-node"):
+                step.layout_note = ("srun inherits the job's task count (SLURM_NTASKS) and "
+                                    "ignores a lone --ntasks-per-node")
+            else:
+                step.layout_note = "srun inherits the job's task layout"
+            return
+        if has("ntasks-per-node"):
+            step.tasks_per_node = s_tpn
+            step.layout_note = "the step's --ntasks-per-node"
+            return
+        step.tasks_per_node = 1
+        step.layout_note = "srun starts one task per node by default"
+
+    # ---- environment ------------------------------------------------------------------
+    def batch_assignments(self, name: str) -> list:
+        """Assignments to ``name`` made by the batch shell (the script itself, not a task)."""
+        return [a for a in self.script.assignments if a.name == name]
+
+    def exported(self, name: str, before: int | None = None) -> bool:
+        """Whether the batch shell exports ``name`` (``export``, ``declare -x``, ``set -a``)."""
+        for a in self.script.assignments:
+            if a.name == name and a.exported and (before is None or a.start < before):
+                if a.command is not None and a.command.words and \
+                        a.command.words[0].value not in ("export", "declare", "typeset"):
+                    continue  # VAR=x cmd: only cmd sees it
+                return True
+        allexport = self._allexport_start()
+        return allexport is not None and any(
+            a.name == name and a.start > allexport for a in self.script.assignments)
+
+    def _allexport_start(self) -> int | None:
+        for cmd in self.script.commands:
+            argv = cmd.argv()
+            if argv and argv[0] == "set" and any(
+                    a and (a.startswith("-") and "a" in a[1:] and not a.startswith("--")
+                           or a == "allexport") for a in argv[1:]):
+                return cmd.start
+        return None
+
+
+def _find_srun(words: list[Word]) -> int | None:
+    for k, w in enumerate(words[:4]):
+        if (w.value or "").rsplit("/", 1)[-1] == "srun":
+            return k
+        if not (w.value or "").rsplit("/", 1)[-1] in ("time", "nohup", "exec", "command",
+                                                        "stdbuf", "env"):
+            return None
+    return None
+
+
+def _read_srun_options(words, start, table, shorts):
+    """srun's getopt (``+`` mode): options until the first non-option word.
+
+    Returns (canonical name -> value word, canonical name -> option word, index of the command).
+    Long names are resolved by unique prefix like getopt_long.
+    """
+    options: dict[str, Word] = {}
+    option_words: dict[str, Word] = {}
+    i = start
+    short_names = {o.short: o.long for o in table.values() if o.short}
+    while i < len(words):
+        w = words[i]
+        v = w.value if w.value is not None else w.text
+        if v == "--":
+            i += 1
+            break
+        if not v.startswith("-") or v == "-":
+            break
+        if v.startswith("--"):
+            name, eq, val = v[2:].partition("=")
+            res = opts.resolve_long(name, table)
+            canon = res.canonical or name
+            arg = res.option.arg if res.option else ("required" if not eq else "optional")
+            if eq:
+                options[canon] = Word(w.text, w.end - len(val), w.end, val if w.value is not None
+                                      else None, list(w.expansions), w.early)
+                option_words[canon] = w
+                i += 1
+            elif arg == "required" and i + 1 < len(words):
+                options[canon] = words[i + 1]
+                option_words[canon] = w
+                i += 2
+            else:
+                options[canon] = w
+                option_words[canon] = w
+                i += 1
+            continue
+        letter = v[1:2]
+        long = short_names.get(letter, letter)
+        long = opts.ALIASES.get(long, long)
+        takes = shorts.get(letter, True)
+        if takes and len(v) > 2:
+            options[long] = Word(w.text, w.start + 2, w.end, v[2:] if w.value is not None else None,
+                                 list(w.expansions), w.early)
+            option_words[long] = w
+            i += 1
+        elif takes and i + 1 < len(words):
+            options[long] = words[i + 1]
+            option_words[long] = w
+            i += 2
+        else:
+            options[long] = w
+            option_words[long] = w
+            i += 1
+    return options, option_words, i

@@ -1,0 +1,221 @@
+"""Recognise what a command line runs: wrappers to look through, and distributed launchers with
+their arguments normalised to torchrun's names.
+
+Facts: torchrun accepts dashed and underscored spellings of its multi-word options, and
+``python -m torch.distributed.run`` is torchrun; ``torch.distributed.launch`` is the deprecated
+form with the same arguments (slurm-facts.md §8; torch/distributed/run.py get_args_parser).
+``colossalai run`` and ``accelerate launch`` start torchrun themselves (cases F003, F004).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .shell.model import Word
+
+#: torchrun options -> whether they take a value (run.py get_args_parser)
+TORCHRUN_OPTS = {
+    "nnodes": True, "nproc-per-node": True, "node-rank": True, "master-addr": True,
+    "master-port": True, "rdzv-backend": True, "rdzv-endpoint": True, "rdzv-id": True,
+    "rdzv-conf": True, "standalone": False, "max-restarts": True, "monitor-interval": True,
+    "start-method": True, "role": True, "module": False, "m": False, "no-python": False,
+    "run-path": False, "log-dir": True, "redirects": True, "r": True, "tee": True, "t": True,
+    "local-ranks-filter": True, "local-addr": True, "logs-specs": True, "numa-binding": True,
+    "signals-to-handle": True, "use-env": False, "local-rank": True, "event-log-handler": True,
+    "rdzv-timeout": True, "nproc_per_node": True, "virtual-local-rank": False,
+    "node_rank": True, "max_restarts": True,
+}
+#: other launchers' option names mapped to torchrun's
+ALIASES = {
+    "accelerate": {"num-machines": "nnodes", "machine-rank": "node-rank",
+                   "main-process-ip": "master-addr", "main-process-port": "master-port",
+                   "num-processes": "num-processes", "rdzv-backend": "rdzv-backend"},
+    "colossalai": {"nproc-per-node": "nproc-per-node", "nnodes": "nnodes",
+                   "node-rank": "node-rank", "master-addr": "master-addr",
+                   "master-port": "master-port", "hostfile": "hostfile", "host": "host"},
+    "deepspeed": {"num-nodes": "nnodes", "num-gpus": "nproc-per-node", "node-rank": "node-rank",
+                  "master-addr": "master-addr", "master-port": "master-port",
+                  "hostfile": "hostfile", "include": "include", "launcher": "launcher"},
+}
+#: wrappers whose own options end before the command they run: name -> options taking a value
+WRAPPERS = {
+    "uv": None, "env": set(), "nohup": set(), "time": set(), "stdbuf": set(),
+    "numactl": {"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind",
+                "--preferred", "--interleave"},
+    "singularity": None, "apptainer": None, "nsys": None, "conda": None, "exec": set(),
+    "taskset": set(), "chrt": set(), "nice": {"-n"}, "ionice": {"-c", "-n"}, "xargs": set(),
+}
+PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+TORCHRUN_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "launch"}
+
+
+@dataclass
+class Launch:
+    """A launcher invocation.
+
+    ``kind``: ``torchrun`` (also ``python -m torch.distributed.run|launch``, ``colossalai run``
+    and ``accelerate launch``, which start torchrun), ``deepspeed``, ``mpirun``, ``python`` (a
+    plain entry point). ``anchor`` is the word to report on; ``args`` maps torchrun option names
+    to their value words (flags map to the option word); ``program`` is the entry point's argv.
+    """
+
+    kind: str
+    flavour: str
+    anchor: Word
+    words: list[Word]
+    args: dict[str, Word] = field(default_factory=dict)
+    program: list[Word] = field(default_factory=list)
+
+    def arg(self, name: str) -> str | None:
+        w = self.args.get(name)
+        return w.value if w is not None else None
+
+    def has(self, name: str) -> bool:
+        return name in self.args
+
+
+def _base(w: Word) -> str:
+    return (w.value or "").rsplit("/", 1)[-1]
+
+
+def unwrap(words: list[Word]) -> list[Word]:
+    """Drop wrappers (``uv run``, ``env X=1``, ``numactl …``, ``singularity exec IMG`` …) from
+    the front of ``words`` and return the argv of the command they run."""
+    i = 0
+    for _ in range(8):
+        if i >= len(words):
+            break
+        name = _base(words[i])
+        if name == "uv" and i + 1 < len(words) and words[i + 1].value == "run":
+            i += 2
+            while i < len(words) and (words[i].value or "").startswith("-"):
+                opt = words[i].value
+                i += 1
+                if opt in ("--with", "--python", "-p", "--project", "--directory", "--extra",
+                           "--group", "--env-file", "--index", "--package") and "=" not in opt:
+                    i += 1
+            continue
+        if name in ("singularity", "apptainer") and i + 1 < len(words) and \
+                words[i + 1].value in ("exec", "run"):
+            i += 2
+            while i < len(words) and (words[i].value or "").startswith("-"):
+                opt = words[i].value
+                i += 1
+                if opt in ("-B", "--bind", "--env", "--pwd", "-W", "--workdir", "-H", "--home",
+                           "--overlay", "-o") and "=" not in opt:
+                    i += 1
+            i += 1  # the image
+            continue
+        if name == "conda" and i + 1 < len(words) and words[i + 1].value == "run":
+            i += 2
+            while i < len(words) and (words[i].value or "").startswith("-"):
+                opt = words[i].value
+                i += 1
+                if opt in ("-n", "--name", "-p", "--prefix"):
+                    i += 1
+            continue
+        if name == "nsys" and i + 1 < len(words) and words[i + 1].value == "profile":
+            i += 2
+            while i < len(words) and (words[i].value or "").startswith("-"):
+                opt = words[i].value
+                i += 1
+                if "=" not in opt and i < len(words) and not (words[i].value or "-").startswith("-"):
+                    i += 1
+            continue
+        if name in WRAPPERS and WRAPPERS[name] is not None:
+            takes = WRAPPERS[name]
+            i += 1
+            while i < len(words):
+                v = words[i].value or ""
+                if name == "env" and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", v):
+                    i += 1
+                    continue
+                if v.startswith("-"):
+                    i += 1
+                    if v in takes:
+                        i += 1
+                    continue
+                break
+            continue
+        break
+    return words[i:]
+
+
+def _parse_opts(words: list[Word], start: int, known: dict[str, bool] | None,
+                aliases: dict[str, str] | None) -> tuple[dict[str, Word], int]:
+    """Read ``--opt value``/``--opt=value`` options from ``words[start:]`` until the first
+    non-option; return (args, index of the first non-option)."""
+    args: dict[str, Word] = {}
+    i = start
+    while i < len(words):
+        w = words[i]
+        v = w.value
+        if v is None:
+            if w.text.startswith("--"):
+                v = w.text
+            else:
+                break
+        if v == "--":
+            i += 1
+            break
+        if not v.startswith("-") or v == "-":
+            break
+        name, eq, val = v.lstrip("-").partition("=")
+        key = name.replace("_", "-")
+        if aliases is not None:
+            key = aliases.get(key, key)
+        takes = True if known is None else known.get(key, known.get(name, None))
+        if takes is None:
+            takes = not eq and i + 1 < len(words) and not (words[i + 1].value or "x").startswith("-")
+        if eq:
+            args[key] = Word(w.text, w.start + len(w.text) - len(val), w.end, val,
+                             [e for e in w.expansions], w.early)
+            args.setdefault("_raw_" + key, w)
+            i += 1
+        elif takes and i + 1 < len(words):
+            args[key] = words[i + 1]
+            args.setdefault("_raw_" + key, w)
+            i += 2
+        else:
+            args[key] = w
+            i += 1
+    return args, i
+
+
+def find_launch(words: list[Word]) -> Launch | None:
+    """The launcher that ``words`` (an argv, wrappers included) starts, or None."""
+    argv = unwrap(words)
+    if not argv:
+        return None
+    name = _base(argv[0])
+    if name == "torchrun":
+        args, k = _parse_opts(argv, 1, TORCHRUN_OPTS, None)
+        return Launch("torchrun", "torchrun", argv[0], argv, args, argv[k:])
+    if PYTHON.match(name):
+        i = 1
+        while i < len(argv) and (argv[i].value or "").startswith("-") and argv[i].value != "-m" \
+                and not (argv[i].value or "").startswith("-m"):
+            i += 1
+        if i < len(argv) and (argv[i].value or "").startswith("-m"):
+            mod = argv[i].value[2:] or (argv[i + 1].value if i + 1 < len(argv) else None)
+            j = i + (1 if argv[i].value[2:] else 2)
+            if mod in TORCHRUN_MODULES:
+                args, k = _parse_opts(argv, j, TORCHRUN_OPTS, None)
+                return Launch("torchrun", TORCHRUN_MODULES[mod], argv[0], argv, args, argv[k:])
+            if mod in ("accelerate.commands.launch",):
+                args, k = _parse_opts(argv, j, None, ALIASES["accelerate"])
+                return Launch("torchrun", "accelerate", argv[0], argv, args, argv[k:])
+            return Launch("python", "python", argv[0], argv, {}, argv[i:])
+        return Launch("python", "python", argv[0], argv, {}, argv[i:])
+    if name == "accelerate" and len(argv) > 1 and argv[1].value == "launch":
+        args, k = _parse_opts(argv, 2, None, ALIASES["accelerate"])
+        return Launch("torchrun", "accelerate", argv[0], argv, args, argv[k:])
+    if name == "colossalai" and len(argv) > 1 and argv[1].value == "run":
+        args, k = _parse_opts(argv, 2, None, ALIASES["colossalai"])
+        return Launch("torchrun", "colossalai", argv[0], argv, args, argv[k:])
+    if name == "deepspeed":
+        args, k = _parse_opts(argv, 1, None, ALIASES["deepspeed"])
+        return Launch("deepspeed", "deepspeed", argv[0], argv, args, argv[k:])
+    if name in ("mpirun", "mpiexec", "orterun"):
+        return Launch("mpirun", name, argv[0], argv, {}, [])
+    return None

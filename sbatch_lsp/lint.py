@@ -1,0 +1,158 @@
+"""The one engine every face calls: ``lint(text, path, config)``.
+
+text -> Source -> (shell model, directives) -> Job -> rules -> suppressions -> diagnostics.
+"""
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import dataclass, field
+
+from .config import Config
+from .diagnostics import Diagnostic, Severity
+from .directives import LOOKALIKE, read_directives
+from .job import Job
+from .rules import RULES, finding
+from .rules.secrets import Secret, credential_values
+from .shell.parse import parse_script
+from .source import Source
+
+SUPPRESS = re.compile(r"#\s*sbatch-lint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9, ]+)")
+JOB_SCRIPT = re.compile(r"^\s*#+\s*sbatch", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass
+class LintResult:
+    """Diagnostics (sorted by position) plus what the output layers need: the Source, the Job
+    (None for unreadable input) and the secret spans to mask."""
+
+    source: Source
+    diagnostics: list[Diagnostic]
+    job: Job | None = None
+    secrets: list[Secret] = field(default_factory=list)
+
+
+def is_job_script(text: str, path: str | None = None) -> bool:
+    """DESIGN.md's test: a line matching ``^\\s*#+\\s*sbatch`` (any case), or a .sbatch/.slurm
+    file name."""
+    if path and path.lower().endswith((".sbatch", ".slurm")):
+        return True
+    return bool(JOB_SCRIPT.search(text))
+
+
+def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> LintResult:
+    """Lint one script. Never raises for any text: a rule that raises becomes an SB003 finding
+    naming the rule. Offsets in the result are character offsets into ``text``."""
+    config = config or Config()
+    source = Source(text, path)
+    script = parse_script(text)
+    data_lines = _data_lines(source, script)
+    profile = config.profile
+    directives = read_directives(source, data_lines, profile.slurm_version, profile.pyxis)
+    job = Job(source, directives, script, profile)
+    diags: list[Diagnostic] = []
+    for code, r in RULES.items():
+        if r.check is None or not config.enabled(code):
+            continue
+        try:
+            diags.extend(r.check(job))
+        except Exception as exc:  # a bug in a rule must not hide the others
+            tb = traceback.extract_tb(exc.__traceback__)[-1]
+            if config.enabled("SB003"):
+                diags.append(finding("SB003", 0, 0,
+                                     f"internal error in rule {code} ({r.name}): "
+                                     f"{type(exc).__name__} at {tb.filename.rsplit('/', 1)[-1]}:"
+                                     f"{tb.lineno}; please report it"))
+    if config.enabled("SB002"):
+        for ch in script.chunks:
+            if ch.parser == "none":
+                diags.append(finding("SB002", ch.start, source.line_end(ch.end_line),
+                                     f"lines {ch.start_line + 1}-{ch.end_line + 1} could not be "
+                                     "parsed as shell (bash -n would reject them, or they use a "
+                                     "construct no parser here reads); rules skip them"))
+    diags = _suppress(source, script, diags, config)
+    for d in diags:
+        if d.code in config.severity:
+            d.severity = config.severity[d.code]
+        if not d.name:
+            d.name = RULES[d.code].name
+    diags.sort(key=Diagnostic.sort_key)
+    secrets = credential_values(job)
+    return LintResult(source, diags, job, secrets)
+
+
+def _data_lines(source: Source, script) -> frozenset[int]:
+    lines = set()
+    for s, e in [(h.start, h.end) for h in script.heredocs] + list(script.data_spans):
+        a, b = source.line_of(s), source.line_of(max(s, e - 1))
+        lines.update(range(a + (0 if s == source.line_starts[a] else 1), b + 1))
+    return frozenset(lines)
+
+
+def _suppress(source: Source, script, diags: list[Diagnostic], config: Config) -> list[Diagnostic]:
+    """Apply ``# sbatch-lint: disable=`` (the next command, or this line) and
+    ``disable-file=``; report unused suppressions as SB001."""
+    file_codes: dict[str, tuple[int, int]] = {}
+    ranges: list[tuple[int, int, set[str], tuple[int, int]]] = []
+    chunk_by_line = {}
+    for ch in script.chunks:
+        for ln in range(ch.start_line, ch.end_line + 1):
+            chunk_by_line.setdefault(ln, ch)
+    for m in SUPPRESS.finditer(source.text):
+        codes = {c.strip().upper() for c in m.group(2).split(",") if c.strip()}
+        span = (m.start(), m.end())
+        line = source.line_of(m.start())
+        if m.group(1) == "disable-file":
+            for c in codes:
+                file_codes[c] = span
+            continue
+        own = source.line_text(line)
+        trailing = own[:m.start() - source.line_starts[line]].strip() != ""
+        target = line if trailing else line + 1
+        while not trailing and target < source.line_count and \
+                source.line_text(target).strip().startswith("#") and \
+                not source.line_text(target).startswith("#SBATCH") and \
+                not LOOKALIKE.match(source.line_text(target)):
+            target += 1
+        ch = chunk_by_line.get(target)
+        if ch is not None:
+            a, b = ch.start_line, ch.end_line
+        else:
+            a = b = target
+        ranges.append((a, b, codes, span))
+    if not file_codes and not ranges:
+        return diags
+    used: set[tuple[int, int, str]] = set()
+    kept = []
+    for d in diags:
+        if d.code in ("SB001",):
+            kept.append(d)
+            continue
+        line = source.line_of(d.start)
+        hit = None
+        if d.code in file_codes:
+            hit = (file_codes[d.code], d.code)
+        else:
+            for a, b, codes, span in ranges:
+                if a <= line <= b and d.code in codes:
+                    hit = (span, d.code)
+                    break
+        if hit:
+            used.add((hit[0][0], hit[0][1], hit[1]))
+            continue
+        kept.append(d)
+    if config.enabled("SB001"):
+        for code, span in file_codes.items():
+            if (span[0], span[1], code) not in used:
+                kept.append(finding("SB001", span[0], span[1],
+                                    f"`disable-file={code}` suppresses nothing in this file"))
+        for a, b, codes, span in ranges:
+            for code in sorted(codes):
+                if (span[0], span[1], code) not in used:
+                    kept.append(finding("SB001", span[0], span[1],
+                                        f"`disable={code}` suppresses nothing on the command it "
+                                        "covers"))
+    return kept
+
+
+__all__ = ["lint", "LintResult", "is_job_script", "Severity"]

@@ -1,0 +1,62 @@
+"""The rule registry. A rule is a code, a kebab-case name, a default severity, a one-line
+summary and a ``check(job)`` that yields Diagnostics (DESIGN.md "Rule catalogue").
+
+Rule modules register themselves with :func:`rule`; importing this package loads them all.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from ..diagnostics import Diagnostic, Edit, Fix, Related, Severity
+
+RULE_PAGE_URL = "https://github.com/sbatch-lsp/sbatch-lsp/blob/main/rules/{code}.md"
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    check: Callable[..., Iterable[Diagnostic]] | None
+
+    @property
+    def url(self) -> str:
+        return RULE_PAGE_URL.format(code=self.code)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(code: str, name: str, severity: Severity, summary: str):
+    """Register the decorated ``check(job)`` generator as rule ``code``."""
+    def deco(fn):
+        RULES[code] = Rule(code, name, severity, summary, fn)
+        return fn
+    return deco
+
+
+def meta(code: str, name: str, severity: Severity, summary: str) -> None:
+    """Register a meta rule produced by the engine itself (no check function)."""
+    RULES[code] = Rule(code, name, severity, summary, None)
+
+
+def finding(code: str, start: int, end: int, message: str, severity: Severity | None = None,
+            related: list[Related] | None = None, fixes: list[Fix] | None = None) -> Diagnostic:
+    """A Diagnostic for rule ``code`` (default severity unless ``severity`` is given)."""
+    r = RULES[code]
+    return Diagnostic(code, severity or r.severity, message, start, end, related or [],
+                      fixes or [], name=r.name)
+
+
+meta("SB001", "unused-suppression", Severity.WARNING,
+     "a `# sbatch-lint: disable=` comment that suppresses nothing")
+meta("SB002", "unparsed-chunk", Severity.INFO,
+     "a part of the script that no shell parser could read; rules skip it")
+meta("SB003", "internal-error", Severity.ERROR,
+     "a rule raised an exception (a bug in sbatch-lint: please report it)")
+
+from . import directives, launch, expansion, environment, secrets  # noqa: E402,F401
+
+__all__ = ["RULES", "Rule", "rule", "finding", "Diagnostic", "Edit", "Fix", "Related", "Severity"]

@@ -1,0 +1,190 @@
+"""SB3xx: where variables expand (the batch shell once, or each task).
+
+Facts: the batch script runs as task 0 on node 0, so SLURM_PROCID, SLURM_NODEID and
+SLURM_LOCALID are 0 there and the SLURM_STEP_* variables are unset; a value expanded by the
+batch shell reaches every task unchanged (slurm-facts.md §6.1, §6.3). ``--export=NONE`` keeps
+batch exports out of every step (§14).
+"""
+from __future__ import annotations
+
+import re
+
+from ..options import per_task_variables
+from ..shell.model import DOUBLE, UNQUOTED
+from . import Edit, Fix, Related, Severity, finding, rule
+
+SINK = re.compile(r"rank|node.?id|proc.?id|local.?id|master|rdzv|main.?process|device|gpus?\b|"
+                  r"cuda|visible", re.IGNORECASE)
+
+
+def _option_name(words, k) -> str:
+    w = words[k]
+    v = w.value if w.value is not None else w.text
+    if v.startswith("-") and "=" in v:
+        return v.split("=", 1)[0]
+    if k > 0 and (words[k - 1].value or "").startswith("-"):
+        return words[k - 1].value
+    m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)=", w.text)
+    return m.group(1) if m else ""
+
+
+class _Flow:
+    """Where the batch shell's values of per-task variables go."""
+
+    def __init__(self, job):
+        self.job = job
+        self.per_task = per_task_variables()
+        self.hits: dict[int, dict] = {}
+
+    def hit(self, exp, severity, where, message):
+        h = self.hits.setdefault(exp.start, {"exp": exp, "severity": Severity.INFO,
+                                             "related": [], "escape": True})
+        if severity > h["severity"]:
+            h["severity"] = severity
+        if where is not None:
+            h["related"].append(Related(where.start, where.end, message))
+
+    def taint(self, word, seen=()) -> list:
+        """Per-task expansions whose batch-shell value this word carries."""
+        out = [e for e in word.expansions if e.name in self.per_task and e.quoting in
+               (UNQUOTED, DOUBLE)]
+        for e in word.expansions:
+            if e.name and e.quoting in (UNQUOTED, DOUBLE) and e.name not in seen and \
+                    e.name not in self.per_task:
+                a = self._last_assignment(e.name, e.start)
+                if a is not None and a.value is not None:
+                    out += self.taint(a.value, seen + (e.name,))
+        return out
+
+    def _last_assignment(self, name, before):
+        best = None
+        for a in self.job.script.assignments:
+            if a.name == name and a.start < before and (best is None or a.start > best.start):
+                best = a
+        return best
+
+
+@rule("SB301", "early-expanded-task-variable", Severity.ERROR,
+      "a per-task variable expanded once by the batch shell: 0 on every node")
+def early_expanded_task_variable(job):
+    """``$SLURM_PROCID``/``$SLURM_NODEID``/… expanded by the batch shell reach every task as the
+    batch shell's value (slurm-facts.md §6.3)."""
+    flow = _Flow(job)
+    per_task = flow.per_task
+    task_cmds = {id(c) for s in job.steps for c in s.task_commands}
+    srun_cmds = {id(s.command): s for s in job.steps}
+    # 1. words of srun steps and of task scripts that carry batch-shell values
+    for cmd in job.script.walk():
+        in_task = id(cmd) in task_cmds or id(cmd) in srun_cmds
+        if not in_task:
+            continue
+        for k, w in enumerate(cmd.words):
+            carried = [e for e in w.early if e.name in per_task]
+            if cmd.script is job.script:
+                carried += flow.taint(w)
+            for e in carried:
+                name = _option_name(cmd.words, k)
+                sev = Severity.ERROR if SINK.search(name or "") else Severity.INFO
+                flow.hit(e, sev, w, f"reaches {name or 'this task command'} as the batch "
+                         "shell's value")
+                if e.quoting != DOUBLE or cmd.script is job.script:
+                    flow.hits[e.start]["escape"] = False
+        for a in cmd.assignments:
+            if a.value is None:
+                continue
+            for e in [x for x in a.value.early if x.name in per_task]:
+                sev = Severity.ERROR if SINK.search(a.name) else Severity.INFO
+                flow.hit(e, sev, a.value, f"sets {a.name} in every task to the same value")
+    for a in job.script.assignments:
+        if a.value is None or a.command is None or id(a.command) in task_cmds:
+            continue
+        if a.command.script is not job.script:
+            continue
+        for e in flow.taint(a.value):
+            if a.exported and SINK.search(a.name) and job.steps:
+                flow.hit(e, Severity.ERROR, a.value,
+                         f"exported as {a.name}, which every task inherits with this value")
+            else:
+                flow.hit(e, Severity.INFO, None, "")
+            if e.quoting != DOUBLE:
+                flow.hits[e.start]["escape"] = False
+    for h in sorted(flow.hits.values(), key=lambda h: h["exp"].start):
+        e = h["exp"]
+        sev = h["severity"]
+        value = "0" if e.name in ("SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID") else \
+            "the batch host's value"
+        if sev is Severity.ERROR:
+            msg = (f"${e.name} is expanded once by the batch shell (task 0 on node 0), so every "
+                   f"task gets {value}: all launchers claim the same rank and the rendezvous "
+                   "hangs or fails with EADDRINUSE; expand it inside the task (escape it as "
+                   f"\\${e.name} in a double-quoted command string, or single-quote the "
+                   "`bash -c` body)")
+        else:
+            msg = (f"${e.name} is expanded by the batch shell, where it is always {value} "
+                   "(the batch script is task 0 on node 0); harmless only if nothing relies on "
+                   "it differing between tasks")
+        fixes = []
+        if sev is Severity.ERROR and h["escape"] and e.quoting == DOUBLE:
+            fixes.append(Fix(f"escape it so each task expands ${e.name}",
+                             (Edit(e.start, e.start, "\\"),)))
+        yield finding("SB301", e.start, e.end, msg, severity=sev, related=h["related"][:4],
+                      fixes=fixes)
+
+
+@rule("SB302", "unexported-task-variable", Severity.ERROR,
+      "a batch-shell variable read inside a task but never exported (empty there)")
+def unexported_task_variable(job):
+    """A task body that expands late (single-quoted ``bash -c '…'``, ``\\$VAR``) reads the task's
+    environment, which has only exported variables — and none under --export=NONE
+    (slurm-facts.md §14)."""
+    export_none = job.export_mode == "NONE" and not _export_env_all(job)
+    for step in job.steps:
+        step_export = (step.opt("export") or "").upper()
+        for script in step.task_scripts:
+            assigned_inside = {a.name for a in script.assignments}
+            seen = set()
+            for cmd in script.walk():
+                for w in cmd.words + [a.value for a in cmd.assignments if a.value]:
+                    for e in w.expansions:
+                        if not e.name or e.early is not None or e.quoting not in (UNQUOTED, DOUBLE):
+                            continue
+                        if e.name in assigned_inside or e.name in seen:
+                            continue
+                        batch = [a for a in job.batch_assignments(e.name)
+                                 if a.start < step.command.start and a.command is not None
+                                 and a.command.script is job.script and not (
+                                     a.command.words and a.command.words[0].value not in
+                                     ("export", "declare", "typeset", "local", "readonly"))]
+                        if not batch:
+                            continue
+                        exported = job.exported(e.name, before=step.command.start)
+                        if exported and not export_none:
+                            continue
+                        if exported and export_none and (
+                                "ALL" in step_export or e.name in step_export):
+                            continue
+                        seen.add(e.name)
+                        a = batch[-1]
+                        if exported:
+                            msg = (f"${e.name} is read inside the task, but --export=NONE keeps "
+                                   "batch-script exports out of srun steps: it is empty there; "
+                                   "add `--export=ALL` to this srun or "
+                                   "`export SLURM_EXPORT_ENV=ALL` in the script")
+                            fixes = []
+                        else:
+                            msg = (f"${e.name} is set in the batch shell but never exported, and "
+                                   "this task body expands it late (inside the task): it is "
+                                   "empty there; export it")
+                            fixes = [Fix(f"export {e.name}", (Edit(a.start, a.start, "export "),),
+                                         safe=False)] if not a.command.words else []
+                        yield finding("SB302", e.start, e.end, msg,
+                                      related=[Related(a.start, a.end, f"{e.name} is set here")],
+                                      fixes=fixes)
+
+
+def _export_env_all(job) -> bool:
+    for a in job.script.assignments:
+        if a.name == "SLURM_EXPORT_ENV" and a.exported and a.value is not None and \
+                (a.value.value or "").upper().startswith("ALL"):
+            return True
+    return False

@@ -1,0 +1,373 @@
+"""SB2xx: launch layout (srun steps, torchrun and friends).
+
+Facts: torchrun's static rendezvous binds a TCPStore on master_addr:master_port on the agent
+with node_rank 0, defaults to ``--nnodes 1:1``, ``--node-rank 0``, ``--master-addr 127.0.0.1``
+and ``--master-port 29500``, and does not read MASTER_ADDR/MASTER_PORT from the environment;
+``--standalone`` is single-node only (slurm-facts.md §8, torch/distributed/run.py).
+"""
+from __future__ import annotations
+
+import re
+
+from ..job import parse_count
+from . import Edit, Fix, Related, Severity, finding, rule
+
+LOCAL_ADDR = re.compile(r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|::1)$")
+PER_NODE_ADDR = re.compile(r"\$\(\s*hostname[^)]*\)|`\s*hostname[^`]*`|\$\{?HOSTNAME\b|"
+                           r"\$\{?SLURMD_NODENAME\b|\$\(\s*hostname\s+-[iIsf]")
+GPU_ENTRY = re.compile(r"(pretrain_\w+\.py|run_recipe\.py|megatron|nemo(_|\s|$)|finetune_\w+\.py)",
+                       re.IGNORECASE)
+
+
+def _torchrun_sites(job):
+    return [s for s in job.launches if s.launch.kind == "torchrun"]
+
+
+def _nodes_of(job, site) -> int | None:
+    if site.step is not None and site.step.nodes:
+        return site.step.nodes
+    return job.nodes.value
+
+
+def _late_context(site) -> str:
+    """Quoting context a fix must write into: ``unquoted`` (batch argv), ``single`` or
+    ``double`` (a nested command string), by how the nested script was written."""
+    script = site.command.script
+    if script is None or script.parent is None:
+        return "batch"
+    return "nested"
+
+
+@rule("SB201", "torchrun-per-task", Severity.ERROR,
+      "torchrun started by an srun step with more than one task per node (EADDRINUSE)")
+def torchrun_per_task(job):
+    """A torchrun-style launcher must run once per node; srun inherits the job's task count
+    (slurm-facts.md §8, §14)."""
+    for site in _torchrun_sites(job):
+        step = site.step
+        if step is None:
+            continue
+        tpn = step.tasks_per_node
+        la = site.launch
+        if tpn is None:
+            yield finding(
+                "SB201", la.anchor.start, la.anchor.end,
+                f"cannot tell how many tasks per node this srun step starts "
+                f"({step.layout_note}); torchrun must run once per node, so make the step say "
+                "`--ntasks-per-node=1` together with `--ntasks`", severity=Severity.INFO)
+            continue
+        if tpn <= 1:
+            continue
+        nproc = la.arg("nproc-per-node") or "1"
+        related = [Related(u.start, u.end, f"this makes srun start {tpn} tasks per node")
+                   for u in step.layout_evidence]
+        srun_word = next(w for w in step.command.words if (w.value or "").endswith("srun"))
+        related.append(Related(srun_word.start, srun_word.end,
+                               f"this step runs {tpn} tasks per node ({step.layout_note})"))
+        fixes = [_one_task_per_node(step, srun_word)]
+        yield finding(
+            "SB201", la.anchor.start, la.anchor.end,
+            f"srun starts {tpn} copies of this launcher on every node, each with "
+            f"--nproc-per-node={nproc}: they all bind the same master port (EADDRINUSE: "
+            "address already in use) and double-book the GPUs; run one launcher per node "
+            "(`srun --ntasks-per-node=1 --ntasks=<nodes>`) or drop torchrun and launch one "
+            "task per GPU with srun",
+            related=related, fixes=[f for f in fixes if f])
+
+
+def _one_task_per_node(step, srun_word) -> Fix | None:
+    edits = []
+    text_opts = ["nodes", "ntasks", "ntasks-per-node"]
+    for name in text_opts:
+        ow = step.option_words.get(name)
+        if ow is None:
+            continue
+        vw = step.options.get(name)
+        end = vw.end if vw is not None and vw is not ow else ow.end
+        edits.append(Edit(ow.start - 1, end, ""))
+    add = ' --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1'
+    if step.command.script is not None and step.command.script.parent is not None:
+        return None
+    edits.append(Edit(srun_word.end, srun_word.end, add))
+    return Fix("run one task per node in this step", tuple(sorted(edits, key=lambda e: e.start)),
+               safe=False)
+
+
+@rule("SB202", "torchrun-multinode-args", Severity.ERROR,
+      "a multi-node torchrun without --nnodes, or without node rank and master address/port")
+def torchrun_multinode_args(job):
+    """torchrun defaults to ``--nnodes=1:1`` and the static rendezvous on 127.0.0.1; a c10d
+    ``--rdzv-endpoint`` replaces node rank and master address/port, never ``--nnodes``."""
+    for site in _torchrun_sites(job):
+        la = site.launch
+        if la.flavour == "colossalai" and la.has("hostfile"):
+            continue
+        nodes = _nodes_of(job, site)
+        multi = nodes is not None and nodes > 1
+        nn = la.arg("nnodes")
+        nn_val = parse_count((nn or "").split(":")[-1]) if nn else None
+        if not multi and not (nn_val and nn_val > 1):
+            continue
+        if la.has("standalone"):
+            w = la.args["standalone"]
+            yield finding("SB202", w.start, w.end,
+                          f"--standalone runs a single-node rendezvous on localhost, but this job "
+                          f"has {nodes} nodes: each node trains alone", severity=Severity.ERROR)
+            continue
+        configured = la.flavour == "accelerate" and (la.has("config-file") or la.has("config"))
+        missing = []
+        if not la.has("nnodes"):
+            missing.append("nnodes")
+        static = (la.arg("rdzv-backend") or "static") == "static" and not la.has("rdzv-endpoint")
+        if static:
+            for name in ("node-rank", "master-addr", "master-port"):
+                if not la.has(name):
+                    missing.append(name)
+        if missing:
+            sev = Severity.ERROR
+            if configured or missing == ["master-port"]:
+                sev = Severity.INFO
+            why = []
+            if "nnodes" in missing:
+                why.append("without --nnodes it defaults to 1 and every node forms its own "
+                           "one-node world")
+            if "node-rank" in missing:
+                why.append("without --node-rank every node claims rank 0")
+            if "master-addr" in missing:
+                why.append("without --master-addr nodes look for the rendezvous on their own "
+                           "127.0.0.1 and wait until the 600 s timeout (torchrun ignores "
+                           "$MASTER_ADDR)")
+            if missing == ["master-port"]:
+                why.append("--master-port defaults to 29500 on every node, which works; pass it "
+                           "explicitly to avoid clashes between jobs sharing a node")
+            if configured:
+                why.append("(it may come from the --config_file, which is not read)")
+            yield finding(
+                "SB202", la.anchor.start, la.anchor.end,
+                f"multi-node {la.flavour} launch without "
+                + ", ".join("--" + m for m in missing) + ": " + "; ".join(why),
+                severity=sev, fixes=[f for f in [_add_args(job, site, missing)] if f])
+        rank = la.args.get("node-rank")
+        if rank is not None and rank.value is not None and rank.value.isdigit() and multi:
+            in_step = site.step is not None and (site.step.nodes or 0) > 1
+            sev = Severity.ERROR if in_step else Severity.WARNING
+            msg = (f"--node-rank is the constant {rank.value}: every node this step runs on "
+                   "claims the same rank, so the rendezvous never completes"
+                   if in_step else
+                   f"--node-rank is the constant {rank.value} in a {nodes}-node job: only one "
+                   "launcher with this rank can ever join")
+            yield finding("SB202", rank.start, rank.end,
+                          msg + "; use `--node-rank=$SLURM_NODEID` expanded inside each task",
+                          severity=sev)
+
+
+def _add_args(job, site, missing) -> Fix | None:
+    """Add the missing torchrun arguments after the launcher's own name (or module)."""
+    la = site.launch
+    nested = _late_context(site) == "nested"
+    if "node-rank" in missing and not nested:
+        return None
+    text = job.source.text
+    parent = site.command.script.parent if nested else None
+    if nested:
+        outer = parent.words[-1] if parent and parent.words else None
+        if outer is None or not outer.text.startswith("'"):
+            return None  # inside a double-quoted string: escaping is not automatic
+    ins_word = la.anchor
+    for k, w in enumerate(la.words):
+        if w.value in ("torch.distributed.run", "torch.distributed.launch") or (
+                w.value or "").startswith("-mtorch.distributed"):
+            ins_word = w
+        if w.value in ("launch", "run") and k == 1:
+            ins_word = w
+    pieces = []
+    for m in missing:
+        if m == "nnodes":
+            pieces.append('--nnodes="$SLURM_JOB_NUM_NODES"')
+        elif m == "node-rank":
+            pieces.append('--node-rank="$SLURM_NODEID"')
+        elif m == "master-addr":
+            pieces.append('--master-addr="$MASTER_ADDR"')
+        elif m == "master-port":
+            pieces.append('--master-port="$MASTER_PORT"')
+    edits = [Edit(ins_word.end, ins_word.end, " " + " ".join(pieces))]
+    need_addr = "master-addr" in missing and not job.exported("MASTER_ADDR")
+    need_port = "master-port" in missing and not job.exported("MASTER_PORT")
+    if need_addr or need_port:
+        anchor = site.step.command if site.step is not None else site.command
+        while anchor.script is not None and anchor.script.parent is not None:
+            anchor = anchor.script.parent
+        line = job.source.line_of(anchor.start)
+        at = job.source.line_starts[line]
+        if job.batch_assignments("MASTER_ADDR") and need_addr:
+            return None
+        lines = ""
+        if need_addr:
+            lines += 'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)\n'
+        if need_port:
+            lines += "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 10000))\n"
+        edits.insert(0, Edit(at, at, lines))
+    _ = text
+    return Fix("add " + ", ".join("--" + m for m in missing) + " from the allocation",
+               tuple(sorted(edits, key=lambda e: e.start)), safe=False)
+
+
+@rule("SB203", "missing-gpu-request", Severity.ERROR,
+      "GPU work but no GPU request: Slurm gives the job zero GPUs")
+def missing_gpu_request(job):
+    """Without --gpus*, --gres=gpu or --tres-per-task=gres/gpu Slurm allocates no GPU (the job
+    sees none even on a GPU partition, unless a site plugin adds them)."""
+    if job.gpu_requested() is not None or job.templated:
+        return
+    strong, weak = [], []
+    for site in job.launches:
+        la = site.launch
+        if la.kind == "torchrun" and (la.arg("nproc-per-node") or "gpu") not in ("cpu",):
+            strong.append((la.anchor, f"{la.flavour} starts GPU workers"))
+        elif la.kind == "python" and any(GPU_ENTRY.search(w.value or "") for w in la.program[:2]):
+            strong.append((la.program[0], "a Megatron/NeMo entry point"))
+    for cmd in job.script.walk():
+        argv = [w.value or w.text for w in cmd.words]
+        line = " ".join(argv)
+        if argv[:1] == ["nvidia-smi"]:
+            weak.append((cmd.words[0], "nvidia-smi"))
+        elif argv[:2] == ["module", "load"] and re.search(r"\bcuda\b", line, re.I):
+            weak.append((cmd.words[0], "loads CUDA"))
+        elif re.search(r"torch\.cuda|--device[= ]cuda|\.cuda\(\)", line):
+            w = next((w for w in cmd.words if re.search(r"cuda", w.value or w.text)), cmd.words[0])
+            weak.append((w, "uses CUDA"))
+    part = job.directives.get("partition")
+    if part and re.search(r"gpu|a100|h100|h200|v100|b200|gh200|gb200", part.value or "", re.I):
+        weak.append((None, "GPU partition"))
+    if not strong and not [w for w in weak if w[0] is not None]:
+        if part and weak:
+            yield finding("SB203", part.start, part.end,
+                          "the partition looks like a GPU partition but the job requests no GPU; "
+                          "add --gpus-per-node if the job needs one", severity=Severity.INFO)
+        return
+    evidence = strong or [w for w in weak if w[0] is not None]
+    primary = evidence[0][0]
+    related = [Related(w.start, w.end, why) for w, why in (strong + weak)[1:] if w is not None]
+    if part:
+        related.append(Related(part.start, part.end, "the GPU partition alone allocates no GPU"))
+    sev = Severity.ERROR if strong else Severity.WARNING
+    n = None
+    for site in job.launches:
+        v = site.launch.arg("nproc-per-node")
+        if v and v.isdigit():
+            n = int(v)
+    n = n or job.profile.gpus_per_node
+    fixes = []
+    if n and job.directives.lines:
+        last = job.directives.lines[-1].line
+        at = job.source.line_end(last)
+        fixes.append(Fix(f"request {n} GPU(s) per node",
+                         (Edit(at, at, f"\n#SBATCH --gpus-per-node={n}"),), safe=False))
+    yield finding("SB203", primary.start, primary.end,
+                  "this job uses GPUs but requests none (no --gpus-per-node, --gres=gpu, --gpus "
+                  "or --gpus-per-task): Slurm allocates zero GPUs and CUDA finds no device",
+                  severity=sev, related=related, fixes=fixes)
+
+
+@rule("SB204", "gpu-count-mismatch", Severity.WARNING,
+      "processes per node differ from the GPUs per node")
+def gpu_count_mismatch(job):
+    """torchrun --nproc-per-node, or srun-native tasks per node, against the GPUs per node."""
+    gpn = job.gpus_per_node.value
+    gpus = job.directives.get("gpus")
+    if gpus is not None and job.gpus_per_node.use is gpus and gpn is None and \
+            (job.nodes.value or 0) > 1:
+        yield finding("SB204", gpus.start, gpus.end,
+                      f"--gpus={gpus.value} over {job.nodes.value} nodes gives no per-node figure: "
+                      "Slurm may split the GPUs unevenly; use --gpus-per-node")
+    if gpn is None:
+        return
+    use = job.gpus_per_node.use
+    for site in job.launches:
+        la = site.launch
+        if la.kind == "torchrun":
+            w = la.args.get("nproc-per-node")
+            n = parse_count(w.value) if w is not None and w.value else None
+            if n is None or n == gpn:
+                continue
+            tpn = site.step.tasks_per_node if site.step else 1
+            if tpn and tpn > 1:
+                continue  # SB201 reports this layout
+            more = n > gpn
+            yield finding(
+                "SB204", w.start, w.end,
+                f"--nproc-per-node={n} but the job has {gpn} GPU(s) per node: "
+                + ("workers share GPUs (or fail to find a device)" if more else
+                   f"{gpn - n} GPU(s) per node sit idle"),
+                related=[Related(use.start, use.end, f"{gpn} GPU(s) per node")])
+
+
+@rule("SB205", "launcher-outside-srun", Severity.ERROR,
+      "a multi-node job whose launcher runs only in the batch shell (node 0 only)")
+def launcher_outside_srun(job):
+    """The batch script runs once, on the first node; only srun starts tasks on the others."""
+    if not job.multi_node():
+        return
+    for site in job.launches:
+        la = site.launch
+        if site.step is not None or site.command.in_substitution:
+            continue
+        if la.kind == "torchrun" or (la.kind == "deepspeed" and not la.has("hostfile")):
+            nodes = job.nodes
+            yield finding(
+                "SB205", la.anchor.start, la.anchor.end,
+                f"this launcher runs only in the batch shell, on the first of {nodes.value} "
+                "nodes: the other nodes never start a worker and the rendezvous waits for them "
+                "until it times out; start it with `srun --ntasks-per-node=1 ...`",
+                related=[Related(nodes.use.start, nodes.use.end,
+                                 f"the job has {nodes.value} nodes")])
+
+
+@rule("SB206", "master-addr-per-node", Severity.ERROR,
+      "MASTER_ADDR/MASTER_PORT evaluated on each node (localhost, $(hostname), a random port)")
+def master_addr_per_node(job):
+    """Every rank must agree on one address and port; values computed inside each task differ
+    between nodes (slurm-facts.md §6.3)."""
+    if job.multi_node() is False:
+        return
+    c10d = [s for s in job.launches if s.launch.kind == "torchrun" and
+            s.launch.has("rdzv-endpoint")]
+    task_cmds = {id(c) for s in job.steps for c in s.task_commands}
+    for cmd in job.script.walk():
+        if id(cmd) not in task_cmds:
+            continue
+        assigns = list(cmd.assignments)
+        if cmd.words and cmd.words[0].value in ("export", "declare"):
+            assigns = [a for a in job.script.assignments if a.command is cmd] or \
+                [a for a in cmd.script.assignments if a.command is cmd]
+        for a in assigns:
+            if a.value is None or a.name not in ("MASTER_ADDR", "MASTER_PORT"):
+                continue
+            raw = a.value.text
+            val = a.value.value
+            if a.name == "MASTER_ADDR" and ((val and LOCAL_ADDR.match(val)) or
+                                            PER_NODE_ADDR.search(raw)):
+                yield finding("SB206", a.start, a.end,
+                              f"MASTER_ADDR={raw} is evaluated inside each task, so every node "
+                              "points the rendezvous at itself and init_process_group waits "
+                              "forever; compute it once in the batch script: "
+                              "`export MASTER_ADDR=$(scontrol show hostnames "
+                              "\"$SLURM_JOB_NODELIST\" | head -n1)`")
+            elif a.name == "MASTER_PORT" and any(e.kind == "command" or e.name == "RANDOM"
+                                                 for e in a.value.expansions):
+                yield finding("SB206", a.start, a.end,
+                              "MASTER_PORT is chosen inside each task, so nodes pick different "
+                              "ports and never meet; set one port in the batch script (e.g. "
+                              "`export MASTER_PORT=$((20000 + SLURM_JOB_ID % 10000))`)")
+    for site in job.launches:
+        if site.step is None or site in c10d:
+            continue
+        w = site.launch.args.get("master-addr")
+        if w is None:
+            continue
+        late = [e for e in w.expansions if e.quoting in ("unquoted", "double")]
+        if (w.value and LOCAL_ADDR.match(w.value)) or (late and PER_NODE_ADDR.search(w.text)):
+            yield finding("SB206", w.start, w.end,
+                          f"--master-addr={w.value or w.text} is resolved on each node, so every "
+                          "node rendezvouses with itself; pass the first host of "
+                          "$SLURM_JOB_NODELIST, computed once in the batch script")

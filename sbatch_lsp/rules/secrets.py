@@ -1,0 +1,168 @@
+"""SB5xx: credentials in job scripts.
+
+Slurm keeps a copy of every batch script (``scontrol write batch_script``, accounting), so a
+literal token leaks to admins and accounting even from a private repository. Token formats come
+from detect-secrets' plugins; Hugging Face and W&B keys, which it lacks, are added here.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..shell.model import DOUBLE, UNQUOTED
+from . import Edit, Fix, Related, Severity, finding, rule
+
+CRED_NAME = re.compile(r"(TOKEN|API_?KEY|SECRET|PASSWORD|PASSWD|ACCESS_KEY|PRIVATE_KEY|AUTH)",
+                       re.IGNORECASE)
+OWN_FORMATS = [
+    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    ("W&B API key", re.compile(r"(?:WANDB_API_KEY\s*=\s*['\"]?|wandb\s+login\s+(?:--relogin\s+)?)"
+                               r"([0-9a-f]{40}|[A-Za-z0-9_-]{40,86})\b")),
+]
+PLACEHOLDER = re.compile(r"^(<.*>|\$.*|.*your[_-]?(token|key|secret).*|.*_here|x{6,}|\*{3,}|"
+                         r"changeme|dummy|example.*|.*\.\.\..*|none|null|)$", re.IGNORECASE)
+PLUGINS = ("aws.AWSKeyDetector", "github_token.GitHubTokenDetector",
+           "gitlab_token.GitLabTokenDetector", "openai.OpenAIDetector", "slack.SlackDetector",
+           "stripe.StripeDetector", "private_key.PrivateKeyDetector",
+           "pypi_token.PypiTokenDetector", "npm.NpmDetector", "sendgrid.SendGridDetector",
+           "discord.DiscordBotTokenDetector", "telegram_token.TelegramBotTokenDetector",
+           "twilio.TwilioKeyDetector", "jwt.JwtTokenDetector", "mailchimp.MailchimpDetector",
+           "azure_storage_key.AzureStorageKeyDetector", "artifactory.ArtifactoryDetector")
+PREFILTER = re.compile(r"hf_|wandb|TOKEN|KEY|SECRET|PASSW|AKIA|gh[pousr]_|github_pat_|glpat-|"
+                       r"sk-|xox|eyJ|-----BEGIN|AIza|sk_live|rk_live|SG\.|npm_|pypi-|AC[0-9a-f]|"
+                       r"AKC|SK[0-9a-f]", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A detected credential: kind and the character span of its value (never printed)."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@lru_cache(maxsize=1)
+def _detectors() -> list[tuple[str, re.Pattern]]:
+    """(kind, regex) pairs from detect-secrets' format plugins (imported lazily: start-up)."""
+    import importlib
+
+    out = []
+    for spec in PLUGINS:
+        mod, cls = spec.rsplit(".", 1)
+        try:
+            plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{mod}"), cls)
+        except (ImportError, AttributeError):
+            continue
+        for rx in getattr(plugin, "denylist", ()):
+            out.append((plugin.secret_type, rx))
+    return out
+
+
+def find_secrets(text: str) -> list[Secret]:
+    """Every credential value in ``text``: known token formats anywhere (comments included) and
+    literal values assigned to credential-named variables. Spans are character offsets."""
+    found: dict[tuple[int, int], Secret] = {}
+    offset = 0
+    for line in text.split("\n"):
+        if PREFILTER.search(line):
+            for kind, rx in OWN_FORMATS:
+                for m in rx.finditer(line):
+                    g = 1 if m.groups() else 0
+                    s, e = m.span(g)
+                    found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
+            for kind, rx in _detectors():
+                for m in rx.finditer(line):
+                    g = 1 if m.groups() and m.group(1) else 0
+                    s, e = m.span(g)
+                    if e - s >= 8 and not PLACEHOLDER.match(line[s:e]):
+                        found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
+        offset += len(line) + 1
+    # drop spans inside other spans
+    spans = sorted(found.values(), key=lambda x: (x.start, -x.end))
+    out: list[Secret] = []
+    for sec in spans:
+        if out and sec.start < out[-1].end:
+            continue
+        out.append(sec)
+    return out
+
+
+def mask(value: str) -> str:
+    """``hf_abc…`` -> ``hf_****``: keep a short known prefix, hide the rest."""
+    m = re.match(r"(hf_|gh[pousr]_|github_pat_|glpat-|sk-|xox[abpr]-|AKIA|npm_|pypi-)", value)
+    return (m.group(1) if m else "") + "****"
+
+
+def _entropy_ok(v: str) -> bool:
+    return len(v) >= 16 and bool(re.search(r"[0-9]", v)) and bool(re.search(r"[A-Za-z]", v)) \
+        and len(set(v)) >= 8 and not re.search(r"[\s/$]", v)
+
+
+def credential_values(job) -> list[Secret]:
+    """Secrets in the job: format matches plus literal credential-named assignments."""
+    secrets = list(find_secrets(job.source.text))
+    for a in job.script.assignments:
+        if a.value is None or not CRED_NAME.search(a.name) or a.value.value is None:
+            continue
+        v = a.value.value
+        if PLACEHOLDER.match(v) or not _entropy_ok(v):
+            continue
+        s = a.value.start + (1 if a.value.text[:1] in "\"'" else 0)
+        e = s + len(v)
+        if not any(x.start < e and s < x.end for x in secrets):
+            secrets.append(Secret(f"literal {a.name}", s, e))
+    return sorted(secrets, key=lambda x: x.start)
+
+
+@rule("SB501", "hardcoded-credential", Severity.ERROR,
+      "a literal token in the script (git and Slurm's stored job script keep copies)")
+def hardcoded_credential(job):
+    for sec in credential_values(job):
+        fixes = []
+        a = next((a for a in job.script.assignments if a.value is not None and
+                  a.value.start <= sec.start and sec.end <= a.value.end), None)
+        if a is not None and a.value.value is not None and \
+                sec.end - sec.start == len(a.value.value):
+            name = a.name
+            file = ("${HF_TOKEN_FILE:-$HOME/.cache/huggingface/token}" if name.startswith("HF")
+                    else f"$HOME/.secrets/{name.lower()}")
+            fixes.append(Fix(f"read {name} from a file at run time",
+                             (Edit(a.value.start, a.value.end, f"\"$(cat \"{file}\")\""),),
+                             safe=False))
+        yield finding("SB501", sec.start, sec.end,
+                      f"a {sec.kind} is written into the script: git history and Slurm's stored "
+                      "copy of the job script keep it; revoke it now and read it at run time from "
+                      "a 0600 file or the submitting environment", fixes=fixes)
+
+
+@rule("SB502", "exposed-credential", Severity.WARNING,
+      "a credential printed by `set -x`, passed on a command line, or expanded into `bash -c`")
+def exposed_credential(job):
+    xtrace = None
+    for cmd in sorted(job.script.commands, key=lambda c: c.start):
+        argv = cmd.argv()
+        if argv and argv[0] == "set" and any(a and re.fullmatch(r"-[a-z]*x[a-z]*", a)
+                                              for a in argv[1:]):
+            xtrace = cmd
+        if argv and argv[0] == "set" and any(a and re.fullmatch(r"\+[a-z]*x[a-z]*", a)
+                                              for a in argv[1:]):
+            xtrace = None
+        if not cmd.words or argv[0] in ("export", "declare", "local", "readonly", "unset"):
+            continue
+        for w in cmd.words[1:]:
+            for e in w.expansions:
+                if not e.name or not CRED_NAME.search(e.name) or e.quoting not in (UNQUOTED,
+                                                                                    DOUBLE):
+                    continue
+                why = []
+                related = []
+                if xtrace is not None:
+                    why.append("`set -x` prints the expanded value into the job's output file")
+                    related.append(Related(xtrace.start, xtrace.end, "xtrace is on from here"))
+                why.append("a command-line argument is visible to every user in `ps`")
+                yield finding("SB502", e.start, e.end,
+                              f"${e.name} is passed on the command line: " + "; ".join(why)
+                              + "; let the tool read it from the environment or a file",
+                              related=related)
