@@ -1,6 +1,8 @@
 """SB1xx: the file and its directives."""
 from __future__ import annotations
 
+import shlex
+
 from .. import options as opts
 from . import Edit, Fix, Related, Severity, finding, rule
 
@@ -152,17 +154,49 @@ def _pyxis_name(use, table) -> str | None:
     return res.option.long
 
 
+def _unquote(text: str) -> str:
+    """A directive token's text as sbatch's ``get_argument`` reads it: quotes group, a
+    backslash escapes the next character (slurm-facts.md §1.3 rule 3)."""
+    out, quote, i = [], None, 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            out.append(text[i + 1])
+            i += 2
+            continue
+        if quote and c == quote:
+            quote = None
+        elif not quote and c in "'\"":
+            quote = c
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def _move_to_srun(job, use, name, steps) -> Fix | None:
     """Delete the directive line and add ``--name[=value]`` to each container step lacking it."""
     src = job.source
     line = use.line
     dl = next((x for x in job.directives.lines if x.line == line), None)
-    if dl is None or len(dl.tokens) != (2 if use.value_token is not None and
-                                          use.value_token is not use.token else 1):
+    if dl is None or use.token.cut_by_hash:
+        return None
+    value = use.value
+    separate = use.value_token is not None and use.value_token is not use.token
+    if value is None and opts.pyxis_options()[name].arg == "required":
+        # Where pyxis is not known to be loaded, sbatch's getopt rejects the token and the
+        # reader keeps no value: take it from the token as sbatch would split it.
+        if "=" in use.token.text:
+            value = _unquote(use.token.text.split("=", 1)[1])
+        elif len(dl.tokens) == 2:
+            value, separate = _unquote(dl.tokens[1].text), True
+        else:
+            return None
+    if len(dl.tokens) != (2 if separate else 1):
         return None
     start = src.line_starts[line]
     end = src.line_starts[line + 1] if line + 1 < src.line_count else len(src.text)
-    flag = f"--{name}" + (f"={use.value}" if use.value is not None else "")
+    flag = f"--{name}" + (f"={shlex.quote(value)}" if value is not None else "")
     edits = [Edit(start, end, "")]
     for s in steps:
         if name in s.options:

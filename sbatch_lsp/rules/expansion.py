@@ -73,6 +73,12 @@ def early_expanded_task_variable(job):
     per_task = flow.per_task
     task_cmds = {id(c) for s in job.steps for c in s.task_commands}
     srun_cmds = {id(s.command): s for s in job.steps}
+    # Escaping (``\$VAR``) is right only where another shell re-reads the text: a ``bash -c``
+    # or ``eval`` string. An unquoted ``$CMD`` is only word-split (no second expansion) and a
+    # plain srun argument reaches the program literally (slurm-facts.md §6.3 "Correct forms").
+    reread = {x.start for s in job.steps for sc in s.task_scripts if sc.kind != "split"
+              for c in sc.walk() for w in c.words + [a.value for a in c.assignments if a.value]
+              for x in w.early}
     # 1. words of srun steps and of task scripts that carry batch-shell values
     for cmd in job.script.walk():
         in_task = id(cmd) in task_cmds or id(cmd) in srun_cmds
@@ -87,7 +93,7 @@ def early_expanded_task_variable(job):
                 sev = Severity.ERROR if SINK.search(name or "") else Severity.INFO
                 flow.hit(e, sev, w, f"reaches {name or 'this task command'} as the batch "
                          "shell's value")
-                if e.quoting != DOUBLE or cmd.script is job.script:
+                if e.quoting != DOUBLE or (cmd.script is job.script and e.start not in reread):
                     flow.hits[e.start]["escape"] = False
         for a in cmd.assignments:
             if a.value is None:
@@ -136,19 +142,24 @@ def early_expanded_task_variable(job):
 def unexported_task_variable(job):
     """A task body that expands late (single-quoted ``bash -c '…'``, ``\\$VAR``) reads the task's
     environment, which has only exported variables — and none under --export=NONE
-    (slurm-facts.md §14)."""
+    (slurm-facts.md §14).
+
+    A read is the task's own variable only when an assignment inside the body *ends before*
+    it: in ``if [ -z "$MASTER_ADDR" ]; then MASTER_ADDR=localhost; fi`` the test still reads the
+    (empty) inherited value (examples/bad/unexported-master-addr.sbatch)."""
     export_none = job.export_mode == "NONE" and not _export_env_all(job)
     for step in job.steps:
         step_export = (step.opt("export") or "").upper()
         for script in step.task_scripts:
-            assigned_inside = {a.name for a in script.assignments}
+            inner = [(a.name, a.end) for a in script.assignments]
             seen = set()
             for cmd in script.walk():
                 for w in cmd.words + [a.value for a in cmd.assignments if a.value]:
                     for e in w.expansions:
                         if not e.name or e.early is not None or e.quoting not in (UNQUOTED, DOUBLE):
                             continue
-                        if e.name in assigned_inside or e.name in seen:
+                        if e.name in seen or any(n == e.name and end <= e.start
+                                                 for n, end in inner):
                             continue
                         batch = [a for a in job.batch_assignments(e.name)
                                  if a.start < step.command.start and a.command is not None

@@ -1,0 +1,363 @@
+"""``sbatch-lint``: the command-line face of the engine (never imports pygls).
+
+Exit codes (DESIGN.md): 0 nothing at or above ``fail-on``; 1 something is; 2 usage,
+configuration or I/O error.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from . import __version__
+from .config import Config, ConfigError, find_config, load_file, _codes
+from .diagnostics import Severity
+from .source import BinaryInputError, decode
+
+EXTENSIONS = (".sbatch", ".slurm", ".sh")
+MAX_BYTES = 64 * 1024 * 1024
+PARALLEL_MIN_FILES = 24
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class FileReport:
+    """What linting one file produced, ready to print (so it crosses process boundaries)."""
+
+    path: str
+    text_out: str = ""
+    json_items: list | None = None
+    worst: int = 0
+    error: str | None = None
+    diff: str = ""
+    fixed: int = 0
+    remaining: int = 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="sbatch-lint",
+        description="Lint Slurm batch scripts for the launch mistakes sbatch accepts silently.")
+    p.add_argument("paths", nargs="*", help="files or directories ('-' reads standard input)")
+    p.add_argument("--format", choices=("text", "concise", "json", "github"), default="text")
+    p.add_argument("--output-file", metavar="PATH", help="write the report here")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
+    p.add_argument("--diff", action="store_true", help="print the fixes as a diff; change nothing")
+    p.add_argument("--select", help="comma-separated codes or prefixes to run (e.g. SB2,SB301)")
+    p.add_argument("--extend-select", help="codes to add to the selection")
+    p.add_argument("--ignore", help="codes or prefixes to skip")
+    p.add_argument("--config", metavar="PATH", help="use this configuration file")
+    p.add_argument("--stdin-filename", metavar="PATH", help="name to report for '-'")
+    p.add_argument("--explain", metavar="CODE", help="print the page of a rule")
+    p.add_argument("--list-rules", action="store_true", help="list every rule")
+    p.add_argument("--no-color", action="store_true")
+    p.add_argument("--version", action="version", version=f"sbatch-lint {__version__}")
+    return p
+
+
+def _override(cfg: Config, args) -> Config:
+    try:
+        if args.select:
+            cfg = replace(cfg, select=_codes(args.select.split(","), "--select"))
+        if args.extend_select:
+            cfg = replace(cfg, extend_select=cfg.extend_select
+                          | _codes(args.extend_select.split(","), "--extend-select"))
+        if args.ignore:
+            cfg = replace(cfg, ignore=cfg.ignore | _codes(args.ignore.split(","), "--ignore"))
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return cfg
+
+
+def _config_for(path: Path, args, cache: dict) -> Config:
+    if args.config:
+        key = ("explicit", args.config)
+        if key not in cache:
+            cache[key] = load_file(Path(args.config))
+        return _override(cache[key], args)
+    found = find_config(path)
+    if found not in cache:
+        cache[found] = load_file(found) if found else Config()
+    return _override(cache[found], args)
+
+
+def _gitignore(root: Path):
+    import pathspec
+
+    specs = []
+    for gi in root.rglob(".gitignore"):
+        try:
+            lines = gi.read_text("utf-8", "replace").splitlines()
+        except OSError:
+            continue
+        specs.append((gi.parent, pathspec.PathSpec.from_lines("gitwildmatch", lines)))
+    return specs
+
+
+def _ignored(path: Path, specs) -> bool:
+    for base, spec in specs:
+        try:
+            rel = path.relative_to(base)
+        except ValueError:
+            continue
+        if spec.match_file(str(rel)) or any(spec.match_file(str(p) + "/") for p in rel.parents
+                                            if str(p) != "."):
+            return True
+    return False
+
+
+def discover(paths: list[str]) -> list[str]:
+    """Files to lint: named files as given; in directories, ``*.sbatch``, ``*.slurm``, ``*.sh``
+    and any other file that is a job script, honouring .gitignore files; hidden folders and
+    ``node_modules`` are skipped."""
+    from .lint import is_job_script
+
+    out: list[str] = []
+    for p in paths:
+        path = Path(p)
+        if p == "-" or not path.is_dir():
+            out.append(p)
+            continue
+        specs = _gitignore(path)
+        for dirpath, dirnames, filenames in os.walk(path):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
+                                 and d != "node_modules"
+                                 and not _ignored(Path(dirpath) / d, specs))
+            for name in sorted(filenames):
+                f = Path(dirpath) / name
+                if name.startswith(".") or _ignored(f, specs) or not f.is_file():
+                    continue
+                if name.endswith(EXTENSIONS):
+                    out.append(str(f))
+                    continue
+                try:
+                    if f.stat().st_size > 1024 * 1024:
+                        continue
+                    head = f.read_bytes()
+                except OSError:
+                    continue
+                if b"\0" in head[:4096]:
+                    continue
+                if is_job_script(head.decode("utf-8", "replace")):
+                    out.append(str(f))
+    return out
+
+
+def _read(path: str, stdin_text: str | None) -> str:
+    if path == "-":
+        return stdin_text or ""
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_BYTES:
+            raise OSError(f"file too large ({p.stat().st_size} bytes)")
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise OSError("no such file") from None
+    except IsADirectoryError:
+        raise OSError("is a directory") from None
+    except PermissionError:
+        raise OSError("permission denied") from None
+    return decode(data)
+
+
+def _write_atomic(path: str, text: str) -> None:
+    """Replace ``path`` with ``text`` via a temporary file in the same folder and rename, keeping
+    its permission bits; the original stays untouched on any error."""
+    p = Path(path)
+    mode = p.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def process(path: str, display: str, cfg: Config, args_d: dict, stdin_text: str | None
+            ) -> FileReport:
+    """Lint (and maybe fix) one file; never raises."""
+    from . import output
+    from .fixer import fix_text
+    from .lint import lint
+
+    rep = FileReport(display)
+    try:
+        text = _read(path, stdin_text)
+    except BinaryInputError as exc:
+        rep.error = f"{display}: not linted: {exc}"
+        return rep
+    except OSError as exc:
+        rep.error = f"{display}: cannot read: {exc}"
+        return rep
+    try:
+        if args_d["fix"] or args_d["diff"]:
+            outcome = fix_text(text, display, cfg, unsafe=args_d["unsafe"])
+            result = outcome.result
+            rep.fixed = outcome.applied
+            if outcome.text != text:
+                if args_d["diff"]:
+                    before = lint(text, display, cfg)
+                    d = "".join(difflib.unified_diff(
+                        text.splitlines(True), outcome.text.splitlines(True),
+                        f"a/{display}", f"b/{display}"))
+                    rep.diff = output.mask_text(before, output.mask_text(result, d))
+                elif path != "-":
+                    _write_atomic(path, outcome.text)
+                else:
+                    rep.diff = outcome.text
+        else:
+            result = lint(text, display, cfg)
+    except Exception as exc:  # pragma: no cover - lint() itself catches rule errors
+        rep.error = f"{display}: internal error: {type(exc).__name__}: {exc}"
+        return rep
+    rep.remaining = len(result.diagnostics)
+    rep.worst = max((int(d.severity) for d in result.diagnostics), default=0)
+    fmt = args_d["format"]
+    if fmt == "json":
+        rep.json_items = output.to_json_obj(result, display)
+    elif fmt == "github":
+        rep.text_out = output.format_github(result, display)
+    elif fmt == "concise":
+        rep.text_out = output.format_concise(result, display)
+    else:
+        rep.text_out = output.format_text(result, display, args_d["color"])
+    return rep
+
+
+def _explain(code: str) -> int:
+    from importlib import resources
+
+    from .rules import RULES
+
+    code = code.strip().upper()
+    if code not in RULES:
+        print(f"sbatch-lint: unknown rule {code!r}; see --list-rules", file=sys.stderr)
+        return 2
+    page = resources.files("sbatch_lsp").joinpath("rules_pages").joinpath(f"{code}.md")
+    try:
+        print(page.read_text("utf-8"))
+    except (FileNotFoundError, OSError):
+        r = RULES[code]
+        print(f"# {code} {r.name}\n\n{r.summary}\n")
+    return 0
+
+
+def _list_rules() -> int:
+    from .rules import RULES
+
+    for code, r in sorted(RULES.items()):
+        print(f"{code}  {r.name:<32} {r.severity.label:<8} {r.summary}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``sbatch-lint`` and ``python -m sbatch_lsp``; returns the exit code."""
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        print(f"sbatch-lint: error: {exc}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        print(f"sbatch-lint: configuration error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+def _main(argv) -> int:
+    args = _parser().parse_args(argv)
+    if args.explain:
+        return _explain(args.explain)
+    if args.list_rules:
+        return _list_rules()
+    if not args.paths:
+        raise UsageError("no files given (use '-' for standard input)")
+    if args.fix and args.diff:
+        raise UsageError("--fix and --diff exclude each other")
+    stdin_text = None
+    if "-" in args.paths:
+        stdin_text = decode(sys.stdin.buffer.read())
+    files = discover(args.paths)
+    cache: dict = {}
+    jobs = []
+    for f in files:
+        display = args.stdin_filename if f == "-" and args.stdin_filename else f
+        cfg_path = Path(args.stdin_filename or ".") if f == "-" else Path(f)
+        cfg = _config_for(cfg_path if cfg_path.exists() else Path("."), args, cache)
+        jobs.append((f, display, cfg))
+    out_stream = sys.stdout
+    color = out_stream.isatty() and not args.no_color and not args.output_file and \
+        "NO_COLOR" not in os.environ
+    args_d = {"fix": args.fix, "diff": args.diff, "unsafe": args.unsafe_fixes,
+              "format": args.format, "color": color}
+    if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
+        with ProcessPoolExecutor(max_workers=min(os.cpu_count() or 2, 8)) as ex:
+            reports = list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_text)
+                                                   for f, d, c in jobs]), chunksize=8))
+    else:
+        reports = [process(f, d, c, args_d, stdin_text) for f, d, c in jobs]
+    return _report(reports, jobs, args)
+
+
+def _report(reports: list[FileReport], jobs, args) -> int:
+    from .output import format_json
+
+    lines: list[str] = []
+    items: list = []
+    io_error = False
+    fail = False
+    total = fixed = 0
+    for rep, (_, _, cfg) in zip(reports, jobs):
+        if rep.error:
+            print(f"sbatch-lint: {rep.error}", file=sys.stderr)
+            io_error = True
+            continue
+        if rep.worst and rep.worst >= int(cfg.fail_on):
+            fail = True
+        total += rep.remaining
+        fixed += rep.fixed
+        if args.format == "json":
+            items.extend(rep.json_items or [])
+        elif rep.text_out:
+            lines.append(rep.text_out)
+        if rep.diff:
+            lines.append(rep.diff.rstrip("\n"))
+    if args.format == "json":
+        body = format_json(items)
+    else:
+        body = "\n".join(lines)
+        if args.format == "text":
+            summary = f"Found {total} finding(s) in {len(reports)} file(s)."
+            if args.fix:
+                summary += f" Fixed {fixed}."
+            body = (body + "\n" + summary) if body else summary
+    if args.output_file:
+        try:
+            Path(args.output_file).write_text(body + "\n", "utf-8")
+        except OSError as exc:
+            print(f"sbatch-lint: cannot write {args.output_file}: {exc.strerror}", file=sys.stderr)
+            return 2
+    elif body:
+        print(body)
+    if io_error:
+        return 2
+    return 1 if fail else 0

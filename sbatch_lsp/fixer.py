@@ -1,0 +1,91 @@
+"""Apply fixes: choose the first applicable fix of each finding, apply non-overlapping edits,
+re-lint, repeat (at most 10 passes). Conflicting fixes wait for the next pass; a fix is never
+half-applied (DESIGN.md "Fixes")."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import Config
+from .diagnostics import Edit, Fix
+from .lint import LintResult, lint
+
+MAX_PASSES = 10
+
+
+@dataclass
+class FixOutcome:
+    """The fixed text, how many fixes were applied, and the lint of the final text."""
+
+    text: str
+    applied: int
+    result: LintResult
+    skipped: int = 0
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """Apply non-overlapping edits (offsets into ``text``). Inserts at the same offset keep
+    their order. Raises ValueError on overlap."""
+    order = sorted(enumerate(edits), key=lambda p: (p[1].start, p[1].end, p[0]))
+    out, pos = [], 0
+    for _, e in order:
+        if e.start < pos:
+            raise ValueError("overlapping edits")
+        out.append(text[pos:e.start])
+        out.append(e.new_text)
+        pos = e.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _overlaps(a: Edit, taken: list[Edit]) -> bool:
+    for b in taken:
+        if a.start < b.end and b.start < a.end:
+            return True
+        if a.start == a.end == b.start == b.end:
+            continue
+        if a.start == a.end and b.start < a.start < b.end:
+            return True
+        if b.start == b.end and a.start < b.start < a.end:
+            return True
+    return False
+
+
+def choose(result: LintResult, unsafe: bool, codes: set[str] | None = None) -> tuple[list[Fix], int]:
+    """Pick one fix per finding (preferred first, safe unless ``unsafe``) whose edits do not
+    overlap those already picked; returns (fixes, number skipped for conflicts)."""
+    taken: list[Edit] = []
+    chosen: list[Fix] = []
+    skipped = 0
+    for d in result.diagnostics:
+        if codes is not None and d.code not in codes:
+            continue
+        for fix in d.fixes:
+            if not fix.safe and not unsafe:
+                continue
+            if any(_overlaps(e, taken) for e in fix.edits):
+                skipped += 1
+                break
+            taken.extend(fix.edits)
+            chosen.append(fix)
+            break
+    return chosen, skipped
+
+
+def fix_text(text: str, path: str = "<stdin>", config: Config | None = None,
+             unsafe: bool = False, codes: set[str] | None = None) -> FixOutcome:
+    """Fix ``text`` as ``--fix`` (``unsafe`` adds ``--unsafe-fixes``) would; ``codes`` limits
+    the fixes to those rules."""
+    applied = 0
+    result = lint(text, path, config)
+    skipped = 0
+    for _ in range(MAX_PASSES):
+        fixes, skipped = choose(result, unsafe, codes)
+        if not fixes:
+            break
+        new = apply_edits(text, [e for f in fixes for e in f.edits])
+        if new == text:
+            break
+        applied += len(fixes)
+        text = new
+        result = lint(text, path, config)
+    return FixOutcome(text, applied, result, skipped)

@@ -1,0 +1,148 @@
+"""The sbatch-lint CLI as a user runs it: exit codes, formats, stdin, --fix, bad input."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sbatch_lsp.cli import main
+
+BAD = """#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=8
+#SBATCH --gpus-per-node=8
+srun torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d --rdzv-endpoint=n1:29400 t.py
+"""
+GOOD = """#!/bin/bash
+#SBATCH --nodes=1
+#SBATCH --gpus-per-node=8
+torchrun --standalone --nproc-per-node=8 train.py
+"""
+TOKEN = "hf_" + "FAKE" * 8 + "42"
+
+
+def run(args, stdin=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "sbatch_lsp", *args], input=stdin,
+                          capture_output=True, text=True, cwd=cwd)
+
+
+def test_exit_codes(tmp_path):
+    bad, good = tmp_path / "bad.sbatch", tmp_path / "good.sbatch"
+    bad.write_text(BAD)
+    good.write_text(GOOD)
+    assert run([str(good)]).returncode == 0
+    r = run([str(bad)])
+    assert r.returncode == 1
+    assert "SB201" in r.stdout and "bad.sbatch:5:6:" in r.stdout
+    assert run([str(tmp_path / "missing.sbatch")]).returncode == 2
+    assert run(["--select", "XY1", str(good)]).returncode == 2
+
+
+def test_json_shape_is_design_md(tmp_path):
+    bad = tmp_path / "bad.sbatch"
+    bad.write_text(BAD)
+    items = json.loads(run(["--format", "json", str(bad)]).stdout)
+    d = next(i for i in items if i["code"] == "SB201")
+    assert set(d) == {"code", "name", "severity", "message", "path", "line", "column",
+                      "end_line", "end_column", "related", "fixes"}
+    assert (d["line"], d["column"], d["end_line"], d["end_column"]) == (5, 6, 5, 14)
+    assert d["path"] == str(bad) and d["severity"] == "error" and d["name"] == "torchrun-per-task"
+    assert {"line", "column", "end_line", "end_column", "message"} == set(d["related"][0])
+    fix = d["fixes"][0]
+    assert fix["applicability"] == "unsafe" and set(fix["edits"][0]) == {
+        "line", "column", "end_line", "end_column", "new_text"}
+
+
+def test_stdin_with_filename():
+    r = run(["--format", "concise", "--stdin-filename", "job.sbatch", "-"], stdin=BAD)
+    assert r.returncode == 1 and r.stdout.startswith("job.sbatch:5:6: SB201")
+
+
+def test_secret_never_printed(tmp_path):
+    f = tmp_path / "s.sbatch"
+    f.write_text(f"#!/bin/bash\n#SBATCH -N 1\nexport HF_TOKEN={TOKEN}\npython x.py\n")
+    for fmt in ("text", "json", "concise", "github"):
+        r = run(["--format", fmt, str(f)])
+        assert "SB501" in r.stdout and TOKEN not in r.stdout + r.stderr
+    r = run(["--diff", "--unsafe-fixes", str(f)])
+    assert TOKEN not in r.stdout and "hf_****" in r.stdout
+
+
+def test_fix_writes_atomically_and_keeps_mode(tmp_path):
+    f = tmp_path / "crlf.sbatch"
+    f.write_bytes(b"#!/bin/bash\r\n#SBATCH -N 1\r\necho hi\r\n")
+    os.chmod(f, 0o750)
+    r = run(["--fix", str(f)])
+    assert f.read_bytes() == b"#!/bin/bash\n#SBATCH -N 1\necho hi\n"
+    assert r.returncode == 0 and (f.stat().st_mode & 0o777) == 0o750
+    assert [p.name for p in tmp_path.iterdir()] == ["crlf.sbatch"]
+
+
+def test_diff_changes_nothing(tmp_path):
+    f = tmp_path / "crlf.sbatch"
+    data = b"#!/bin/bash\r\n#SBATCH -N 1\r\necho hi\r\n"
+    f.write_bytes(data)
+    r = run(["--diff", str(f)])
+    assert f.read_bytes() == data and "-#!/bin/bash" in r.stdout
+
+
+def test_binary_and_non_utf8_input(tmp_path):
+    b = tmp_path / "blob.sbatch"
+    b.write_bytes(bytes(range(256)) * 8)
+    r = run([str(b)])
+    assert r.returncode == 2 and "binary" in r.stderr and "Traceback" not in r.stderr
+    latin = tmp_path / "latin.sbatch"
+    latin.write_bytes(b"#!/bin/bash\n#SBATCH -J caf\xe9\necho ok\n")
+    r = run([str(latin)])
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+
+
+def test_directory_discovery_honours_gitignore(tmp_path):
+    (tmp_path / ".gitignore").write_text("ignored/\n")
+    (tmp_path / "ignored").mkdir()
+    (tmp_path / "ignored" / "x.sbatch").write_text(BAD)
+    (tmp_path / "job").write_text(BAD)  # no extension, but a job script
+    (tmp_path / "notes.txt").write_text("hello\n")
+    items = json.loads(run(["--format", "json", str(tmp_path)]).stdout)
+    assert {Path(i["path"]).name for i in items} == {"job"}
+
+
+def test_bad_config_names_the_key(tmp_path):
+    (tmp_path / ".sbatch-lint.toml").write_text("[profile]\nslurm-versio = '22.05'\n")
+    (tmp_path / "j.sbatch").write_text(GOOD)
+    r = run([str(tmp_path / "j.sbatch")])
+    assert r.returncode == 2 and "slurm-versio" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_config_ignore_and_severity(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.sbatch-lint]\nignore = ['SB201']\n[tool.sbatch-lint.severity]\nSB202 = 'info'\n")
+    (tmp_path / "j.sbatch").write_text(BAD)
+    items = json.loads(run(["--format", "json", str(tmp_path / "j.sbatch")]).stdout)
+    assert "SB201" not in {i["code"] for i in items}
+
+
+def test_explain_and_list_rules(capsys):
+    assert main(["--list-rules"]) == 0
+    assert "SB201" in capsys.readouterr().out
+    assert main(["--explain", "SB201"]) == 0
+    assert "SB201" in capsys.readouterr().out
+    assert main(["--explain", "SB999"]) == 2
+
+
+def test_cli_does_not_import_pygls():
+    code = ("import sys; from sbatch_lsp.cli import main; main(['--list-rules']); "
+            "print('pygls' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert out.strip().endswith("False")
+
+
+def test_suppression_and_unused_suppression():
+    from sbatch_lsp.lint import lint
+    text = BAD.replace("srun torchrun", "# sbatch-lint: disable=SB201\nsrun torchrun")
+    codes = [d.code for d in lint(text).diagnostics]
+    assert "SB201" not in codes
+    text = GOOD.replace("torchrun", "# sbatch-lint: disable=SB201\ntorchrun")
+    assert [d.code for d in lint(text).diagnostics] == ["SB001"]

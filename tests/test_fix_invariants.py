@@ -1,0 +1,62 @@
+"""Every fix, applied to every example, case and rule-page script: removes its finding, adds no
+new error or warning, leaves a file `bash -n` accepts, and fixing again changes nothing."""
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sbatch_lsp.diagnostics import Severity
+from sbatch_lsp.fixer import apply_edits, fix_text
+from sbatch_lsp.lint import lint
+
+from rule_pages import examples, pages
+from test_cases import CASES_DIR
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _scripts():
+    for f in sorted((ROOT / "examples").rglob("*.sbatch")):
+        yield pytest.param(f.read_text(), id=f"examples/{f.relative_to(ROOT / 'examples')}")
+    for f in sorted(CASES_DIR.glob("*.sbatch")):
+        yield pytest.param(f.read_bytes().decode(), id=f"cases/{f.name}")
+    for p in pages():
+        for i, (kind, text) in enumerate(examples(p)):
+            if kind in ("bad", "fix-before"):
+                yield pytest.param(text, id=f"{p.stem}-{i}")
+
+
+def _serious(result):
+    """(code, text under the primary range): stable when a fix shifts lines."""
+    text = result.source.text
+    return {(d.code, text[d.start:d.end]) for d in result.diagnostics
+            if d.severity >= Severity.WARNING}
+
+
+def bash_ok(text: str) -> bool:
+    return subprocess.run(["bash", "-n"], input=text, text=True,
+                          capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("text", list(_scripts()))
+def test_each_fix(text):
+    before = lint(text)
+    base_ok = bash_ok(text.replace("\r", "")) if shutil.which("bash") else True
+    for d in before.diagnostics:
+        for fix in d.fixes:
+            fixed = apply_edits(text, list(fix.edits))
+            after = lint(fixed)
+            same = [x for x in after.diagnostics if x.code == d.code and x.message == d.message]
+            assert len(same) < len([x for x in before.diagnostics if x.code == d.code and
+                                    x.message == d.message]), (d.code, fix.message)
+            new = {s for s in _serious(after) if s[0] != d.code} - _serious(before)
+            assert not new, (d.code, fix.message, new)
+            if base_ok:
+                assert bash_ok(fixed), (d.code, fix.message)
+
+
+@pytest.mark.parametrize("text", list(_scripts()))
+def test_fixing_twice_changes_nothing(text):
+    once = fix_text(text, unsafe=True)
+    assert fix_text(once.text, unsafe=True).text == once.text
