@@ -383,7 +383,8 @@ def _read_srun_options(words, start, table, shorts):
             canon = res.canonical or name
             arg = res.option.arg if res.option else ("required" if not eq else "optional")
             if eq:
-                options[canon] = Word(w.text, w.end - len(val), w.end, val if w.value is not None
+                raw = w.text.split("=", 1)[1] if "=" in w.text else w.text
+                options[canon] = Word(raw, w.end - len(raw), w.end, val if w.value is not None
                                       else None, list(w.expansions), w.early)
                 option_words[canon] = w
                 i += 1
@@ -401,7 +402,8 @@ def _read_srun_options(words, start, table, shorts):
         long = opts.ALIASES.get(long, long)
         takes = shorts.get(letter, True)
         if takes and len(v) > 2:
-            options[long] = Word(w.text, w.start + 2, w.end, v[2:] if w.value is not None else None,
+            options[long] = Word(w.text[2:], w.start + 2, w.end,
+                                 v[2:] if w.value is not None else None,
                                  list(w.expansions), w.early)
             option_words[long] = w
             i += 1

@@ -77,7 +77,8 @@ def directive_after_command(job):
         start, end = src.line_starts[line], src.line_end(line)
         fixes = []
         inside = any(c.start_line < line <= c.end_line for c in job.script.chunks)
-        if not inside and line not in top and line > first_chunk_end:
+        # without `#!` at byte 0 the SB100 fix comes first; moving lines above it would not help
+        if job.source.text.startswith("#!") and not inside and line not in top and line > first_chunk_end:
             nl_end = src.line_starts[line + 1] if line + 1 < src.line_count else len(src.text)
             text = src.text[start:end]
             fixes.append(Fix("move the directive above the first command", (

@@ -123,13 +123,20 @@ def node_local_cache(job):
                         related=related)
                     break
                 continue
-            no_home = step.container and "no-container-mount-home" in step.options
+            # `#SBATCH --no-container-mount-home` may or may not reach later srun containers
+            # (it depends on the pyxis version and site; case F010): assume the cache is not
+            # on the user's home, the failure that costs the job
+            no_home = step.container and ("no-container-mount-home" in step.options or
+                                          job.directives.get("no-container-mount-home") or
+                                          any(u.typed == "--no-container-mount-home"
+                                              for u in job.directives.options))
             if no_home:
                 sev = Severity.ERROR if correctness else Severity.WARNING
                 where = (f"inside the container (--no-container-mount-home) it defaults to "
                          f"{default.replace('~', '/root')}, which is container-local")
-                related.append(Related(step.option_words["no-container-mount-home"].start,
-                                       step.option_words["no-container-mount-home"].end,
+                flag = step.option_words.get("no-container-mount-home") or next(
+                    u for u in job.directives.options if u.typed == "--no-container-mount-home")
+                related.append(Related(flag.start, flag.end,
                                        "the container does not see your home directory"))
             elif step.container:
                 continue  # home is mounted: same as the host's default
@@ -144,18 +151,49 @@ def node_local_cache(job):
                 "SB401", ev_word.start, ev_word.end,
                 f"{var} is not set in this {job.nodes.value}-node job: {where}; {what}; export "
                 f"{var} to a path on shared storage before srun",
-                severity=sev, related=related, fixes=[_export_cache(job, step, var)])
+                severity=sev, related=related,
+                fixes=[f for f in [_export_cache(job, step, var)] if f is not None])
             break
 
 
-def _export_cache(job, step, var) -> Fix:
+def _cache_base(job, step) -> str | None:
+    """A directory known to be shared (and mounted into the step's container), for a new cache.
+
+    First the parent of another cache the script already puts on shared storage
+    (``HF_HOME=/lustre/proj/cache/huggingface`` -> ``/lustre/proj/cache``), then the profile's
+    first ``shared-prefixes`` entry. With neither, no fix: a made-up path would turn the warning
+    into a job that fails at run time. A path the container does not mount is container-local
+    (slurm-facts.md §7.2), so it does not count."""
+    mounts = _mounts(job, step) if step.container else []
+    if mounts is None:
+        return None
+
+    def visible(path: str) -> bool:
+        return not step.container or any(path == d or path.startswith(d.rstrip("/") + "/")
+                                          for d in mounts)
+    names = {v for vs, *_ in CACHES for v in vs}
+    for a in job.script.assignments:
+        if a.name not in names or a.start > step.command.start:
+            continue
+        path = a.value.value if a.value is not None else None
+        if path and path.startswith("/") and "/" in path.rstrip("/")[1:] and \
+                _shared(job, path) and visible(path):
+            return path.rstrip("/").rsplit("/", 1)[0]
     prefixes = job.profile.shared_prefixes
-    base = prefixes[0].rstrip("/") if prefixes else "/path/to/shared"
+    if prefixes and visible(prefixes[0]):
+        return prefixes[0].rstrip("/") + "/$USER/cache"
+    return None
+
+
+def _export_cache(job, step, var) -> Fix | None:
+    base = _cache_base(job, step)
+    if base is None:
+        return None
     line = job.source.line_of(step.command.start)
     at = job.source.line_starts[line]
     sub = {"HF_HOME": "huggingface", "NEMO_HOME": "nemo", "UV_CACHE_DIR": "uv"}.get(var, var.lower())
     return Fix(f"export {var} on shared storage",
-               (Edit(at, at, f"export {var}={base}/$USER/cache/{sub}\n"),), safe=False)
+               (Edit(at, at, f"export {var}={base}/{sub}\n"),), safe=False)
 
 
 @rule("SB402", "shared-jit-cache", Severity.INFO,

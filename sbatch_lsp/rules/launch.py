@@ -148,11 +148,16 @@ def torchrun_multinode_args(job):
         missing = []
         if not la.has("nnodes"):
             missing.append("nnodes")
-        static = (la.arg("rdzv-backend") or "static") == "static" and not la.has("rdzv-endpoint")
+        backend = la.arg("rdzv-backend") or "static"
+        static = backend == "static" and not la.has("rdzv-endpoint")
         if static:
             for name in ("node-rank", "master-addr", "master-port"):
                 if not la.has(name):
                     missing.append(name)
+        elif not la.has("rdzv-endpoint"):
+            # A dynamic backend (c10d, etcd) with no endpoint uses "localhost" on every node
+            # (torch parse_rendezvous_endpoint: an empty endpoint means localhost:29400).
+            missing.append("rdzv-endpoint")
         if missing:
             sev = Severity.ERROR
             if configured or missing == ["master-port"]:
@@ -167,6 +172,9 @@ def torchrun_multinode_args(job):
                 why.append("without --master-addr nodes look for the rendezvous on their own "
                            "127.0.0.1 and wait until the 600 s timeout (torchrun ignores "
                            "$MASTER_ADDR)")
+            if "rdzv-endpoint" in missing:
+                why.append(f"--rdzv-backend={backend} without --rdzv-endpoint uses localhost, so "
+                           "every node waits in its own rendezvous")
             if missing == ["master-port"]:
                 why.append("--master-port defaults to 29500 on every node, which works; pass it "
                            "explicitly to avoid clashes between jobs sharing a node")
@@ -174,7 +182,7 @@ def torchrun_multinode_args(job):
                 why.append("(it may come from the --config_file, which is not read)")
             yield finding(
                 "SB202", la.anchor.start, la.anchor.end,
-                f"multi-node {la.flavour} launch without "
+                f"multi-node {la.flavour} launcher without "
                 + ", ".join("--" + m for m in missing) + ": " + "; ".join(why),
                 severity=sev, fixes=[f for f in [_add_args(job, site, missing)] if f])
         rank = la.args.get("node-rank")
@@ -195,7 +203,7 @@ def _add_args(job, site, missing) -> Fix | None:
     """Add the missing torchrun arguments after the launcher's own name (or module)."""
     la = site.launch
     nested = _late_context(site) == "nested"
-    if "node-rank" in missing and not nested:
+    if "node-rank" in missing and not nested or "rdzv-endpoint" in missing:
         return None
     text = job.source.text
     parent = site.command.script.parent if nested else None
@@ -330,6 +338,33 @@ def gpu_count_mismatch(job):
                 + ("workers share GPUs (or fail to find a device)" if more else
                    f"{gpn - n} GPU(s) per node sit idle"),
                 related=[Related(use.start, use.end, f"{gpn} GPU(s) per node")])
+    yield from _srun_native_mismatch(job, gpn, use)
+
+
+def _srun_native_mismatch(job, gpn, use):
+    """An srun-native step (no torchrun-style launcher in its tasks) runs one process per task;
+    with more than one task per node, the tasks per node should equal the GPUs per node, or
+    GPUs sit idle / tasks share a GPU. One task per node is left alone (a multi-GPU process or
+    a per-node launcher); steps that request their own GPUs are left alone."""
+    launcher_steps = {id(s.step) for s in job.launches
+                      if s.step is not None and s.launch.kind != "python"}
+    for step in job.steps:
+        tpn = step.tasks_per_node
+        if id(step) in launcher_steps or tpn is None or tpn <= 1 or tpn == gpn:
+            continue
+        if any("gpu" in k or k == "gres" for k in step.options):
+            continue
+        srun_word = next((w for w in step.command.words if (w.value or "").endswith("srun")),
+                         step.command.words[0])
+        more = tpn > gpn
+        yield finding(
+            "SB204", srun_word.start, srun_word.end,
+            f"this step runs {tpn} tasks per node ({step.layout_note}) but the job has {gpn} "
+            "GPU(s) per node: "
+            + ("several tasks share a GPU (or fail to find a device)" if more else
+               f"{gpn - tpn} GPU(s) per node sit idle"),
+            related=[Related(use.start, use.end, f"{gpn} GPU(s) per node")]
+            + [Related(u.start, u.end, f"{tpn} tasks per node") for u in step.layout_evidence])
 
 
 @rule("SB205", "launcher-outside-srun", Severity.ERROR,

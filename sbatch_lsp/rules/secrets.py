@@ -20,6 +20,9 @@ OWN_FORMATS = [
     ("W&B API key", re.compile(r"(?:WANDB_API_KEY\s*=\s*['\"]?|wandb\s+login\s+(?:--relogin\s+)?)"
                                r"([0-9a-f]{40}|[A-Za-z0-9_-]{40,86})\b")),
 ]
+#: names that hold where a credential is, not the credential (``HF_TOKEN_FILE``, ``…_PATH``);
+#: SB501's own fix reads ``${HF_TOKEN_FILE:-…}``, which must not raise SB502
+NOT_CRED_NAME = re.compile(r"(_FILE|_PATH|_DIR|_HOME)$", re.IGNORECASE)
 PLACEHOLDER = re.compile(r"^(<.*>|\$.*|.*your[_-]?(token|key|secret).*|.*_here|x{6,}|\*{3,}|"
                          r"changeme|dummy|example.*|.*\.\.\..*|none|null|)$", re.IGNORECASE)
 PLUGINS = ("aws.AWSKeyDetector", "github_token.GitHubTokenDetector",
@@ -149,12 +152,28 @@ def exposed_credential(job):
         if argv and argv[0] == "set" and any(a and re.fullmatch(r"\+[a-z]*x[a-z]*", a)
                                               for a in argv[1:]):
             xtrace = None
+        if xtrace is not None:
+            # xtrace prints assignments with their expanded value (``+ export HF_TOKEN=hf_…``):
+            # a token read at run time (``"$(< file)"``, ``$OTHER``) is printed into the job's
+            # output file, and so is a literal one (SB501 reports the literal itself). The range
+            # is the name, so SB501's fix (literal -> ``"$(cat …)"``) keeps the same finding
+            # instead of creating a new one.
+            for a in job.script.assignments:
+                if a.command is not cmd or a.value is None or not CRED_NAME.search(a.name) or \
+                        NOT_CRED_NAME.search(a.name) or (a.value.value is not None and (
+                            PLACEHOLDER.match(a.value.value) or not _entropy_ok(a.value.value))):
+                    continue
+                yield finding("SB502", a.start, a.start + len(a.name),
+                              f"`set -x` prints this assignment with the expanded value of "
+                              f"{a.name} into the job's output file; turn xtrace off around it "
+                              "(`set +x` … `set -x`)",
+                              related=[Related(xtrace.start, xtrace.end, "xtrace is on from here")])
         if not cmd.words or argv[0] in ("export", "declare", "local", "readonly", "unset"):
             continue
         for w in cmd.words[1:]:
             for e in w.expansions:
-                if not e.name or not CRED_NAME.search(e.name) or e.quoting not in (UNQUOTED,
-                                                                                    DOUBLE):
+                if not e.name or not CRED_NAME.search(e.name) or \
+                        NOT_CRED_NAME.search(e.name) or e.quoting not in (UNQUOTED, DOUBLE):
                     continue
                 why = []
                 related = []
