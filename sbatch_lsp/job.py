@@ -253,13 +253,24 @@ class Job:
             return None
         if w.value is not None:
             return parse_count(w.value)
-        refs = [e.name for e in w.expansions if e.name]
-        if len(refs) == 1 and w.text.strip('"') in ("$" + refs[0], "${" + refs[0] + "}"):
-            if refs[0] in JOB_NODE_VARS:
-                return self.nodes.value
-            if refs[0] == "SLURM_NTASKS":
-                return self._job_ntasks()
+        ref = _sole_reference(w)
+        if ref in JOB_NODE_VARS:
+            return self.nodes.value
+        if ref == "SLURM_NTASKS":
+            return self._job_ntasks()
         return None
+
+    def _ntasks_is_node_count(self, step: Step) -> bool:
+        """Whether the step's ``--ntasks`` names its node count even when that count is not
+        known: ``$SLURM_JOB_NUM_NODES``/``$SLURM_NNODES`` (with no other ``--nodes``), or the same
+        text as the step's ``--nodes``."""
+        n, nodes = step.options.get("ntasks"), step.options.get("nodes")
+        if n is None:
+            return False
+        if nodes is not None and n.text.strip('"') == nodes.text.strip('"'):
+            return True
+        return _sole_reference(n) in JOB_NODE_VARS and (
+            nodes is None or _sole_reference(nodes) in JOB_NODE_VARS)
 
     def _job_ntasks(self) -> int | None:
         if self.ntasks.known:
@@ -279,7 +290,12 @@ class Job:
         has = step.options.__contains__
         if has("ntasks"):
             if s_ntasks is None:
-                step.layout_note = "the step's --ntasks is not a literal"
+                if self._ntasks_is_node_count(step):
+                    # as many tasks as nodes: Slurm places one on each (slurm-facts.md §14)
+                    step.tasks_per_node = 1
+                    step.layout_note = "the step asks for one task per node"
+                else:
+                    step.layout_note = "the step's --ntasks is not a literal"
                 return
             nodes = s_nodes or (min(job_nodes, s_ntasks) if job_nodes else None)
             step.nodes = nodes
@@ -347,6 +363,15 @@ class Job:
                            or a == "allexport") for a in argv[1:]):
                 return cmd.start
         return None
+
+
+def _sole_reference(w: Word) -> str | None:
+    """The variable name when ``w`` is exactly ``$NAME``, ``${NAME}`` or either in double
+    quotes; None otherwise."""
+    refs = [e.name for e in w.expansions if e.name]
+    if len(refs) == 1 and w.text.strip('"') in ("$" + refs[0], "${" + refs[0] + "}"):
+        return refs[0]
+    return None
 
 
 def _find_srun(words: list[Word]) -> int | None:

@@ -48,8 +48,6 @@ def torchrun_per_task(job):
         if step is None:
             continue
         tpn = step.tasks_per_node
-        if tpn is None and _one_task_per_node_spelled(step):
-            tpn = 1
         la = site.launch
         if tpn is None:
             yield finding(
@@ -76,33 +74,6 @@ def torchrun_per_task(job):
             "(`srun --ntasks-per-node=1 --ntasks=<nodes>`) or drop torchrun and launch one "
             "task per GPU with srun",
             related=related, fixes=[f for f in fixes if f])
-
-
-_NODE_COUNT_REF = re.compile(r'^"?\$\{?(SLURM_JOB_NUM_NODES|SLURM_NNODES)\}?"?$')
-
-
-def _opt_text(step, name) -> str | None:
-    """The value of a step option as written (``--ntasks="$X"`` -> ``"$X"``)."""
-    w = step.options.get(name)
-    if w is None:
-        return None
-    t = w.text
-    if t.startswith("-") and "=" in t:
-        t = t.split("=", 1)[1]
-    return t
-
-
-def _one_task_per_node_spelled(step) -> bool:
-    """``srun --ntasks=N --ntasks-per-node=1`` with N the job's node count (``$SLURM_JOB_NUM_NODES``,
-    ``$SLURM_NNODES``, or the same text as the step's ``--nodes``) runs one task per node even
-    when N is not a literal: the step sets its own ``--ntasks``, so the inherited task count no
-    longer overrides ``--ntasks-per-node`` (slurm-facts.md §14)."""
-    if step.opt("ntasks-per-node") != "1":
-        return False
-    n = _opt_text(step, "ntasks")
-    if n is None:
-        return False
-    return bool(_NODE_COUNT_REF.match(n)) or n == _opt_text(step, "nodes")
 
 
 def _one_task_per_node(step, srun_word) -> Fix | None:

@@ -1,0 +1,29 @@
+"""Step layouts as Slurm 22.05.8 computes them (slurm-facts.md §14)."""
+import pytest
+
+from sbatch_lsp.lint import lint
+
+
+def layout(directives: str, srun: str):
+    text = "#!/bin/bash\n" + directives + "\n" + srun + " hostname\n"
+    step = lint(text).job.steps[0]
+    return step.tasks_per_node
+
+
+@pytest.mark.parametrize("directives,srun,expected", [
+    ("#SBATCH --nodes=2 --ntasks-per-node=2", "srun", 2),
+    # a lone --ntasks-per-node=1 is ignored: the inherited task count wins
+    ("#SBATCH --nodes=2 --ntasks-per-node=2", "srun --ntasks-per-node=1", 2),
+    ("#SBATCH --nodes=2 --ntasks-per-node=2",
+     'srun --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1', 1),
+    # the same, with a node count only known at submit time
+    ("#SBATCH --ntasks-per-node=8",
+     'srun --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1', 1),
+    ("#SBATCH --ntasks-per-node=8", 'srun -N "$N" -n "$N"', 1),
+    ("#SBATCH --ntasks-per-node=8", 'srun -n "$TASKS"', None),
+    ("#SBATCH --nodes=4 --ntasks=4", "srun", 1),
+    ("#SBATCH --nodes=2", "srun", 1),
+    ("#SBATCH --nodes=2", "srun --ntasks-per-node=4", 4),
+])
+def test_step_layout(directives, srun, expected):
+    assert layout(directives, srun) == expected
