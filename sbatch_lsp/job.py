@@ -388,12 +388,18 @@ def _read_srun_options(words, start, table, shorts):
     """srun's getopt (``+`` mode): options until the first non-option word.
 
     Returns (canonical name -> value word, canonical name -> option word, index of the command).
-    Long names are resolved by unique prefix like getopt_long.
+    Long names are resolved by unique prefix like getopt_long. A value joined to its option
+    (``--ntasks=4``, ``-n4``) becomes a Word of its own covering just the value.
     """
     options: dict[str, Word] = {}
     option_words: dict[str, Word] = {}
-    i = start
     short_names = {o.short: o.long for o in table.values() if o.short}
+
+    def joined(w: Word, cut: int, value: str) -> Word:
+        return Word(w.text[cut:], w.start + cut, w.end, value if w.value is not None else None,
+                    list(w.expansions), w.early)
+
+    i = start
     while i < len(words):
         w = words[i]
         v = w.value if w.value is not None else w.text
@@ -405,39 +411,24 @@ def _read_srun_options(words, start, table, shorts):
         if v.startswith("--"):
             name, eq, val = v[2:].partition("=")
             res = opts.resolve_long(name, table)
-            canon = res.canonical or name
-            arg = res.option.arg if res.option else ("required" if not eq else "optional")
-            if eq:
-                raw = w.text.split("=", 1)[1] if "=" in w.text else w.text
-                options[canon] = Word(raw, w.end - len(raw), w.end, val if w.value is not None
-                                      else None, list(w.expansions), w.early)
-                option_words[canon] = w
-                i += 1
-            elif arg == "required" and i + 1 < len(words):
-                options[canon] = words[i + 1]
-                option_words[canon] = w
-                i += 2
-            else:
-                options[canon] = w
-                option_words[canon] = w
-                i += 1
-            continue
-        letter = v[1:2]
-        long = short_names.get(letter, letter)
-        long = opts.ALIASES.get(long, long)
-        takes = shorts.get(letter, True)
-        if takes and len(v) > 2:
-            options[long] = Word(w.text[2:], w.start + 2, w.end,
-                                 v[2:] if w.value is not None else None,
-                                 list(w.expansions), w.early)
-            option_words[long] = w
+            name = res.canonical or name
+            # an option srun does not know is assumed to take the next word as its value
+            takes = res.option.arg == "required" if res.option else not eq
+            value = joined(w, w.text.find("=") + 1, val) if eq else None
+        else:
+            letter = v[1:2]
+            name = short_names.get(letter, letter)
+            name = opts.ALIASES.get(name, name)
+            takes = shorts.get(letter, True)
+            value = joined(w, 2, v[2:]) if takes and len(v) > 2 else None
+        option_words[name] = w
+        if value is not None:
+            options[name] = value
             i += 1
         elif takes and i + 1 < len(words):
-            options[long] = words[i + 1]
-            option_words[long] = w
+            options[name] = words[i + 1]
             i += 2
         else:
-            options[long] = w
-            option_words[long] = w
+            options[name] = w
             i += 1
     return options, option_words, i
