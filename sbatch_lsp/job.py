@@ -395,10 +395,6 @@ def _read_srun_options(words, start, table, shorts):
     option_words: dict[str, Word] = {}
     short_names = {o.short: o.long for o in table.values() if o.short}
 
-    def joined(w: Word, cut: int, value: str) -> Word:
-        return Word(w.text[cut:], w.start + cut, w.end, value if w.value is not None else None,
-                    list(w.expansions), w.early)
-
     i = start
     while i < len(words):
         w = words[i]
@@ -414,13 +410,13 @@ def _read_srun_options(words, start, table, shorts):
             name = res.canonical or name
             # an option srun does not know is assumed to take the next word as its value
             takes = res.option.arg == "required" if res.option else not eq
-            value = joined(w, w.text.find("=") + 1, val) if eq else None
+            value = w.tail(w.text.find("=") + 1, val) if eq else None
         else:
             letter = v[1:2]
             name = short_names.get(letter, letter)
             name = opts.ALIASES.get(name, name)
             takes = shorts.get(letter, True)
-            value = joined(w, 2, v[2:]) if takes and len(v) > 2 else None
+            value = w.tail(2, v[2:]) if takes and len(v) > 2 else None
         option_words[name] = w
         if value is not None:
             options[name] = value

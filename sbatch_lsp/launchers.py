@@ -39,12 +39,24 @@ ALIASES = {
 }
 #: wrappers whose own options end before the command they run: name -> options taking a value
 WRAPPERS = {
-    "uv": None, "env": set(), "nohup": set(), "time": set(), "stdbuf": set(),
+    "env": set(), "nohup": set(), "time": set(), "stdbuf": set(),
     "numactl": {"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind",
                 "--preferred", "--interleave"},
-    "singularity": None, "apptainer": None, "nsys": None, "conda": None, "exec": set(),
-    "taskset": set(), "chrt": set(), "nice": {"-n"}, "ionice": {"-c", "-n"}, "xargs": set(),
+    "exec": set(), "taskset": set(), "chrt": set(), "nice": {"-n"}, "ionice": {"-c", "-n"},
+    "xargs": set(),
 }
+#: wrappers with a subcommand: (name, subcommand) -> (options taking a value, or None when any
+#: option followed by a non-option word takes it; positional words before the command)
+SUBCOMMAND_WRAPPERS = {
+    ("uv", "run"): ({"--with", "--python", "-p", "--project", "--directory", "--extra",
+                     "--group", "--env-file", "--index", "--package"}, 0),
+    **{(tool, sub): ({"-B", "--bind", "--env", "--pwd", "-W", "--workdir", "-H", "--home",
+                      "--overlay", "-o"}, 1)  # the image
+       for tool in ("singularity", "apptainer") for sub in ("exec", "run")},
+    ("conda", "run"): ({"-n", "--name", "-p", "--prefix"}, 0),
+    ("nsys", "profile"): (None, 0),
+}
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 TORCHRUN_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "launch"}
 
@@ -78,6 +90,25 @@ def _base(w: Word) -> str:
     return (w.value or "").rsplit("/", 1)[-1]
 
 
+def _skip_options(words: list[Word], i: int, takes: set[str] | None,
+                  assignments: bool = False) -> int:
+    """Index of the first word at or after ``i`` that is not a wrapper option (or, with
+    ``assignments``, a ``NAME=value`` word of ``env``). ``takes`` lists the options that consume
+    the next word; None means any option does when the next word is not an option itself."""
+    while i < len(words):
+        v = words[i].value or ""
+        if assignments and ASSIGNMENT.match(v):
+            i += 1
+            continue
+        if not v.startswith("-"):
+            break
+        i += 1
+        if "=" not in v and i < len(words) and (
+                v in takes if takes is not None else not (words[i].value or "-").startswith("-")):
+            i += 1
+    return i
+
+
 def unwrap(words: list[Word]) -> list[Word]:
     """Drop wrappers (``uv run``, ``env X=1``, ``numactl …``, ``singularity exec IMG`` …) from
     the front of ``words`` and return the argv of the command they run."""
@@ -86,56 +117,13 @@ def unwrap(words: list[Word]) -> list[Word]:
         if i >= len(words):
             break
         name = _base(words[i])
-        if name == "uv" and i + 1 < len(words) and words[i + 1].value == "run":
-            i += 2
-            while i < len(words) and (words[i].value or "").startswith("-"):
-                opt = words[i].value
-                i += 1
-                if opt in ("--with", "--python", "-p", "--project", "--directory", "--extra",
-                           "--group", "--env-file", "--index", "--package") and "=" not in opt:
-                    i += 1
+        sub = words[i + 1].value if i + 1 < len(words) else None
+        if (name, sub) in SUBCOMMAND_WRAPPERS:
+            takes, positionals = SUBCOMMAND_WRAPPERS[(name, sub)]
+            i = _skip_options(words, i + 2, takes) + positionals
             continue
-        if name in ("singularity", "apptainer") and i + 1 < len(words) and \
-                words[i + 1].value in ("exec", "run"):
-            i += 2
-            while i < len(words) and (words[i].value or "").startswith("-"):
-                opt = words[i].value
-                i += 1
-                if opt in ("-B", "--bind", "--env", "--pwd", "-W", "--workdir", "-H", "--home",
-                           "--overlay", "-o") and "=" not in opt:
-                    i += 1
-            i += 1  # the image
-            continue
-        if name == "conda" and i + 1 < len(words) and words[i + 1].value == "run":
-            i += 2
-            while i < len(words) and (words[i].value or "").startswith("-"):
-                opt = words[i].value
-                i += 1
-                if opt in ("-n", "--name", "-p", "--prefix"):
-                    i += 1
-            continue
-        if name == "nsys" and i + 1 < len(words) and words[i + 1].value == "profile":
-            i += 2
-            while i < len(words) and (words[i].value or "").startswith("-"):
-                opt = words[i].value
-                i += 1
-                if "=" not in opt and i < len(words) and not (words[i].value or "-").startswith("-"):
-                    i += 1
-            continue
-        if name in WRAPPERS and WRAPPERS[name] is not None:
-            takes = WRAPPERS[name]
-            i += 1
-            while i < len(words):
-                v = words[i].value or ""
-                if name == "env" and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", v):
-                    i += 1
-                    continue
-                if v.startswith("-"):
-                    i += 1
-                    if v in takes:
-                        i += 1
-                    continue
-                break
+        if name in WRAPPERS:
+            i = _skip_options(words, i + 1, WRAPPERS[name], assignments=name == "env")
             continue
         break
     return words[i:]
@@ -168,8 +156,7 @@ def _parse_opts(words: list[Word], start: int, known: dict[str, bool] | None,
         if takes is None:
             takes = not eq and i + 1 < len(words) and not (words[i + 1].value or "x").startswith("-")
         if eq:
-            args[key] = Word(w.text, w.start + len(w.text) - len(val), w.end, val,
-                             [e for e in w.expansions], w.early)
+            args[key] = w.tail(w.text.find("=") + 1, val)
             args.setdefault("_raw_" + key, w)
             i += 1
         elif takes and i + 1 < len(words):

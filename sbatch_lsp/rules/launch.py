@@ -119,13 +119,14 @@ def torchrun_multinode_args(job):
         missing = []
         if not la.has("nnodes"):
             missing.append("nnodes")
-        backend = la.arg("rdzv-backend") or "static"
+        # None when the backend is not a literal: then neither set of arguments is required
+        backend = la.arg("rdzv-backend") if la.has("rdzv-backend") else "static"
         static = backend == "static" and not la.has("rdzv-endpoint")
         if static:
             for name in ("node-rank", "master-addr", "master-port"):
                 if not la.has(name):
                     missing.append(name)
-        elif not la.has("rdzv-endpoint"):
+        elif backend is not None and not la.has("rdzv-endpoint"):
             # A dynamic backend (c10d, etcd) with no endpoint uses "localhost" on every node
             # (torch parse_rendezvous_endpoint: an empty endpoint means localhost:29400).
             missing.append("rdzv-endpoint")

@@ -46,6 +46,14 @@ class Word:
     #: early expansions (batch-shell values) that flowed into this word of a nested script
     early: list[Expansion] = field(default_factory=list)
 
+    def tail(self, cut: int, value: str | None) -> "Word":
+        """The part of this word after its first ``cut`` characters (the value of ``--opt=value``
+        or ``-n4``) as a Word of its own; ``value`` is that part's literal value, kept only when
+        this word is literal."""
+        return Word(self.text[cut:], self.start + cut, self.end,
+                    value if self.value is not None else None,
+                    [e for e in self.expansions if e.end > self.start + cut], self.early)
+
     def refs(self, *quoting: str) -> list[Expansion]:
         """Variable references with one of the given quoting contexts (all when none given)."""
         return [e for e in self.expansions if e.name and (not quoting or e.quoting in quoting)]

@@ -1,0 +1,47 @@
+"""Wrappers are looked through and launchers recognised with torchrun's option names."""
+import pytest
+
+from sbatch_lsp.launchers import find_launch, unwrap
+from sbatch_lsp.shell.parse import parse_script
+
+
+def words(line: str):
+    return parse_script(line + "\n").commands[0].words
+
+
+@pytest.mark.parametrize("line,first", [
+    ("uv run --with x --no-sync python -m torch.distributed.run a", "python"),
+    ("singularity exec -B /a:/b img.sif torchrun t.py", "torchrun"),
+    ("apptainer run --nv img.sif python t.py", "python"),
+    ("env A=1 B=2 numactl -C 0-3 python t.py", "python"),
+    ("nsys profile -o out --stats=true python t.py", "python"),
+    ("conda run -n e python t.py", "python"),
+    ("nohup time python x", "python"),
+    ("hostname", "hostname"),
+])
+def test_unwrap(line, first):
+    assert unwrap(words(line))[0].value == first
+
+
+def test_torchrun_arguments_normalised():
+    la = find_launch(words("uv run python -m torch.distributed.run --nproc_per_node 8 "
+                           "--node_rank=$SLURM_NODEID --rdzv-backend c10d train.py --lr 1"))
+    assert (la.kind, la.flavour) == ("torchrun", "torchrun")
+    assert la.arg("nproc-per-node") == "8" and la.arg("rdzv-backend") == "c10d"
+    assert la.args["node-rank"].text == "$SLURM_NODEID"
+    assert [w.value for w in la.program] == ["train.py", "--lr", "1"]
+
+
+def test_accelerate_maps_to_torchrun_names():
+    la = find_launch(words("accelerate launch --num_machines 2 --machine_rank 0 "
+                           "--main_process_ip h t.py"))
+    assert la.flavour == "accelerate"
+    assert (la.arg("nnodes"), la.arg("node-rank"), la.arg("master-addr")) == ("2", "0", "h")
+
+
+@pytest.mark.parametrize("backend", ["--rdzv-backend=$B", "--rdzv-backend $B"])
+def test_unknown_backend_is_not_assumed_static(backend):
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+            f"srun torchrun --nnodes=2 --nproc-per-node=8 {backend} t.py\n")
+    assert [d.code for d in lint(text).diagnostics] == []
