@@ -313,7 +313,6 @@ def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
 
 
 def _raw_index(tok: Token, k: int) -> int:
-    """Map index ``k`` of ``tok.text`` to an index into its raw span (exact when unquoted)."""
-    if not tok.quoted and "\\" not in tok.text:
-        return min(k, tok.end - tok.start)
+    """Map index ``k`` of ``tok.text`` to an index into its raw span: exact when no quote or
+    backslash comes before it (option names), clamped to the span otherwise."""
     return min(k, tok.end - tok.start)

@@ -152,8 +152,6 @@ class Job:
             if total is not None and self.nodes.value == 1:
                 return Count(total, use, use.value)
             return Count(None, use, use.value)
-        if self.profile.gpus_per_node:
-            return Count(None)
         return Count(None)
 
     def gpu_requested(self) -> OptionUse | None:
@@ -192,7 +190,6 @@ class Job:
     # ---- steps ------------------------------------------------------------------------
     def _steps(self) -> None:
         srun_table = opts.srun_options()
-        shorts = {k: v for k, v in opts.SRUN_SHORT.items()}
         for cmd in self.script.walk():
             if not cmd.words or cmd.in_substitution:
                 continue
@@ -200,12 +197,12 @@ class Job:
             k = _find_srun(words)
             if k is None:
                 continue
-            options, option_words, i = _read_srun_options(words, k + 1, srun_table, shorts)
+            options, option_words, i = _read_srun_options(words, k + 1, srun_table,
+                                                          opts.SRUN_SHORT)
             step = Step(cmd, options, option_words, words[i:])
             self._task(step, cmd, i)
             self._layout(step)
             self.steps.append(step)
-        stepped = {id(c) for s in self.steps for c in s.task_commands}
         by_task = {id(c): s for s in self.steps for c in s.task_commands}
         by_srun = {id(s.command): s for s in self.steps}
         for cmd in self.script.walk():
@@ -219,23 +216,15 @@ class Job:
             else:
                 launch = find_launch(cmd.words)
                 step = by_task.get(id(cmd))
-                if step is None and (id(cmd) in stepped or self._under_srun(cmd)):
-                    continue
+                if step is None and any(id(a) in by_srun for a in cmd.ancestors()):
+                    continue  # inside a step, but not what its tasks run (a wrapper's string)
             if launch is not None:
                 self.launches.append(LaunchSite(launch, cmd, step))
-
-    def _under_srun(self, cmd: Command) -> bool:
-        parent = cmd.script.parent if cmd.script else None
-        while parent is not None:
-            if any(s.command is parent for s in self.steps):
-                return True
-            parent = parent.script.parent if parent.script else None
-        return False
 
     def _task(self, step: Step, cmd: Command, i: int) -> None:
         """What each task of the step runs."""
         argv = cmd.words[i:]
-        nested = [s for s in cmd.nested]
+        nested = cmd.nested
         idx = shell_string_index(argv)
         if nested and (idx is not None or any(s.kind == "split" for s in nested)):
             for s in nested:

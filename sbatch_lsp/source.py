@@ -91,6 +91,15 @@ class Source:
             end -= 1
         return end
 
+    def line_with_break(self, line: int) -> tuple[int, int]:
+        """(start, end) of 0-based ``line`` including its line break: what deleting it removes."""
+        end = self.line_starts[line + 1] if line + 1 < self.line_count else len(self.text)
+        return self.line_starts[line], end
+
+    def line_start_at(self, offset: int) -> int:
+        """Offset of the start of the line that holds ``offset``."""
+        return self.line_starts[self.line_of(offset)]
+
     def line_text(self, line: int) -> str:
         """Text of 0-based ``line`` without its line ending."""
         return self.text[self.line_starts[line]:self.line_end(line)]

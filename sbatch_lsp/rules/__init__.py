@@ -50,6 +50,13 @@ def finding(code: str, start: int, end: int, message: str, severity: Severity | 
                       fixes or [], name=r.name)
 
 
+def insert_line_before(job, cmd, line: str) -> Edit:
+    """An edit that inserts ``line`` (with its newline) above the batch-script command that
+    runs ``cmd``."""
+    at = job.source.line_start_at(cmd.top().start)
+    return Edit(at, at, line + "\n")
+
+
 meta("SB001", "unused-suppression", Severity.WARNING,
      "a `# sbatch-lint: disable=` comment that suppresses nothing")
 meta("SB002", "unparsed-chunk", Severity.INFO,

@@ -79,10 +79,9 @@ def directive_after_command(job):
         inside = any(c.start_line < line <= c.end_line for c in job.script.chunks)
         # without `#!` at byte 0 the SB100 fix comes first; moving lines above it would not help
         if job.source.text.startswith("#!") and not inside and line not in top and line > first_chunk_end:
-            nl_end = src.line_starts[line + 1] if line + 1 < src.line_count else len(src.text)
-            text = src.text[start:end]
             fixes.append(Fix("move the directive above the first command", (
-                Edit(stop_start, stop_start, text + "\n"), Edit(start, nl_end, "")), safe=False))
+                Edit(stop_start, stop_start, src.text[start:end] + "\n"),
+                Edit(*src.line_with_break(line), "")), safe=False))
         yield finding(
             "SB101", start, end,
             f"this #SBATCH line comes after the first command (line {stop + 1}), so sbatch "
@@ -195,8 +194,7 @@ def _move_to_srun(job, use, name, steps) -> Fix | None:
             return None
     if len(dl.tokens) != (2 if separate else 1):
         return None
-    start = src.line_starts[line]
-    end = src.line_starts[line + 1] if line + 1 < src.line_count else len(src.text)
+    start, end = src.line_with_break(line)
     flag = f"--{name}" + (f"={shlex.quote(value)}" if value is not None else "")
     edits = [Edit(start, end, "")]
     for s in steps:

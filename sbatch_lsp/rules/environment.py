@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..shell.model import DOUBLE, UNQUOTED
-from . import Edit, Fix, Related, Severity, finding, rule
+from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 
 NODE_LOCAL = re.compile(r"^(/tmp|/dev/shm|/var/tmp|/run|/local|/scratch/local|/raid|/root|"
                         r"\$\{?TMPDIR\}?|\$\{?SLURM_TMPDIR\}?)(/|$)")
@@ -189,11 +188,9 @@ def _export_cache(job, step, var) -> Fix | None:
     base = _cache_base(job, step)
     if base is None:
         return None
-    line = job.source.line_of(step.command.start)
-    at = job.source.line_starts[line]
     sub = {"HF_HOME": "huggingface", "NEMO_HOME": "nemo", "UV_CACHE_DIR": "uv"}.get(var, var.lower())
     return Fix(f"export {var} on shared storage",
-               (Edit(at, at, f"export {var}={base}/{sub}\n"),), safe=False)
+               (insert_line_before(job, step.command, f"export {var}={base}/{sub}"),), safe=False)
 
 
 @rule("SB402", "shared-jit-cache", Severity.INFO,
@@ -212,8 +209,6 @@ def shared_jit_cache(job):
                           "storage (/tmp/...-$SLURM_JOB_ID) is usually faster")
 
 
-TP = re.compile(r"--(tensor-model-parallel-size|context-parallel-size)[= ](\d+)|"
-                r"\b(tensor_model_parallel_size|context_parallel_size)=(\d+)")
 FSDP_MEGATRON = re.compile(r"--use-torch-fsdp2|--use-megatron-fsdp|use_megatron_fsdp=true",
                            re.IGNORECASE)
 FSDP_OTHER = re.compile(r"\bfsdp2?\b|--fsdp|fsdp\.|full_shard|FSDP", re.IGNORECASE)
@@ -264,9 +259,7 @@ def cuda_device_max_connections(job):
                "CUDA_DEVICE_MAX_CONNECTIONS > 1\"" if ucc and not fsdp_o else
                "FSDP then serialises its all-gather/reduce-scatter with compute")
         line = job.source.line_of(a.start)
-        start = job.source.line_starts[line]
-        end = job.source.line_starts[line + 1] if line + 1 < job.source.line_count else \
-            len(job.source.text)
+        start, end = job.source.line_with_break(line)
         fixes = []
         if a.command is not None and a.command.words and a.command.words[0].value == "export" \
                 and len(a.command.words) == 2 and job.source.line_of(a.command.end) == line:
@@ -278,8 +271,6 @@ def cuda_device_max_connections(job):
                       related=[Related(ev.start, ev.end, "FSDP/UCC is used here")], fixes=fixes)
         return
     tp_word, tp = None, 0
-    for w in words:
-        pass
     for c in cmds:
         for k, w in enumerate(c.words):
             v = w.value or w.text
@@ -310,9 +301,9 @@ def cuda_device_max_connections(job):
         fixes = []
         top = next((s.command for s in job.steps if s.command.script is job.script), None)
         if top is not None:
-            at = job.source.line_starts[job.source.line_of(top.start)]
             fixes.append(Fix("export CUDA_DEVICE_MAX_CONNECTIONS=1 before the training step",
-                             (Edit(at, at, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"),),
+                             (insert_line_before(job, top,
+                                                 "export CUDA_DEVICE_MAX_CONNECTIONS=1"),),
                              safe=False))
         yield finding("SB403", tp_word.start, tp_word.end,
                       f"tensor/context parallelism of {tp} without CUDA_DEVICE_MAX_CONNECTIONS=1 "
@@ -327,4 +318,3 @@ def cuda_device_max_connections(job):
                       + ("on Blackwell GPUs" if arch == "blackwell" else "with MoE a2a overlap")
                       + ": launchers use 32 here; 1 serialises kernels and costs throughput",
                       severity=Severity.WARNING)
-    _ = (UNQUOTED, DOUBLE, TP)

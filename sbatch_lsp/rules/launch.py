@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..job import parse_count
-from . import Edit, Fix, Related, Severity, finding, rule
+from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 
 LOCAL_ADDR = re.compile(r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|::1)$")
 PER_NODE_ADDR = re.compile(r"\$\(\s*hostname[^)]*\)|`\s*hostname[^`]*`|\$\{?HOSTNAME\b|"
@@ -29,13 +29,11 @@ def _nodes_of(job, site) -> int | None:
     return job.nodes.value
 
 
-def _late_context(site) -> str:
-    """Quoting context a fix must write into: ``unquoted`` (batch argv), ``single`` or
-    ``double`` (a nested command string), by how the nested script was written."""
-    script = site.command.script
-    if script is None or script.parent is None:
-        return "batch"
-    return "nested"
+#: torchrun arguments a fix can take from the allocation (expanded inside the task)
+FROM_ALLOCATION = {
+    "nnodes": '--nnodes="$SLURM_JOB_NUM_NODES"', "node-rank": '--node-rank="$SLURM_NODEID"',
+    "master-addr": '--master-addr="$MASTER_ADDR"', "master-port": '--master-port="$MASTER_PORT"',
+}
 
 
 @rule("SB201", "torchrun-per-task", Severity.ERROR,
@@ -87,8 +85,8 @@ def _one_task_per_node(step, srun_word) -> Fix | None:
         end = vw.end if vw is not None and vw is not ow else ow.end
         edits.append(Edit(ow.start - 1, end, ""))
     add = ' --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1'
-    if step.command.script is not None and step.command.script.parent is not None:
-        return None
+    if step.command.top() is not step.command:
+        return None  # srun inside a command string: its options are not ours to rewrite
     edits.append(Edit(srun_word.end, srun_word.end, add))
     return Fix("run one task per node in this step", tuple(sorted(edits, key=lambda e: e.start)),
                safe=False)
@@ -174,13 +172,11 @@ def torchrun_multinode_args(job):
 def _add_args(job, site, missing) -> Fix | None:
     """Add the missing torchrun arguments after the launcher's own name (or module)."""
     la = site.launch
-    nested = _late_context(site) == "nested"
-    if "node-rank" in missing and not nested or "rdzv-endpoint" in missing:
-        return None
-    text = job.source.text
-    parent = site.command.script.parent if nested else None
-    if nested:
-        outer = parent.words[-1] if parent and parent.words else None
+    parent = next(site.command.ancestors(), None)  # the command running a nested string
+    if "node-rank" in missing and parent is None or "rdzv-endpoint" in missing:
+        return None  # $SLURM_NODEID on a batch-shell line would expand to 0
+    if parent is not None:
+        outer = parent.words[-1] if parent.words else None
         if outer is None or not outer.text.startswith("'"):
             return None  # inside a double-quoted string: escaping is not automatic
     ins_word = la.anchor
@@ -190,34 +186,20 @@ def _add_args(job, site, missing) -> Fix | None:
             ins_word = w
         if w.value in ("launch", "run") and k == 1:
             ins_word = w
-    pieces = []
-    for m in missing:
-        if m == "nnodes":
-            pieces.append('--nnodes="$SLURM_JOB_NUM_NODES"')
-        elif m == "node-rank":
-            pieces.append('--node-rank="$SLURM_NODEID"')
-        elif m == "master-addr":
-            pieces.append('--master-addr="$MASTER_ADDR"')
-        elif m == "master-port":
-            pieces.append('--master-port="$MASTER_PORT"')
-    edits = [Edit(ins_word.end, ins_word.end, " " + " ".join(pieces))]
+    edits = [Edit(ins_word.end, ins_word.end,
+                  " " + " ".join(FROM_ALLOCATION[m] for m in missing))]
     need_addr = "master-addr" in missing and not job.exported("MASTER_ADDR")
     need_port = "master-port" in missing and not job.exported("MASTER_PORT")
     if need_addr or need_port:
-        anchor = site.step.command if site.step is not None else site.command
-        while anchor.script is not None and anchor.script.parent is not None:
-            anchor = anchor.script.parent
-        line = job.source.line_of(anchor.start)
-        at = job.source.line_starts[line]
         if job.batch_assignments("MASTER_ADDR") and need_addr:
             return None
-        lines = ""
+        lines = []
         if need_addr:
-            lines += 'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)\n'
+            lines.append('export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" '
+                         '| head -n1)')
         if need_port:
-            lines += "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 10000))\n"
-        edits.insert(0, Edit(at, at, lines))
-    _ = text
+            lines.append("export MASTER_PORT=$((20000 + SLURM_JOB_ID % 10000))")
+        edits.insert(0, insert_line_before(job, site.command, "\n".join(lines)))
     return Fix("add " + ", ".join("--" + m for m in missing) + " from the allocation",
                tuple(sorted(edits, key=lambda e: e.start)), safe=False)
 

@@ -108,6 +108,19 @@ class Command:
     def argv(self) -> list[str | None]:
         return [w.value for w in self.words]
 
+    def ancestors(self):
+        """The commands that run this one's command string, innermost first
+        (``srun bash -c '… torchrun …'``: the srun command for the torchrun)."""
+        parent = self.script.parent if self.script else None
+        while parent is not None:
+            yield parent
+            parent = parent.script.parent if parent.script else None
+
+    def top(self) -> "Command":
+        """The batch-script command that runs this one (itself when it is one)."""
+        return next((c for c in self.ancestors() if c.script is None or c.script.parent is None),
+                    self)
+
 
 @dataclass
 class Chunk:
