@@ -27,3 +27,13 @@ def layout(directives: str, srun: str):
 ])
 def test_step_layout(directives, srun, expected):
     assert layout(directives, srun) == expected
+
+
+def test_taint_follows_the_value_not_a_later_bare_export():
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+            "NODE_RANK=$SLURM_PROCID\nexport NODE_RANK\n"
+            "srun --ntasks-per-node=1 torchrun --nnodes=2 --nproc-per-node=8 "
+            "--node-rank=$NODE_RANK --rdzv-backend=c10d --rdzv-endpoint=h:29400 t.py\n")
+    found = [(d.code, d.severity.label) for d in lint(text).diagnostics]
+    assert ("SB301", "error") in found

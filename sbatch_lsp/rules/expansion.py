@@ -51,17 +51,10 @@ class _Flow:
         for e in word.expansions:
             if e.name and e.quoting in (UNQUOTED, DOUBLE) and e.name not in seen and \
                     e.name not in self.per_task:
-                a = self._last_assignment(e.name, e.start)
-                if a is not None and a.value is not None:
+                a = self.job.script.value_at(e.name, e.start)
+                if a is not None:
                     out += self.taint(a.value, seen + (e.name,))
         return out
-
-    def _last_assignment(self, name, before):
-        best = None
-        for a in self.job.script.assignments:
-            if a.name == name and a.start < before and (best is None or a.start > best.start):
-                best = a
-        return best
 
 
 @rule("SB301", "early-expanded-task-variable", Severity.ERROR,

@@ -152,6 +152,16 @@ class Script:
     parent: Command | None = None
     data_spans: list[tuple[int, int]] = field(default_factory=list)  # strings spanning lines
 
+    def value_at(self, name: str, before: int) -> Assignment | None:
+        """The assignment that gives ``name`` its value at offset ``before``: the last one
+        before it that sets a value (``export NAME`` alone and ``NAME+=…`` do not replace it)."""
+        best = None
+        for a in self.assignments:
+            if a.name == name and a.start < before and a.value is not None and not a.append:
+                if best is None or a.start > best.start:
+                    best = a
+        return best
+
     def walk(self):
         """Every command of this script and of the scripts nested in it, depth first."""
         for cmd in self.commands:

@@ -413,11 +413,7 @@ class _Lookup:
     def __call__(self, name: str, at: int) -> TextMap | None:
         if name in self.active:
             return None
-        best = None
-        for a in self.script.assignments:
-            if a.name == name and a.start < at and a.value is not None and not a.append:
-                if best is None or a.start > best.start:
-                    best = a
+        best = self.script.value_at(name, at)
         if best is None:
             return None
         s = _index_in(self.tmap, best.value.start)
