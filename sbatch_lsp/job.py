@@ -122,7 +122,15 @@ class Job:
         self.export_mode = (d.value("export") or "ALL").split(",")[0].upper()
         self.steps: list[Step] = []
         self.launches: list[LaunchSite] = []
+        self._derived: dict = {}
         self._steps()
+
+    def derived(self, compute):
+        """``compute(job)``, computed once per job: for facts that several rules and the output
+        layer read (the secret spans)."""
+        if compute not in self._derived:
+            self._derived[compute] = compute(self)
+        return self._derived[compute]
 
     # ---- resources --------------------------------------------------------------------
     def _count(self, name: str) -> Count:

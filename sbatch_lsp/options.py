@@ -167,9 +167,11 @@ def short_table(table: dict[str, Option]) -> dict[str, Option]:
     return {o.short: o for o in table.values() if o.short}
 
 
+@lru_cache(maxsize=16)
 def sbatch_table(version: str, pyxis: bool | str | None) -> dict[str, Option]:
     """The options sbatch accepts in ``version``; pyxis options join when the plugin is loaded
-    for sbatch (``pyxis`` true, or a version >= 0.12.0; slurm-facts.md §7.2)."""
+    for sbatch (``pyxis`` true, or a version >= 0.12.0; slurm-facts.md §7.2). The table is
+    cached and shared: callers must not change it."""
     table = {k: o for k, o in sbatch_options().items() if o.present_in(version)}
     if pyxis_enabled_for_sbatch(pyxis):
         for k, o in pyxis_options().items():

@@ -104,7 +104,12 @@ def _entropy_ok(v: str) -> bool:
 
 
 def credential_values(job) -> list[Secret]:
-    """Secrets in the job: format matches plus literal credential-named assignments."""
+    """Secrets in the job: format matches plus literal credential-named assignments (computed
+    once per job)."""
+    return job.derived(_credential_values)
+
+
+def _credential_values(job) -> list[Secret]:
     secrets = list(find_secrets(job.source.text))
     for a in job.script.assignments:
         if a.value is None or not CRED_NAME.search(a.name) or a.value.value is None:
