@@ -38,6 +38,7 @@ class FileReport:
     worst: int = 0
     error: str | None = None
     diff: str = ""
+    fixed_text: str | None = None  # `--fix -`: the fixed script, for standard output
     fixed: int = 0
     remaining: int = 0
 
@@ -207,21 +208,21 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_text: str 
         rep.error = f"{display}: cannot read: {exc}"
         return rep
     try:
-        if args_d["fix"] or args_d["diff"]:
+        if args_d["diff"]:
+            # nothing changes: report (and exit on) the file as it is, and show the fixes
+            outcome = fix_text(text, display, cfg, unsafe=args_d["unsafe"])
+            result = outcome.before
+            d = "".join(difflib.unified_diff(text.splitlines(True), outcome.text.splitlines(True),
+                                             f"a/{display}", f"b/{display}"))
+            rep.diff = output.mask_text(result, output.mask_text(outcome.result, d))
+        elif args_d["fix"]:
             outcome = fix_text(text, display, cfg, unsafe=args_d["unsafe"])
             result = outcome.result
             rep.fixed = outcome.applied
-            if outcome.text != text:
-                if args_d["diff"]:
-                    before = lint(text, display, cfg)
-                    d = "".join(difflib.unified_diff(
-                        text.splitlines(True), outcome.text.splitlines(True),
-                        f"a/{display}", f"b/{display}"))
-                    rep.diff = output.mask_text(before, output.mask_text(result, d))
-                elif path != "-":
-                    _write_atomic(path, outcome.text)
-                else:
-                    rep.diff = outcome.text
+            if path == "-":
+                rep.fixed_text = outcome.text
+            elif outcome.text != text:
+                _write_atomic(path, outcome.text)
         else:
             result = lint(text, display, cfg)
     except Exception as exc:  # pragma: no cover - lint() itself catches rule errors
@@ -319,18 +320,25 @@ def _main(argv) -> int:
 
 
 def _report(reports: list[FileReport], jobs, args) -> int:
+    """Print the reports and return the exit code.
+
+    Standard output carries the report, except with ``--diff`` (the diffs, so they can be
+    piped) and with ``--fix -`` (the fixed script); the report then goes to standard error.
+    """
     from .output import format_json
 
     lines: list[str] = []
+    payload: list[str] = []  # diffs or the fixed script
     items: list = []
     io_error = False
     fail = False
-    total = fixed = 0
+    total = fixed = linted = 0
     for rep, (_, _, cfg) in zip(reports, jobs):
         if rep.error:
             print(f"sbatch-lint: {rep.error}", file=sys.stderr)
             io_error = True
             continue
+        linted += 1
         if rep.worst and rep.worst >= int(cfg.fail_on):
             fail = True
         total += rep.remaining
@@ -340,16 +348,19 @@ def _report(reports: list[FileReport], jobs, args) -> int:
         elif rep.text_out:
             lines.append(rep.text_out)
         if rep.diff:
-            lines.append(rep.diff.rstrip("\n"))
+            payload.append(rep.diff.rstrip("\n") + "\n")
+        if rep.fixed_text is not None:
+            payload.append(rep.fixed_text)
     if args.format == "json":
         body = format_json(items)
     else:
         body = "\n".join(lines)
         if args.format == "text":
-            summary = f"Found {total} finding(s) in {len(reports)} file(s)."
+            summary = f"Found {total} finding(s) in {linted} file(s)."
             if args.fix:
                 summary += f" Fixed {fixed}."
             body = (body + "\n" + summary) if body else summary
+    side = args.diff or any(r.fixed_text is not None for r in reports)
     if args.output_file:
         try:
             Path(args.output_file).write_text(body + "\n", "utf-8")
@@ -357,7 +368,9 @@ def _report(reports: list[FileReport], jobs, args) -> int:
             print(f"sbatch-lint: cannot write {args.output_file}: {exc.strerror}", file=sys.stderr)
             return 2
     elif body:
-        print(body)
+        print(body, file=sys.stderr if side else sys.stdout)
+    if payload:
+        sys.stdout.write("".join(payload))
     if io_error:
         return 2
     return 1 if fail else 0

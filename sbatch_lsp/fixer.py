@@ -14,10 +14,12 @@ MAX_PASSES = 10
 
 @dataclass
 class FixOutcome:
-    """The fixed text, how many fixes were applied, and the lint of the final text."""
+    """The fixed text, how many fixes were applied, the lint of the original text (``before``)
+    and of the final text (``result``)."""
 
     text: str
     applied: int
+    before: LintResult
     result: LintResult
     skipped: int = 0
 
@@ -76,7 +78,7 @@ def fix_text(text: str, path: str = "<stdin>", config: Config | None = None,
     """Fix ``text`` as ``--fix`` (``unsafe`` adds ``--unsafe-fixes``) would; ``codes`` limits
     the fixes to those rules."""
     applied = 0
-    result = lint(text, path, config)
+    result = before = lint(text, path, config)
     skipped = 0
     for _ in range(MAX_PASSES):
         fixes, skipped = choose(result, unsafe, codes)
@@ -88,4 +90,4 @@ def fix_text(text: str, path: str = "<stdin>", config: Config | None = None,
         applied += len(fixes)
         text = new
         result = lint(text, path, config)
-    return FixOutcome(text, applied, result, skipped)
+    return FixOutcome(text, applied, before, result, skipped)

@@ -146,3 +146,25 @@ def test_suppression_and_unused_suppression():
     assert "SB201" not in codes
     text = GOOD.replace("torchrun", "# sbatch-lint: disable=SB201\ntorchrun")
     assert [d.code for d in lint(text).diagnostics] == ["SB001"]
+
+
+def test_diff_reports_the_file_as_it_is(tmp_path):
+    f = tmp_path / "crlf.sbatch"
+    f.write_bytes(b"#!/bin/bash\r\n#SBATCH -N 1\r\necho hi\r\n")
+    r = run(["--diff", str(f)])
+    assert r.returncode == 1  # the file still has the fault
+    assert r.stdout.startswith("---") and "SB100" in r.stderr and "SB100" not in r.stdout
+
+
+def test_fix_stdin_prints_only_the_fixed_script():
+    r = run(["--fix", "--stdin-filename", "j.sbatch", "-"],
+            stdin="#!/bin/bash\r\n#SBATCH -N 1\r\necho hi\r\n")
+    assert r.stdout == "#!/bin/bash\n#SBATCH -N 1\necho hi\n"
+    assert "Fixed 1" in r.stderr and r.returncode == 0
+
+
+def test_summary_counts_only_linted_files(tmp_path):
+    good = tmp_path / "good.sbatch"
+    good.write_text(GOOD)
+    r = run([str(good), str(tmp_path / "missing.sbatch")])
+    assert r.returncode == 2 and "in 1 file(s)" in r.stdout
