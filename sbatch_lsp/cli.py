@@ -15,11 +15,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import __version__
-from .config import Config, ConfigError, find_config, load_file, _codes
+from .config import Config, ConfigError, find_config, load_file, parse_codes
 from .diagnostics import Severity
 from .source import BinaryInputError, decode
 
 EXTENSIONS = (".sbatch", ".slurm", ".sh")
+#: in a directory, files with these endings are another language's, whatever their comments say
+OTHER_LANGUAGES = (".md", ".rst", ".txt", ".py", ".ipynb", ".json", ".yaml", ".yml", ".toml",
+                   ".cfg", ".ini", ".html", ".js", ".ts", ".c", ".h", ".cpp", ".go", ".rs",
+                   ".java", ".r", ".R", ".jl", ".lua", ".pl", ".rb", ".csv", ".log", ".out")
 MAX_BYTES = 64 * 1024 * 1024
 PARALLEL_MIN_FILES = 24
 
@@ -53,9 +57,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
     p.add_argument("--diff", action="store_true", help="print the fixes as a diff; change nothing")
-    p.add_argument("--select", help="comma-separated codes or prefixes to run (e.g. SB2,SB301)")
-    p.add_argument("--extend-select", help="codes to add to the selection")
-    p.add_argument("--ignore", help="codes or prefixes to skip")
+    p.add_argument("--select", action="append",
+                   help="codes or prefixes to run, replacing the configured selection "
+                        "(comma-separated or repeated, e.g. SB2,SB301)")
+    p.add_argument("--extend-select", action="append", help="codes to add to the selection")
+    p.add_argument("--ignore", action="append", help="codes or prefixes to skip")
     p.add_argument("--config", metavar="PATH", help="use this configuration file")
     p.add_argument("--stdin-filename", metavar="PATH", help="name to report for '-'")
     p.add_argument("--explain", metavar="CODE", help="print the page of a rule")
@@ -65,15 +71,26 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _cli_codes(values: list[str] | None, flag: str) -> frozenset[str]:
+    """Codes from a repeatable, comma-separated option; each must name at least one rule."""
+    from .rules import RULES
+
+    codes = parse_codes([c for v in values or [] for c in v.split(",") if c.strip()], flag)
+    for c in codes:
+        if not any(code.startswith(c) for code in RULES):
+            raise UsageError(f"{flag}: {c} matches no rule (see --list-rules)")
+    return codes
+
+
 def _override(cfg: Config, args) -> Config:
     try:
         if args.select:
-            cfg = replace(cfg, select=_codes(args.select.split(","), "--select"))
+            cfg = replace(cfg, select=_cli_codes(args.select, "--select"))
         if args.extend_select:
             cfg = replace(cfg, extend_select=cfg.extend_select
-                          | _codes(args.extend_select.split(","), "--extend-select"))
+                          | _cli_codes(args.extend_select, "--extend-select"))
         if args.ignore:
-            cfg = replace(cfg, ignore=cfg.ignore | _codes(args.ignore.split(","), "--ignore"))
+            cfg = replace(cfg, ignore=cfg.ignore | _cli_codes(args.ignore, "--ignore"))
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     return cfg
@@ -118,7 +135,8 @@ def _ignored(path: Path, specs) -> bool:
 
 def discover(paths: list[str]) -> list[str]:
     """Files to lint: named files as given; in directories, ``*.sbatch``, ``*.slurm``, ``*.sh``
-    and any other file that is a job script, honouring .gitignore files; hidden folders and
+    and any other file that is a job script (but not files of other languages, such as a
+    Markdown page titled "Sbatch tips"), honouring .gitignore files; hidden folders and
     ``node_modules`` are skipped."""
     from .lint import is_job_script
 
@@ -139,6 +157,8 @@ def discover(paths: list[str]) -> list[str]:
                     continue
                 if name.endswith(EXTENSIONS):
                     out.append(str(f))
+                    continue
+                if name.endswith(OTHER_LANGUAGES):
                     continue
                 try:
                     if f.stat().st_size > 1024 * 1024:

@@ -67,7 +67,9 @@ class Config:
         return sel >= 0 and sel >= ign if ign >= 0 else sel >= 0
 
 
-def _codes(value, where: str) -> frozenset[str]:
+def parse_codes(value, where: str) -> frozenset[str]:
+    """Rule codes or prefixes from a string or list (``ALL`` = every rule); ConfigError names
+    ``where`` for anything else."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -91,12 +93,12 @@ def from_table(table: dict, where: str, base: Config | None = None) -> Config:
         raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r} "
                           f"(known: {', '.join(sorted(TOP_KEYS))})")
     if "select" in table:
-        cfg = replace(cfg, select=_codes(table["select"], f"{where}: select"))
+        cfg = replace(cfg, select=parse_codes(table["select"], f"{where}: select"))
     if "ignore" in table:
-        cfg = replace(cfg, ignore=cfg.ignore | _codes(table["ignore"], f"{where}: ignore"))
+        cfg = replace(cfg, ignore=cfg.ignore | parse_codes(table["ignore"], f"{where}: ignore"))
     if "extend-select" in table:
         cfg = replace(cfg, extend_select=cfg.extend_select
-                      | _codes(table["extend-select"], f"{where}: extend-select"))
+                      | parse_codes(table["extend-select"], f"{where}: extend-select"))
     if "severity" in table:
         sev = table["severity"]
         if not isinstance(sev, dict):

@@ -6,10 +6,14 @@ No output contains a detected secret value: excerpts are masked.
 from __future__ import annotations
 
 import json
+import re
 
 from .lint import LintResult
 from .rules import RULES
 from .rules.secrets import mask
+
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _pos(result: LintResult, offset: int) -> tuple[int, int]:
@@ -27,7 +31,9 @@ def masked_line(result: LintResult, line: int) -> str:
             continue
         s, e = max(sec.start, start) - start, min(sec.end, end) - start
         text = text[:s] + mask(src.text[sec.start:sec.end]) + text[e:]
-    return text
+    # a script must not drive the terminal: control characters become U+FFFD, one for one, so
+    # the caret still lines up
+    return CONTROL.sub("\ufffd", text)
 
 
 def mask_text(result: LintResult, text: str) -> str:

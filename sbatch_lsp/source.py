@@ -21,7 +21,7 @@ def decode(data: bytes) -> str:
     UTF-8 first (a BOM is kept as U+FEFF so SB100 can report it), then Latin-1 for legacy files
     (every byte maps to one character, so nothing is lost). Raises BinaryInputError when the
     data looks binary: more than 1% NUL bytes or a NUL in the first 1 KiB together with
-    undecodable UTF-8.
+    undecodable UTF-8, or undecodable UTF-8 of which over 10% are control bytes.
     """
     nul = data.count(b"\x00")
     if nul and (nul * 100 > len(data) or b"\x00" in data[:1024]):
@@ -34,7 +34,11 @@ def decode(data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        return data.decode("latin-1")
+        pass
+    controls = sum(1 for b in data if b < 32 and b not in (9, 10, 12, 13) or b == 127)
+    if controls * 10 > len(data):
+        raise BinaryInputError("binary file (not UTF-8, and over 10% control bytes)")
+    return data.decode("latin-1")
 
 
 @dataclass

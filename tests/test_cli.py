@@ -168,3 +168,36 @@ def test_summary_counts_only_linted_files(tmp_path):
     good.write_text(GOOD)
     r = run([str(good), str(tmp_path / "missing.sbatch")])
     assert r.returncode == 2 and "in 1 file(s)" in r.stdout
+
+
+def test_select_options_repeat_and_must_name_rules(tmp_path):
+    bad = tmp_path / "bad.sbatch"
+    bad.write_text(BAD)
+    r = run(["--format", "json", "--ignore", "SB201", "--ignore", "SB203", str(bad)])
+    assert not {"SB201", "SB203"} & {i["code"] for i in json.loads(r.stdout)}
+    r = run(["--select", "SB9", str(bad)])
+    assert r.returncode == 2 and "matches no rule" in r.stderr
+
+
+def test_terminal_control_characters_are_not_echoed(tmp_path):
+    f = tmp_path / "esc.sbatch"
+    f.write_text("#!/bin/bash\n#SBATCH --nodes=2\ntorchrun --nnodes=2 t.py \x1b]0;pwned\x07\n")
+    r = run([str(f)])
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "SB205" in r.stdout
+
+
+def test_random_bytes_are_binary(tmp_path):
+    import random
+    rnd = random.Random(1)
+    f = tmp_path / "noise.sbatch"
+    f.write_bytes(bytes(rnd.choice(range(1, 256)) for _ in range(4096)))
+    r = run([str(f)])
+    assert r.returncode == 2 and "binary" in r.stderr
+
+
+def test_directory_skips_other_languages(tmp_path):
+    (tmp_path / "NOTES.md").write_text("# Sbatch tips\n")
+    (tmp_path / "gen.py").write_text("# sbatch options below\nprint(1)\n")
+    (tmp_path / "job").write_text(GOOD)
+    r = run(["--format", "json", str(tmp_path)])
+    assert json.loads(r.stdout) == [] and r.returncode == 0
