@@ -66,6 +66,8 @@ def directive_after_command(job):
         return
     src = job.source
     stop = d.scan_end_line
+    if stop == 0 and src.line_text(0).lstrip("\ufeff \t").startswith("#!"):
+        return  # a shebang behind a BOM: sbatch refuses the whole file first (SB100)
     stop_start = src.line_starts[stop]
     stop_related = Related(stop_start, src.line_end(stop),
                            "sbatch stops reading #SBATCH lines at this command")

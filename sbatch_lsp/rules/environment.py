@@ -21,12 +21,14 @@ NEMO = re.compile(r"(run_recipe\.py|megatron[-_.]bridge|\bnemo\b).*(sft|finetun|
                   r"lora|import|dataset)", re.IGNORECASE)
 UV_SYNC = re.compile(r"\buv (sync|pip install)\b|\buv run\b(?!.*--no-sync)")
 
-#: (variables, default location, evidence, shared data (correctness) or just speed)
+#: (variables, default location, evidence in the task commands, the word to report on,
+#: shared data (correctness) or just speed)
 CACHES = [
     (("HF_HOME", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "TRANSFORMERS_CACHE"),
-     "~/.cache/huggingface", HF, True),
-    (("NEMO_HOME",), "~/.cache/nemo", NEMO, True),
-    (("UV_CACHE_DIR",), "~/.cache/uv", UV_SYNC, False),
+     "~/.cache/huggingface", HF, HF, True),
+    (("NEMO_HOME",), "~/.cache/nemo", NEMO,
+     re.compile(r"run_recipe\.py|megatron[-_.]bridge|\bnemo\b", re.IGNORECASE), True),
+    (("UV_CACHE_DIR",), "~/.cache/uv", UV_SYNC, re.compile(r"^uv$"), False),
 ]
 JIT = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "TORCH_EXTENSIONS_DIR", "CUDA_CACHE_PATH")
 
@@ -78,18 +80,13 @@ def node_local_cache(job):
     """What node 0 writes into a cache must be visible to the other nodes."""
     if not job.multi_node():
         return
-    for variables, default, evidence, correctness in CACHES:
+    for variables, default, evidence, anchor, correctness in CACHES:
         for step in job.steps:
-            text = _task_text(step)
-            m = evidence.search(text)
-            if not m:
-                continue
-            ev_word = next((w for c in step.task_commands for w in c.words
-                            if evidence.search(w.value or w.text)), None) or \
-                next((w for c in step.task_commands for w in c.words), None)
-            if ev_word is None:
+            if not evidence.search(_task_text(step)):
                 continue
             srun_word = next(w for w in step.command.words if (w.value or "").endswith("srun"))
+            ev_word = next((w for c in step.task_commands for w in c.words
+                            if anchor.search(w.value or w.text)), srun_word)
             related = [Related(srun_word.start, srun_word.end,
                                f"this step runs on every node ({job.nodes.value} nodes)")]
             sets = [a for a in job.script.assignments if a.name in variables
@@ -123,18 +120,19 @@ def node_local_cache(job):
                     break
                 continue
             # `#SBATCH --no-container-mount-home` may or may not reach later srun containers
-            # (it depends on the pyxis version and site; case F010): assume the cache is not
-            # on the user's home, the failure that costs the job
-            no_home = step.container and ("no-container-mount-home" in step.options or
-                                          job.directives.get("no-container-mount-home") or
-                                          any(u.typed == "--no-container-mount-home"
-                                              for u in job.directives.options))
-            if no_home:
-                sev = Severity.ERROR if correctness else Severity.WARNING
-                where = (f"inside the container (--no-container-mount-home) it defaults to "
-                         f"{default.replace('~', '/root')}, which is container-local")
-                flag = step.option_words.get("no-container-mount-home") or next(
-                    u for u in job.directives.options if u.typed == "--no-container-mount-home")
+            # (it depends on the pyxis version and site; case F010 and SB111): then the cache
+            # may be container-local, which is worth a warning, not an error
+            directive = next((u for u in job.directives.options
+                              if u.typed == "--no-container-mount-home"), None)
+            on_step = step.option_words.get("no-container-mount-home")
+            if step.container and (on_step or directive):
+                sev = Severity.ERROR if correctness and on_step else Severity.WARNING
+                local = (f"it defaults to {default.replace('~', '/root')}, which is "
+                         "container-local")
+                where = (f"inside the container (--no-container-mount-home) {local}" if on_step
+                         else "if `#SBATCH --no-container-mount-home` reaches this step's "
+                         f"containers (it depends on the pyxis version and site), {local}")
+                flag = on_step or directive
                 related.append(Related(flag.start, flag.end,
                                        "the container does not see your home directory"))
             elif step.container:
