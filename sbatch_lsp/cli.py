@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore", action="append", help="codes or prefixes to skip")
     p.add_argument("--config", metavar="PATH", help="use this configuration file")
     p.add_argument("--stdin-filename", metavar="PATH", help="name to report for '-'")
-    p.add_argument("--explain", metavar="CODE", help="print the page of a rule")
+    p.add_argument("--explain", metavar="CODE", help="print the page of a rule (code or name)")
     p.add_argument("--list-rules", action="store_true", help="list every rule")
     p.add_argument("--no-color", action="store_true")
     p.add_argument("--version", action="version", version=f"sbatch-lint {__version__}")
@@ -267,9 +267,11 @@ def _explain(code: str) -> int:
 
     from .rules import RULES
 
-    code = code.strip().upper()
+    typed = code.strip()
+    by_name = {r.name: c for c, r in RULES.items()}
+    code = by_name.get(typed.lower(), typed.upper())
     if code not in RULES:
-        print(f"sbatch-lint: unknown rule {code!r}; see --list-rules", file=sys.stderr)
+        print(f"sbatch-lint: unknown rule {typed!r}; see --list-rules", file=sys.stderr)
         return 2
     page = resources.files("sbatch_lsp").joinpath("rules_pages").joinpath(f"{code}.md")
     try:

@@ -78,6 +78,11 @@ class Launch:
     args: dict[str, Word] = field(default_factory=dict)
     program: list[Word] = field(default_factory=list)
 
+    @property
+    def title(self) -> str:
+        """The launcher as users write it (``torch.distributed.launch``, ``accelerate``)."""
+        return {"launch": "torch.distributed.launch"}.get(self.flavour, self.flavour)
+
     def arg(self, name: str) -> str | None:
         w = self.args.get(name)
         return w.value if w is not None else None

@@ -21,18 +21,16 @@ def _pos(result: LintResult, offset: int) -> tuple[int, int]:
     return line + 1, col + 1
 
 
-def masked_line(result: LintResult, line: int) -> str:
-    """0-based ``line`` of the source with every secret on it masked (``hf_****``)."""
+def masked(result: LintResult, start: int, end: int) -> str:
+    """``source.text[start:end]`` as it may be shown: every secret touching it masked
+    (``hf_****``), control characters as U+FFFD so a script cannot drive the terminal."""
     src = result.source
-    start, end = src.line_starts[line], src.line_end(line)
     text = src.text[start:end]
     for sec in sorted(result.secrets, key=lambda s: -s.start):
         if sec.end <= start or sec.start >= end:
             continue
         s, e = max(sec.start, start) - start, min(sec.end, end) - start
         text = text[:s] + mask(src.text[sec.start:sec.end]) + text[e:]
-    # a script must not drive the terminal: control characters become U+FFFD, one for one, so
-    # the caret still lines up
     return CONTROL.sub("\ufffd", text)
 
 
@@ -83,11 +81,14 @@ def format_text(result: LintResult, path: str, color: bool = False) -> str:
         sev_s = f"\x1b[{sevc[sev]}m{sev}\x1b[0m" if color else sev
         out.append(f"{bold(f'{path}:{line}:{col}:')} {d.code} {sev_s} {d.message}")
         if line - 1 < result.source.line_count:
-            text = masked_line(result, line - 1)
-            eline, ecol = _pos(result, d.end)
-            width = (ecol - col) if eline == line else max(1, len(text) - col + 1)
+            # measure the caret on the text as shown (a masked secret is shorter)
+            src = result.source
+            start, end = src.line_starts[line - 1], src.line_end(line - 1)
+            text = masked(result, start, end)
+            lead = len(masked(result, start, min(d.start, end)))
+            width = len(masked(result, d.start, min(max(d.end, d.start), end)))
             out.append(f"  {line:>4} | {text}")
-            out.append(f"       | {' ' * (col - 1)}{'^' * max(1, min(width, len(text) - col + 2))}")
+            out.append(f"       | {' ' * lead}{'^' * max(1, width)}")
         for r in d.related:
             rl, rc = _pos(result, r.start)
             out.append(f"  {path}:{rl}:{rc}: note: {r.message}")

@@ -201,3 +201,18 @@ def test_directory_skips_other_languages(tmp_path):
     (tmp_path / "job").write_text(GOOD)
     r = run(["--format", "json", str(tmp_path)])
     assert json.loads(r.stdout) == [] and r.returncode == 0
+
+
+def test_caret_matches_the_masked_token(tmp_path):
+    f = tmp_path / "s.sbatch"
+    f.write_text(f"#!/bin/bash\n#SBATCH -N 1\nexport HF_TOKEN={TOKEN}\npython x.py\n")
+    out = run([str(f)]).stdout.splitlines()
+    i = next(k for k, line in enumerate(out) if "export HF_TOKEN=hf_****" in line)
+    shown, caret = out[i].split("| ", 1)[1], out[i + 1].split("| ", 1)[1]
+    lead = len(caret) - len(caret.lstrip(" "))
+    assert lead == shown.index("hf_****") and caret.strip() == "^" * len("hf_****")
+
+
+def test_explain_accepts_a_rule_name(capsys):
+    assert main(["--explain", "torchrun-per-task"]) == 0
+    assert "SB201" in capsys.readouterr().out

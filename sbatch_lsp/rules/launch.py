@@ -152,7 +152,7 @@ def torchrun_multinode_args(job):
                 why.append("(it may come from the --config_file, which is not read)")
             yield finding(
                 "SB202", la.anchor.start, la.anchor.end,
-                f"multi-node {la.flavour} launcher without "
+                f"multi-node {la.title} launch without "
                 + ", ".join("--" + m for m in missing) + ": " + "; ".join(why),
                 severity=sev, fixes=[f for f in [_add_args(job, site, missing)] if f])
         rank = la.args.get("node-rank")
@@ -215,7 +215,7 @@ def missing_gpu_request(job):
     for site in job.launches:
         la = site.launch
         if la.kind == "torchrun" and (la.arg("nproc-per-node") or "gpu") not in ("cpu",):
-            strong.append((la.anchor, f"{la.flavour} starts GPU workers"))
+            strong.append((la.anchor, f"{la.title} starts GPU workers"))
         elif la.kind == "python" and any(GPU_ENTRY.search(w.value or "") for w in la.program[:2]):
             strong.append((la.program[0], "a Megatron/NeMo entry point"))
     for cmd in job.script.walk():
