@@ -9,9 +9,11 @@ import pytest
 from sbatch_lsp.diagnostics import Severity
 from sbatch_lsp.lint import lint
 
+#: the project's shared reference folder sits beside the clone (as in CI): ../shared/cases
 CASES_DIR = Path(__file__).resolve().parents[2] / "shared" / "cases"
-if not CASES_DIR.is_dir():  # CI: ../shared beside the clone
-    CASES_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "cases"
+if not (CASES_DIR / "expected.json").is_file():
+    raise RuntimeError(f"the failure cases are missing: expected {CASES_DIR} (a copy of the "
+                       "project's shared/ folder beside this clone; see README.md)")
 #: codes this engine implements so far; cases needing others wait for their issue
 IMPLEMENTED = {"SB100", "SB101", "SB111", "SB201", "SB202", "SB203", "SB204", "SB205", "SB206",
                "SB301", "SB302", "SB401", "SB402", "SB403", "SB501", "SB502"}
@@ -20,9 +22,10 @@ IMPLEMENTED = {"SB100", "SB101", "SB111", "SB201", "SB202", "SB203", "SB204", "S
 def _cases():
     data = json.loads((CASES_DIR / "expected.json").read_text())
     for c in data:
-        codes = {e["code"] for e in c["expected"]}
-        if codes <= IMPLEMENTED:
-            yield pytest.param(c, id=c["file"])
+        missing = sorted({e["code"] for e in c["expected"]} - IMPLEMENTED)
+        marks = [pytest.mark.skip(reason=f"needs {', '.join(missing)}, not built yet")] \
+            if missing else []
+        yield pytest.param(c, id=c["file"], marks=marks)
 
 
 def _lines(result, d):
@@ -49,5 +52,6 @@ def test_case(case):
         pool.remove(match)
 
 
-def test_cases_directory_is_present():
-    assert (CASES_DIR / "expected.json").is_file()
+def test_every_case_is_collected():
+    data = json.loads((CASES_DIR / "expected.json").read_text())
+    assert len(list(_cases())) == len(data) >= 32
