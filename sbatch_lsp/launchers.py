@@ -157,8 +157,8 @@ def _parse_opts(words: list[Word], start: int, known: dict[str, bool] | None,
         key = name.replace("_", "-")
         if aliases is not None:
             key = aliases.get(key, key)
-        takes = True if known is None else known.get(key, known.get(name, None))
-        if takes is None:
+        takes = None if known is None else known.get(key, known.get(name, None))
+        if takes is None:  # an option we do not know takes the next word unless it is an option
             takes = not eq and i + 1 < len(words) and not (words[i + 1].value or "x").startswith("-")
         if eq:
             args[key] = w.tail(w.text.find("=") + 1, val)

@@ -45,3 +45,12 @@ def test_unknown_backend_is_not_assumed_static(backend):
     text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
             f"srun torchrun --nnodes=2 --nproc-per-node=8 {backend} t.py\n")
     assert [d.code for d in lint(text).diagnostics] == []
+
+
+def test_unknown_flags_do_not_swallow_the_next_option():
+    la = find_launch(words("accelerate launch --use_fsdp --fsdp_sharding_strategy FULL_SHARD "
+                           "--num_machines 2 --machine_rank $SLURM_NODEID "
+                           "--main_process_ip $MASTER_ADDR --main_process_port 29500 train.py"))
+    assert la.has("use-fsdp") and la.arg("fsdp-sharding-strategy") == "FULL_SHARD"
+    assert la.arg("nnodes") == "2" and la.has("node-rank") and la.arg("master-port") == "29500"
+    assert [w.value for w in la.program] == ["train.py"]
