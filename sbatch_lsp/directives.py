@@ -245,6 +245,10 @@ def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
                             end=tok.end, name_end=name_end, value_start=None, value_end=None,
                             line=tok.line, token=tok, resolution=res)
             block.options.append(use)
+            if eq:  # the value is known whether or not getopt accepts the name
+                use.value = val
+                use.value_start, use.value_end = name_end + 1, tok.end
+                use.value_token = tok
             if res.option is None:
                 if res.candidates:
                     use.error = (f"option '--{name}' is ambiguous; possibilities: "
@@ -257,9 +261,6 @@ def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
             if eq:
                 if arg == "none":
                     use.error = f"option '--{res.option.long}' doesn't allow an argument"
-                use.value = val
-                use.value_start, use.value_end = name_end + 1, tok.end
-                use.value_token = tok
             elif arg == "required":
                 if i + 1 < len(tokens):
                     vt = tokens[i + 1]

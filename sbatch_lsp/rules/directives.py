@@ -156,26 +156,6 @@ def _pyxis_name(use, table) -> str | None:
     return res.option.long
 
 
-def _unquote(text: str) -> str:
-    """A directive token's text as sbatch's ``get_argument`` reads it: quotes group, a
-    backslash escapes the next character (slurm-facts.md §1.3 rule 3)."""
-    out, quote, i = [], None, 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text):
-            out.append(text[i + 1])
-            i += 2
-            continue
-        if quote and c == quote:
-            quote = None
-        elif not quote and c in "'\"":
-            quote = c
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)
-
-
 def _move_to_srun(job, use, name, steps) -> Fix | None:
     """Delete the directive line and add ``--name[=value]`` to each container step lacking it."""
     src = job.source
@@ -186,14 +166,11 @@ def _move_to_srun(job, use, name, steps) -> Fix | None:
     value = use.value
     separate = use.value_token is not None and use.value_token is not use.token
     if value is None and opts.pyxis_options()[name].arg == "required":
-        # Where pyxis is not known to be loaded, sbatch's getopt rejects the token and the
-        # reader keeps no value: take it from the token as sbatch would split it.
-        if "=" in use.token.text:
-            value = _unquote(use.token.text.split("=", 1)[1])
-        elif len(dl.tokens) == 2:
-            value, separate = _unquote(dl.tokens[1].text), True
-        else:
+        # `--container-mounts /a:/b` where pyxis is not known to be loaded: getopt rejects
+        # the name, so the value is the line's next token (already unquoted by the tokenizer)
+        if len(dl.tokens) != 2:
             return None
+        value, separate = dl.tokens[1].text, True
     if len(dl.tokens) != (2 if separate else 1):
         return None
     start, end = src.line_with_break(line)
