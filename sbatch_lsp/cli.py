@@ -16,7 +16,6 @@ from pathlib import Path
 
 from . import __version__
 from .config import Config, ConfigError, find_config, load_file, parse_codes
-from .diagnostics import Severity
 from .source import BinaryInputError, decode
 
 EXTENSIONS = (".sbatch", ".slurm", ".sh")

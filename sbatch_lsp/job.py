@@ -75,6 +75,7 @@ class Step:
     """
 
     command: Command
+    srun: Word  # the `srun` word itself
     options: dict[str, Word]
     option_words: dict[str, Word]
     argv: list[Word]
@@ -207,7 +208,7 @@ class Job:
                 continue
             options, option_words, i = _read_srun_options(words, k + 1, srun_table,
                                                           opts.SRUN_SHORT)
-            step = Step(cmd, options, option_words, words[i:])
+            step = Step(cmd, words[k], options, option_words, words[i:])
             self._task(step, cmd, i)
             self._layout(step)
             self.steps.append(step)

@@ -41,7 +41,7 @@ def command(draw):
         f"srun {launch}",
         f"srun --ntasks-per-node=1 bash -c '{launch}'",
         f"srun -N \"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" bash -c \"{launch}\"",
-        f"srun --container-image=/img.sqsh --container-mounts=/lustre:/lustre bash -c \"$CMD\"",
+        "srun --container-image=/img.sqsh --container-mounts=/lustre:/lustre bash -c \"$CMD\"",
         f"{launch}",
         "arr=( $(scontrol show hostnames \"$SLURM_JOB_NODELIST\") )",
         "if [[ -z \"${X:-}\" ]]; then echo $((SLURM_PROCID+1)); fi",

@@ -179,7 +179,6 @@ def _move_to_srun(job, use, name, steps) -> Fix | None:
     for s in steps:
         if name in s.options:
             continue
-        srun_word = next(w for w in s.command.words if (w.value or "").endswith("srun"))
-        edits.append(Edit(srun_word.end, srun_word.end, " " + flag))
+        edits.append(Edit(s.srun.end, s.srun.end, " " + flag))
     return Fix(f"move `{flag}` onto the srun line(s) that start containers", tuple(edits),
                safe=False)

@@ -61,10 +61,15 @@ def _mounts(job, step) -> list[str] | None:
     return dests
 
 
+def _under(path: str, folders) -> bool:
+    """Whether ``path`` is one of ``folders`` or inside one."""
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in folders)
+
+
 def _shared(job, path: str) -> bool | None:
     prefixes = job.profile.shared_prefixes
     if prefixes:
-        return any(path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
+        return _under(path, prefixes)
     if KNOWN_SHARED.match(path):
         return True
     return None
@@ -84,10 +89,9 @@ def node_local_cache(job):
         for step in job.steps:
             if not evidence.search(_task_text(step)):
                 continue
-            srun_word = next(w for w in step.command.words if (w.value or "").endswith("srun"))
             ev_word = next((w for c in step.task_commands for w in c.words
-                            if anchor.search(w.value or w.text)), srun_word)
-            related = [Related(srun_word.start, srun_word.end,
+                            if anchor.search(w.value or w.text)), step.srun)
+            related = [Related(step.srun.start, step.srun.end,
                                f"this step runs on every node ({job.nodes.value} nodes)")]
             sets = [a for a in job.script.assignments if a.name in variables
                     and a.start < step.command.start]
@@ -108,8 +112,8 @@ def node_local_cache(job):
                         related=related)
                     break
                 mounts = _mounts(job, step) if step.container else []
-                if step.container and mounts is not None and _shared(job, path) and not any(
-                        path == d or path.startswith(d.rstrip("/") + "/") for d in mounts):
+                if step.container and mounts is not None and _shared(job, path) and \
+                        not _under(path, mounts):
                     yield finding(
                         "SB401", a.start, a.end,
                         f"{a.name}={path} is on shared storage, but the container of this step "
@@ -166,8 +170,7 @@ def _cache_base(job, step) -> str | None:
         return None
 
     def visible(path: str) -> bool:
-        return not step.container or any(path == d or path.startswith(d.rstrip("/") + "/")
-                                          for d in mounts)
+        return not step.container or _under(path, mounts)
     names = {v for vs, *_ in CACHES for v in vs}
     for a in job.script.assignments:
         if a.name not in names or a.start > step.command.start:

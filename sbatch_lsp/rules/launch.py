@@ -60,10 +60,9 @@ def torchrun_per_task(job):
         nproc = (w.value or w.text) if w is not None else "1"
         related = [Related(u.start, u.end, f"this makes srun start {tpn} tasks per node")
                    for u in step.layout_evidence]
-        srun_word = next(w for w in step.command.words if (w.value or "").endswith("srun"))
-        related.append(Related(srun_word.start, srun_word.end,
+        related.append(Related(step.srun.start, step.srun.end,
                                f"this step runs {tpn} tasks per node ({step.layout_note})"))
-        fixes = [_one_task_per_node(step, srun_word)]
+        fixes = [_one_task_per_node(step)]
         yield finding(
             "SB201", la.anchor.start, la.anchor.end,
             f"srun starts {tpn} copies of this launcher on every node, each with "
@@ -74,7 +73,7 @@ def torchrun_per_task(job):
             related=related, fixes=[f for f in fixes if f])
 
 
-def _one_task_per_node(step, srun_word) -> Fix | None:
+def _one_task_per_node(step) -> Fix | None:
     edits = []
     text_opts = ["nodes", "ntasks", "ntasks-per-node"]
     for name in text_opts:
@@ -87,7 +86,7 @@ def _one_task_per_node(step, srun_word) -> Fix | None:
     add = ' --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1'
     if step.command.top() is not step.command:
         return None  # srun inside a command string: its options are not ours to rewrite
-    edits.append(Edit(srun_word.end, srun_word.end, add))
+    edits.append(Edit(step.srun.end, step.srun.end, add))
     return Fix("run one task per node in this step", tuple(sorted(edits, key=lambda e: e.start)),
                safe=False)
 
@@ -308,11 +307,9 @@ def _srun_native_mismatch(job, gpn, use):
             continue
         if any("gpu" in k or k == "gres" for k in step.options):
             continue
-        srun_word = next((w for w in step.command.words if (w.value or "").endswith("srun")),
-                         step.command.words[0])
         more = tpn > gpn
         yield finding(
-            "SB204", srun_word.start, srun_word.end,
+            "SB204", step.srun.start, step.srun.end,
             f"this step runs {tpn} tasks per node ({step.layout_note}) but the job has {gpn} "
             "GPU(s) per node: "
             + ("several tasks share a GPU (or fail to find a device)" if more else

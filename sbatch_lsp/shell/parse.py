@@ -13,7 +13,7 @@ from functools import lru_cache
 import bashlex
 
 from . import chunker, masks
-from .model import (DOUBLE, UNQUOTED, Assignment, Chunk, Command, Heredoc, Script, Word)
+from .model import UNQUOTED, Assignment, Chunk, Command, Heredoc, Script, Word
 from .words import TextMap, expand_for_shell, scan_word
 
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
