@@ -8,9 +8,10 @@ batch exports out of every step (§14).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from ..options import per_task_variables
-from ..shell.model import DOUBLE, UNQUOTED
+from ..shell.model import DOUBLE, UNQUOTED, Expansion
 from . import Edit, Fix, Related, Severity, finding, rule
 
 SINK = re.compile(r"rank|node.?id|proc.?id|local.?id|master|rdzv|main.?process|device|gpus?\b|"
@@ -28,21 +29,31 @@ def _option_name(words, k) -> str:
     return m.group(1) if m else ""
 
 
+@dataclass
+class _Hit:
+    """One early-expanded per-task variable: the worst place its value reaches, the evidence,
+    and whether escaping its ``$`` would fix it (only where another shell re-reads the text)."""
+
+    exp: Expansion
+    severity: Severity = Severity.INFO
+    related: list[Related] = field(default_factory=list)
+    escape: bool = True
+
+
 class _Flow:
     """Where the batch shell's values of per-task variables go."""
 
     def __init__(self, job):
         self.job = job
         self.per_task = per_task_variables()
-        self.hits: dict[int, dict] = {}
+        self.hits: dict[int, _Hit] = {}
 
-    def hit(self, exp, severity, where, message):
-        h = self.hits.setdefault(exp.start, {"exp": exp, "severity": Severity.INFO,
-                                             "related": [], "escape": True})
-        if severity > h["severity"]:
-            h["severity"] = severity
+    def hit(self, exp, severity, where=None, message="") -> _Hit:
+        h = self.hits.setdefault(exp.start, _Hit(exp))
+        h.severity = max(h.severity, severity)
         if where is not None:
-            h["related"].append(Related(where.start, where.end, message))
+            h.related.append(Related(where.start, where.end, message))
+        return h
 
     def taint(self, word, seen=()) -> list:
         """Per-task expansions whose batch-shell value this word carries."""
@@ -84,10 +95,10 @@ def early_expanded_task_variable(job):
             for e in carried:
                 name = _option_name(cmd.words, k)
                 sev = Severity.ERROR if SINK.search(name or "") else Severity.INFO
-                flow.hit(e, sev, w, f"reaches {name or 'this task command'} as the batch "
-                         "shell's value")
+                h = flow.hit(e, sev, w, f"reaches {name or 'this task command'} as the batch "
+                             "shell's value")
                 if e.quoting != DOUBLE or (cmd.script is job.script and e.start not in reread):
-                    flow.hits[e.start]["escape"] = False
+                    h.escape = False
         for a in cmd.assignments:
             if a.value is None:
                 continue
@@ -101,15 +112,15 @@ def early_expanded_task_variable(job):
             continue
         for e in flow.taint(a.value):
             if a.exported and SINK.search(a.name) and job.steps:
-                flow.hit(e, Severity.ERROR, a.value,
-                         f"exported as {a.name}, which every task inherits with this value")
+                h = flow.hit(e, Severity.ERROR, a.value,
+                             f"exported as {a.name}, which every task inherits with this value")
             else:
-                flow.hit(e, Severity.INFO, None, "")
+                h = flow.hit(e, Severity.INFO)
             if e.quoting != DOUBLE:
-                flow.hits[e.start]["escape"] = False
-    for h in sorted(flow.hits.values(), key=lambda h: h["exp"].start):
-        e = h["exp"]
-        sev = h["severity"]
+                h.escape = False
+    for h in sorted(flow.hits.values(), key=lambda h: h.exp.start):
+        e = h.exp
+        sev = h.severity
         value = "0" if e.name in ("SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID") else \
             "the batch host's value"
         if sev is Severity.ERROR:
@@ -123,10 +134,10 @@ def early_expanded_task_variable(job):
                    "(the batch script is task 0 on node 0); harmless only if nothing relies on "
                    "it differing between tasks")
         fixes = []
-        if sev is Severity.ERROR and h["escape"] and e.quoting == DOUBLE:
+        if sev is Severity.ERROR and h.escape and e.quoting == DOUBLE:
             fixes.append(Fix(f"escape it so each task expands ${e.name}",
                              (Edit(e.start, e.start, "\\"),)))
-        yield finding("SB301", e.start, e.end, msg, severity=sev, related=h["related"][:4],
+        yield finding("SB301", e.start, e.end, msg, severity=sev, related=h.related[:4],
                       fixes=fixes)
 
 
