@@ -81,8 +81,7 @@ def early_expanded_task_variable(job):
     # or ``eval`` string. An unquoted ``$CMD`` is only word-split (no second expansion) and a
     # plain srun argument reaches the program literally (slurm-facts.md §6.3 "Correct forms").
     reread = {x.start for s in job.steps for sc in s.task_scripts if sc.kind != "split"
-              for c in sc.walk() for w in c.words + [a.value for a in c.assignments if a.value]
-              for x in w.early}
+              for c in sc.walk() for w in c.all_words() for x in w.early}
     # 1. words of srun steps and of task scripts that carry batch-shell values
     for cmd in job.script.walk():
         in_task = id(cmd) in task_cmds or id(cmd) in srun_cmds
@@ -155,46 +154,50 @@ def unexported_task_variable(job):
     for step in job.steps:
         step_export = (step.opt("export") or "").upper()
         for script in step.task_scripts:
-            inner = [(a.name, a.end) for a in script.assignments]
-            seen = set()
-            for cmd in script.walk():
-                for w in cmd.words + [a.value for a in cmd.assignments if a.value]:
-                    for e in w.expansions:
-                        if not e.name or e.early is not None or e.quoting not in (UNQUOTED, DOUBLE):
-                            continue
-                        if e.name in seen or any(n == e.name and end <= e.start
-                                                 for n, end in inner):
-                            continue
-                        batch = [a for a in job.batch_assignments(e.name)
-                                 if a.start < step.command.start and a.command is not None
-                                 and a.command.script is job.script and not (
-                                     a.command.words and a.command.words[0].value not in
-                                     ("export", "declare", "typeset", "local", "readonly"))]
-                        if not batch:
-                            continue
-                        exported = job.exported(e.name, before=step.command.start)
-                        if exported and not export_none:
-                            continue
-                        if exported and export_none and (
-                                "ALL" in step_export or e.name in step_export):
-                            continue
-                        seen.add(e.name)
-                        a = batch[-1]
-                        if exported:
-                            msg = (f"${e.name} is read inside the task, but --export=NONE keeps "
-                                   "batch-script exports out of srun steps: it is empty there; "
-                                   "add `--export=ALL` to this srun or "
-                                   "`export SLURM_EXPORT_ENV=ALL` in the script")
-                            fixes = []
-                        else:
-                            msg = (f"${e.name} is set in the batch shell but never exported, and "
-                                   "this task body expands it late (inside the task): it is "
-                                   "empty there; export it")
-                            fixes = [Fix(f"export {e.name}", (Edit(a.start, a.start, "export "),),
-                                         safe=False)] if not a.command.words else []
-                        yield finding("SB302", e.start, e.end, msg,
-                                      related=[Related(a.start, a.end, f"{e.name} is set here")],
-                                      fixes=fixes)
+            for e in _inherited_reads(script):
+                batch = [a for a in job.batch_assignments(e.name)
+                         if a.start < step.command.start and a.command is not None
+                         and a.command.script is job.script and not (
+                             a.command.words and a.command.words[0].value not in
+                             ("export", "declare", "typeset", "local", "readonly"))]
+                if not batch:
+                    continue
+                exported = job.exported(e.name, before=step.command.start)
+                if exported and (not export_none or "ALL" in step_export or
+                                 e.name in step_export):
+                    continue
+                a = batch[-1]
+                if exported:
+                    msg = (f"${e.name} is read inside the task, but --export=NONE keeps "
+                           "batch-script exports out of srun steps: it is empty there; "
+                           "add `--export=ALL` to this srun or "
+                           "`export SLURM_EXPORT_ENV=ALL` in the script")
+                    fixes = []
+                else:
+                    msg = (f"${e.name} is set in the batch shell but never exported, and "
+                           "this task body expands it late (inside the task): it is "
+                           "empty there; export it")
+                    fixes = [Fix(f"export {e.name}", (Edit(a.start, a.start, "export "),),
+                                 safe=False)] if not a.command.words else []
+                yield finding("SB302", e.start, e.end, msg,
+                              related=[Related(a.start, a.end, f"{e.name} is set here")],
+                              fixes=fixes)
+
+
+def _inherited_reads(script):
+    """The first late read of each variable in a task's command string that the task does not
+    set itself beforehand: its value comes from the task's environment."""
+    inner = [(a.name, a.end) for a in script.assignments]
+    seen = set()
+    for cmd in script.walk():
+        for w in cmd.all_words():
+            for e in w.expansions:
+                if not e.name or e.early is not None or e.quoting not in (UNQUOTED, DOUBLE):
+                    continue
+                if e.name in seen or any(n == e.name and end <= e.start for n, end in inner):
+                    continue
+                seen.add(e.name)
+                yield e
 
 
 def _export_env_all(job) -> bool:

@@ -108,6 +108,10 @@ class Command:
     def argv(self) -> list[str | None]:
         return [w.value for w in self.words]
 
+    def all_words(self) -> list[Word]:
+        """The argv words and the values of the prefix assignments (``X=$Y cmd``)."""
+        return self.words + [a.value for a in self.assignments if a.value is not None]
+
     def ancestors(self):
         """The commands that run this one's command string, innermost first
         (``srun bash -c '… torchrun …'``: the srun command for the torchrun)."""
