@@ -98,9 +98,16 @@ def mask(value: str) -> str:
     return (m.group(1) if m else "") + "****"
 
 
-def _entropy_ok(v: str) -> bool:
-    return len(v) >= 16 and bool(re.search(r"[0-9]", v)) and bool(re.search(r"[A-Za-z]", v)) \
-        and len(set(v)) >= 8 and not re.search(r"[\s/$]", v)
+def _credential_name(name: str) -> bool:
+    """``HF_TOKEN``, ``WANDB_API_KEY`` …, but not ``HF_TOKEN_FILE`` or ``SECRETS_DIR``."""
+    return bool(CRED_NAME.search(name)) and not NOT_CRED_NAME.search(name)
+
+
+def _random_literal(v: str) -> bool:
+    """A literal that looks like a real key: not a placeholder, 16+ characters mixing letters and
+    digits, 8+ distinct characters, no blanks, slashes or ``$``."""
+    return not PLACEHOLDER.match(v) and len(v) >= 16 and bool(re.search(r"[0-9]", v)) and \
+        bool(re.search(r"[A-Za-z]", v)) and len(set(v)) >= 8 and not re.search(r"[\s/$]", v)
 
 
 def credential_values(job) -> list[Secret]:
@@ -112,10 +119,10 @@ def credential_values(job) -> list[Secret]:
 def _credential_values(job) -> list[Secret]:
     secrets = list(find_secrets(job.source.text))
     for a in job.script.assignments:
-        if a.value is None or not CRED_NAME.search(a.name) or a.value.value is None:
+        if a.value is None or a.value.value is None or not _credential_name(a.name):
             continue
         v = a.value.value
-        if PLACEHOLDER.match(v) or not _entropy_ok(v):
+        if not _random_literal(v):
             continue
         s = a.value.start + (1 if a.value.text[:1] in "\"'" else 0)
         e = s + len(v)
@@ -148,6 +155,11 @@ def hardcoded_credential(job):
 @rule("SB502", "exposed-credential", Severity.WARNING,
       "a credential printed by `set -x`, passed on a command line, or expanded into `bash -c`")
 def exposed_credential(job):
+    assigned_by: dict[int, list] = {}
+    for a in job.script.assignments:
+        if a.command is not None and a.value is not None and _credential_name(a.name) and (
+                a.value.value is None or _random_literal(a.value.value)):
+            assigned_by.setdefault(id(a.command), []).append(a)
     xtrace = None
     for cmd in sorted(job.script.commands, key=lambda c: c.start):
         argv = cmd.argv()
@@ -163,11 +175,7 @@ def exposed_credential(job):
             # output file, and so is a literal one (SB501 reports the literal itself). The range
             # is the name, so SB501's fix (literal -> ``"$(cat …)"``) keeps the same finding
             # instead of creating a new one.
-            for a in job.script.assignments:
-                if a.command is not cmd or a.value is None or not CRED_NAME.search(a.name) or \
-                        NOT_CRED_NAME.search(a.name) or (a.value.value is not None and (
-                            PLACEHOLDER.match(a.value.value) or not _entropy_ok(a.value.value))):
-                    continue
+            for a in assigned_by.get(id(cmd), ()):
                 yield finding("SB502", a.start, a.start + len(a.name),
                               f"`set -x` prints this assignment with the expanded value of "
                               f"{a.name} into the job's output file; turn xtrace off around it "
@@ -177,8 +185,8 @@ def exposed_credential(job):
             continue
         for w in cmd.words[1:]:
             for e in w.expansions:
-                if not e.name or not CRED_NAME.search(e.name) or \
-                        NOT_CRED_NAME.search(e.name) or e.quoting not in (UNQUOTED, DOUBLE):
+                if not e.name or not _credential_name(e.name) or e.quoting not in (UNQUOTED,
+                                                                                    DOUBLE):
                     continue
                 why = []
                 related = []
