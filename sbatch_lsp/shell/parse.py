@@ -6,7 +6,6 @@ exception a parser raises is caught; a chunk that no parser reads is recorded (S
 """
 from __future__ import annotations
 
-import bisect
 import re
 from functools import lru_cache
 
@@ -262,7 +261,7 @@ class _Builder:
             exported = name == "export" or "x" in flags
             for w in words[1:]:
                 raw = self.tmap.text
-                ws = self._local_index(w)
+                ws = self.tmap.index_of(w.start)
                 if ws is None:
                     continue
                 m = ASSIGN.match(raw, ws)
@@ -280,13 +279,6 @@ class _Builder:
                 a.exported = True  # VAR=x cmd: in cmd's environment only
         self.script.commands.append(cmd)
         return cmd
-
-    def _local_index(self, w: Word) -> int | None:
-        """Index of word ``w`` in this builder's text (words store original offsets)."""
-        if self.tmap.offsets is None:
-            return w.start
-        i = bisect.bisect_left(self.tmap.offsets, w.start)
-        return i if i < len(self.tmap.offsets) and self.tmap.offsets[i] == w.start else None
 
     def _assignment(self, s: int, e: int, cmd: Command, exported: bool) -> Assignment | None:
         m = ASSIGN.match(self.tmap.text, s)
@@ -357,7 +349,7 @@ def attach_nested(script: Script, tmap: TextMap, depth: int) -> None:
 
 
 def _nest(cmd: Command, w: Word, tmap: TextMap, lookup, kind: str, depth: int) -> None:
-    s = _index_in(tmap, w.start)
+    s = tmap.index_of(w.start)
     if s is None:
         return
     inner_map = expand_for_shell(w, tmap, s, s + len(w.text), lookup)
@@ -371,7 +363,7 @@ def _nest_split(cmd: Command, k: int, tmap: TextMap, lookup, depth: int) -> None
     """argv from word ``k`` on, after the batch shell expands and word-splits it."""
     pieces, offs, early = [], [], []
     for w in cmd.words[k:]:
-        s = _index_in(tmap, w.start)
+        s = tmap.index_of(w.start)
         if s is None:
             return
         m = expand_for_shell(w, tmap, s, s + len(w.text), lookup)
@@ -393,15 +385,6 @@ def _nest_split(cmd: Command, k: int, tmap: TextMap, lookup, depth: int) -> None
     attach_nested(inner, inner_map, depth + 1)
 
 
-def _index_in(tmap: TextMap, orig: int) -> int | None:
-    if tmap.offsets is None:
-        return orig
-    try:
-        return tmap.offsets.index(orig)
-    except ValueError:
-        return None
-
-
 class _Lookup:
     """Value of a variable as the current shell would expand it at a given point."""
 
@@ -416,7 +399,7 @@ class _Lookup:
         best = self.script.value_at(name, at)
         if best is None:
             return None
-        s = _index_in(self.tmap, best.value.start)
+        s = self.tmap.index_of(best.value.start)
         if s is None:
             return None
         self.active.add(name)

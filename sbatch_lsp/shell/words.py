@@ -28,6 +28,7 @@ class TextMap:
     text: str
     offsets: list[int] | None = None
     early: list[tuple[int, int, Expansion]] = field(default_factory=list)
+    _first: dict[int, int] | None = field(default=None, repr=False, compare=False)
 
     def orig(self, i: int) -> int:
         """Original offset of text index ``i`` (an end index maps past the previous char)."""
@@ -38,6 +39,18 @@ class TextMap:
         if i >= len(self.offsets):
             return self.offsets[-1] + 1
         return self.offsets[i]
+
+    def index_of(self, orig: int) -> int | None:
+        """The first index of this text that came from original offset ``orig`` (None if no
+        character did). Offsets of a nested text are not sorted (an inlined variable value maps
+        back to its assignment), so this uses a table built on first use."""
+        if self.offsets is None:
+            return orig
+        if self._first is None:
+            self._first = {}
+            for i, o in enumerate(self.offsets):
+                self._first.setdefault(o, i)
+        return self._first.get(orig)
 
     def orig_span(self, start: int, end: int) -> tuple[int, int]:
         if self.offsets is None:
