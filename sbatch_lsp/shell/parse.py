@@ -206,8 +206,8 @@ class _Builder:
             s, e = base + conv(c.start_byte), base + conv(c.end_byte)
             if c.type == "variable_assignment" and not words and node.type == "command":
                 prefix.append((s, e))
-            elif c.type in ("command_name",) or c.type not in (
-                    "file_redirect", "herestring_redirect", "heredoc_redirect", "comment"):
+            elif c.type not in ("file_redirect", "herestring_redirect", "heredoc_redirect",
+                                "comment"):
                 words.append(self._word(s, e))
         if node.type == "declaration_command":
             kw = node.children[0]
@@ -260,11 +260,10 @@ class _Builder:
             flags = "".join(w.value[1:] for w in words[1:] if w.value and w.value.startswith("-"))
             exported = name == "export" or "x" in flags
             for w in words[1:]:
-                raw = self.tmap.text
                 ws = self.tmap.index_of(w.start)
                 if ws is None:
                     continue
-                m = ASSIGN.match(raw, ws)
+                m = ASSIGN.match(self.tmap.text, ws)
                 if m and m.end() <= ws + len(w.text):
                     a = self._assignment(ws, ws + len(w.text), cmd, exported=exported)
                     if a:
