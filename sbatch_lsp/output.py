@@ -43,26 +43,24 @@ def mask_text(result: LintResult, text: str) -> str:
     return text
 
 
+def _range(result: LintResult, start: int, end: int) -> dict:
+    """``{line, column, end_line, end_column}``: 1-based, code points, end exclusive."""
+    line, col = _pos(result, start)
+    eline, ecol = _pos(result, end)
+    return {"line": line, "column": col, "end_line": eline, "end_column": ecol}
+
+
 def to_json_obj(result: LintResult, path: str) -> list[dict]:
     """DESIGN.md's JSON objects for one file."""
-    out = []
-    for d in result.diagnostics:
-        line, col = _pos(result, d.start)
-        eline, ecol = _pos(result, d.end)
-        out.append({
-            "code": d.code, "name": d.name, "severity": d.severity.label,
-            "message": d.message, "path": path, "line": line, "column": col,
-            "end_line": eline, "end_column": ecol,
-            "related": [dict(zip(("line", "column"), _pos(result, r.start)))
-                        | dict(zip(("end_line", "end_column"), _pos(result, r.end)))
-                        | {"message": r.message} for r in d.related],
-            "fixes": [{"applicability": f.applicability, "message": f.message,
-                       "edits": [dict(zip(("line", "column"), _pos(result, e.start)))
-                                 | dict(zip(("end_line", "end_column"), _pos(result, e.end)))
-                                 | {"new_text": e.new_text} for e in f.edits]}
-                      for f in d.fixes],
-        })
-    return out
+    return [{
+        "code": d.code, "name": d.name, "severity": d.severity.label, "message": d.message,
+        "path": path, **_range(result, d.start, d.end),
+        "related": [_range(result, r.start, r.end) | {"message": r.message} for r in d.related],
+        "fixes": [{"applicability": f.applicability, "message": f.message,
+                   "edits": [_range(result, e.start, e.end) | {"new_text": e.new_text}
+                             for e in f.edits]}
+                  for f in d.fixes],
+    } for d in result.diagnostics]
 
 
 def format_json(items: list[dict]) -> str:
