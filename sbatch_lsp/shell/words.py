@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import masks
 from .model import DOUBLE, ESCAPED, SINGLE, UNQUOTED, Expansion, Word
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -66,76 +67,14 @@ class TextMap:
 
 def _match_brace(text: str, i: int, end: int) -> int:
     """Index just past the ``}`` that closes the ``${`` at ``i`` (``end`` if unclosed)."""
-    depth = 0
-    j = i + 2
-    while j < end:
-        c = text[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "'" :
-            k = text.find("'", j + 1, end)
-            j = end if k < 0 else k + 1
-            continue
-        if c == '"':
-            j = _skip_dq(text, j, end)
-            continue
-        if c == "$" and text.startswith("{", j + 1):
-            depth += 1
-            j += 2
-            continue
-        if c == "}":
-            if depth == 0:
-                return j + 1
-            depth -= 1
-        j += 1
-    return end
-
-
-def _skip_dq(text: str, i: int, end: int) -> int:
-    j = i + 1
-    while j < end:
-        c = text[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == '"':
-            return j + 1
-        if c == "$" and text.startswith("(", j + 1):
-            j = _match_paren(text, j + 1, end)
-            continue
-        if c == "`":
-            k = text.find("`", j + 1, end)
-            j = end if k < 0 else k + 1
-            continue
-        j += 1
-    return end
+    k = masks.match_brace(text, i + 1, end)
+    return end if k < 0 else k + 1
 
 
 def _match_paren(text: str, i: int, end: int) -> int:
-    """Index just past the ``)`` matching the ``(`` at ``i``."""
-    depth = 0
-    j = i
-    while j < end:
-        c = text[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "'":
-            k = text.find("'", j + 1, end)
-            j = end if k < 0 else k + 1
-            continue
-        if c == '"':
-            j = _skip_dq(text, j, end)
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
-    return end
+    """Index just past the ``)`` matching the ``(`` at ``i`` (``end`` if unclosed)."""
+    k = masks.match_paren(text, i, end)
+    return end if k < 0 else k + 1
 
 
 class _Scanner:
