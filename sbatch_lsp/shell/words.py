@@ -190,21 +190,8 @@ class _Scanner:
                     self.value.append(t[i + 2:k])
                     i = k + 1
                     continue
-                if c == "$":
-                    j = self.dollar(i, UNQUOTED)
-                    if j == i + 1:
-                        self.value.append("$")
-                    else:
-                        self.literal = False
-                    i = j
-                    continue
-                if c == "`":
-                    k = t.find("`", i + 1, end)
-                    k = end if k < 0 else k + 1
-                    self.add(None, "command", UNQUOTED, i, k)
-                    self.inner_refs(i + 1, k - 1, UNQUOTED)
-                    self.literal = False
-                    i = k
+                if c in "$`":
+                    i = self.expansion(i, UNQUOTED)
                     continue
                 if c == "~" and i == self.start:
                     self.literal = False
@@ -233,24 +220,28 @@ class _Scanner:
                 self.value.append(c)
                 i += 1
                 continue
-            if c == "$":
-                j = self.dollar(i, DOUBLE)
-                if j == i + 1:
-                    self.value.append("$")
-                else:
-                    self.literal = False
-                i = j
-                continue
-            if c == "`":
-                k = t.find("`", i + 1, end)
-                k = end if k < 0 else k + 1
-                self.add(None, "command", DOUBLE, i, k)
-                self.inner_refs(i + 1, k - 1, UNQUOTED)
-                self.literal = False
-                i = k
+            if c in "$`":
+                i = self.expansion(i, DOUBLE)
                 continue
             self.value.append(c)
             i += 1
+
+    def expansion(self, i: int, quoting: str) -> int:
+        """A ``$…`` or backquote at ``i`` that this shell expands; returns the index after it."""
+        t = self.t
+        if t[i] == "`":
+            k = t.find("`", i + 1, self.end)
+            k = self.end if k < 0 else k + 1
+            self.add(None, "command", quoting, i, k)
+            self.inner_refs(i + 1, k - 1, UNQUOTED)
+            self.literal = False
+            return k
+        j = self.dollar(i, quoting)
+        if j == i + 1:
+            self.value.append("$")  # a lone `$` is literal
+        else:
+            self.literal = False
+        return j
 
     def _literal_dollar(self, i: int, quoting: str) -> int:
         """Record ``$NAME`` at ``i`` that this shell keeps literal; return the index after it."""
