@@ -38,7 +38,8 @@ OWN_PREFILTER = re.compile(r"hf_|wandb", re.IGNORECASE)
 #: tests/test_secrets.py checks it against strings generated from the plugins' own patterns).
 #: Importing detect-secrets costs ~250 ms, so it is loaded only for lines that pass this.
 PLUGIN_PREFILTER = re.compile(
-    r"A3T|ABIA|ACCA|AKIA|ASIA|(?i:aws|xox|hooks\.slack)|gh[pousr]_|gl[a-z]+-|GR1348941|sk-|k_live_|"
+    r"A3T|ABIA|ACCA|AKIA|ASIA|(?i:aws|xox|hooks\.slack)|gh[pousr]_|GR1348941|sk-|k_live_|"
+    r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|"
     r"PRIVATE KEY|PuTTY|pypi-|_authToken|SG\.|\.[A-Za-z\d_-]{6}\.|\d{8,10}:|AC[a-z0-9]{32}|"
     r"SK[a-z0-9]{32}|eyJ|-us\d|AccountKey=|AKC|AP[\dA-F]")
 
