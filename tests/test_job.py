@@ -37,3 +37,12 @@ def test_taint_follows_the_value_not_a_later_bare_export():
             "--node-rank=$NODE_RANK --rdzv-backend=c10d --rdzv-endpoint=h:29400 t.py\n")
     found = [(d.code, d.severity.label) for d in lint(text).diagnostics]
     assert ("SB301", "error") in found
+
+
+def test_command_built_by_appending_to_itself():
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+            "#SBATCH --gpus-per-node=8\nCMD=\"torchrun\"\n"
+            "CMD=\"$CMD --nnodes=2 --nproc_per_node=8 --node_rank=\\$SLURM_NODEID "
+            "--master_addr=h --master_port=1 t.py\"\nsrun bash -c \"$CMD\"\n")
+    assert [d.code for d in lint(text).diagnostics] == ["SB201"]

@@ -157,11 +157,12 @@ class Script:
     data_spans: list[tuple[int, int]] = field(default_factory=list)  # strings spanning lines
 
     def value_at(self, name: str, before: int) -> Assignment | None:
-        """The assignment that gives ``name`` its value at offset ``before``: the last one
-        before it that sets a value (``export NAME`` alone and ``NAME+=…`` do not replace it)."""
+        """The assignment that gives ``name`` its value at offset ``before``: the last one that
+        ends before it and sets a value (``export NAME`` alone and ``NAME+=…`` do not replace it).
+        In ``CMD="$CMD --x"`` the ``$CMD`` therefore reads the previous value, as bash does."""
         best = None
         for a in self.assignments:
-            if a.name == name and a.start < before and a.value is not None and not a.append:
+            if a.name == name and a.end <= before and a.value is not None and not a.append:
                 if best is None or a.start > best.start:
                     best = a
         return best

@@ -390,19 +390,17 @@ class _Lookup:
     def __init__(self, script: Script, tmap: TextMap):
         self.script = script
         self.tmap = tmap
-        self.active: set[str] = set()
+        self.active: set[int] = set()  # assignments being expanded (a guard against cycles)
 
     def __call__(self, name: str, at: int) -> TextMap | None:
-        if name in self.active:
-            return None
         best = self.script.value_at(name, at)
-        if best is None:
+        if best is None or id(best) in self.active:
             return None
         s = self.tmap.index_of(best.value.start)
         if s is None:
             return None
-        self.active.add(name)
+        self.active.add(id(best))
         try:
             return expand_for_shell(best.value, self.tmap, s, s + len(best.value.text), self)
         finally:
-            self.active.discard(name)
+            self.active.discard(id(best))
