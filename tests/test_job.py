@@ -46,3 +46,11 @@ def test_command_built_by_appending_to_itself():
             "CMD=\"$CMD --nnodes=2 --nproc_per_node=8 --node_rank=\\$SLURM_NODEID "
             "--master_addr=h --master_port=1 t.py\"\nsrun bash -c \"$CMD\"\n")
     assert [d.code for d in lint(text).diagnostics] == ["SB201"]
+
+
+def test_a_launcher_variable_echoed_is_not_run():
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+            "L=\"torchrun --nnodes 2 --nproc_per_node 8 --rdzv_backend c10d "
+            "--rdzv_endpoint h:29500\"\necho $L\nsrun --ntasks-per-node=1 bash -c \"$L train.py\"\n")
+    assert lint(text).diagnostics == []

@@ -18,6 +18,11 @@ from .words import TextMap, expand_for_shell, scan_word
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+#: commands that run their arguments as a command: an unquoted ``$CMD`` among their arguments
+#: is a command line (``srun $LAUNCHER train.py``); elsewhere it is data (``echo $LAUNCHER``)
+RUNNERS = {"srun", "exec", "time", "nohup", "env", "numactl", "taskset", "stdbuf", "nice",
+           "timeout", "command", "singularity", "apptainer", "uv", "conda", "nsys", "xargs",
+           "mpirun", "mpiexec", "sudo", "chrt", "ionice"}
 MAX_BASHLEX_CHUNK = 40_000  # characters; longer chunks go straight to tree-sitter
 MAX_NESTING = 4
 
@@ -337,7 +342,10 @@ def attach_nested(script: Script, tmap: TextMap, depth: int) -> None:
             for w in cmd.words[1:2]:
                 _nest(cmd, w, tmap, lookup, "eval", depth)
             continue
+        runs_argv = (cmd.words[0].value or "").rsplit("/", 1)[-1] in RUNNERS
         for k, w in enumerate(cmd.words):
+            if k > 0 and not runs_argv:
+                break
             e = w.expansions
             if (len(e) == 1 and e[0].name and e[0].quoting == UNQUOTED and not e[0].nested
                     and w.text in ("$" + e[0].name, "${" + e[0].name + "}")):
