@@ -79,6 +79,9 @@ class Step:
     options: dict[str, Word]
     option_words: dict[str, Word]
     argv: list[Word]
+    #: words in srun's option position that are bare expansions (``srun $ARGS cmd``): they may
+    #: hold options the linter cannot see
+    hidden: list[Word] = field(default_factory=list)
     task_commands: list[Command] = field(default_factory=list)
     task_scripts: list[Script] = field(default_factory=list)
     tasks_per_node: int | None = None
@@ -206,9 +209,9 @@ class Job:
             k = _find_srun(words)
             if k is None:
                 continue
-            options, option_words, i = _read_srun_options(words, k + 1, srun_table,
-                                                          opts.SRUN_SHORT)
-            step = Step(cmd, words[k], options, option_words, words[i:])
+            options, option_words, hidden, i = _read_srun_options(
+                words, k + 1, srun_table, opts.SRUN_SHORT, self._may_hold_options)
+            step = Step(cmd, words[k], options, option_words, words[i:], hidden)
             self._task(step, cmd, i)
             self._layout(step)
             self.steps.append(step)
@@ -229,6 +232,16 @@ class Job:
                     continue  # inside a step, but not what its tasks run (a wrapper's string)
             if launch is not None:
                 self.launches.append(LaunchSite(launch, cmd, step))
+
+    def _may_hold_options(self, w: Word) -> bool:
+        """Whether a bare ``$X`` before srun's command may stand for srun options: its value is
+        unknown, or it starts with ``-`` (``SRUN_ARGS="--wait=60"``); a known value naming a
+        command (``LAUNCHER="torchrun …"``) is the command itself."""
+        name = next((e.name for e in w.expansions if e.name), None)
+        a = self.script.value_at(name, w.start) if name else None
+        if a is None:
+            return True
+        return (a.value.value or a.value.text).lstrip("\"'( ").startswith("-")
 
     def _task(self, step: Step, cmd: Command, i: int) -> None:
         """What each task of the step runs."""
@@ -382,15 +395,17 @@ def _find_srun(words: list[Word]) -> int | None:
     return None
 
 
-def _read_srun_options(words, start, table, shorts):
+def _read_srun_options(words, start, table, shorts, may_hold_options=lambda w: True):
     """srun's getopt (``+`` mode): options until the first non-option word.
 
-    Returns (canonical name -> value word, canonical name -> option word, index of the command).
+    Returns (canonical name -> value word, canonical name -> option word, the bare expansions
+    met in option position, index of the command).
     Long names are resolved by unique prefix like getopt_long. A value joined to its option
     (``--ntasks=4``, ``-n4``) becomes a Word of its own covering just the value.
     """
     options: dict[str, Word] = {}
     option_words: dict[str, Word] = {}
+    hidden: list[Word] = []
     short_names = {o.short: o.long for o in table.values() if o.short}
 
     i = start
@@ -400,6 +415,10 @@ def _read_srun_options(words, start, table, shorts):
         if v == "--":
             i += 1
             break
+        if w.bare_expansion and i + 1 < len(words) and may_hold_options(w):
+            hidden.append(w)  # `srun ${AUTO_RESUME} -l torchrun …`: options we cannot see
+            i += 1
+            continue
         if not v.startswith("-") or v == "-":
             break
         if v.startswith("--"):
@@ -425,4 +444,4 @@ def _read_srun_options(words, start, table, shorts):
         else:
             options[name] = w
             i += 1
-    return options, option_words, i
+    return options, option_words, hidden, i

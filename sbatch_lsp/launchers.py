@@ -77,6 +77,7 @@ class Launch:
     words: list[Word]
     args: dict[str, Word] = field(default_factory=dict)
     program: list[Word] = field(default_factory=list)
+    hidden: list[Word] = field(default_factory=list)  # bare $ARGS that may hold options
 
     @property
     def title(self) -> str:
@@ -134,14 +135,21 @@ def unwrap(words: list[Word]) -> list[Word]:
     return words[i:]
 
 
-def _parse_opts(words: list[Word], start: int, known: dict[str, bool] | None,
-                aliases: dict[str, str] | None) -> tuple[dict[str, Word], int]:
-    """Read ``--opt value``/``--opt=value`` options from ``words[start:]`` until the first
-    non-option; return (args, index of the first non-option)."""
+def _with_options(kind: str, flavour: str, argv: list[Word], start: int,
+                  known: dict[str, bool] | None, aliases: dict[str, str] | None) -> Launch:
+    """A Launch whose options are read from ``argv[start:]`` (``--opt value``/``--opt=value``)
+    up to the first non-option, which starts the program. A bare ``$ARGS`` or
+    ``"${ARGS[@]}"`` among them is kept in ``hidden``: it may hold any option."""
     args: dict[str, Word] = {}
+    hidden: list[Word] = []
+    words = argv
     i = start
     while i < len(words):
         w = words[i]
+        if w.bare_expansion and i + 1 < len(words):
+            hidden.append(w)
+            i += 1
+            continue
         v = w.value
         if v is None:
             if w.text.startswith("--"):
@@ -162,16 +170,14 @@ def _parse_opts(words: list[Word], start: int, known: dict[str, bool] | None,
             takes = not eq and i + 1 < len(words) and not (words[i + 1].value or "x").startswith("-")
         if eq:
             args[key] = w.tail(w.text.find("=") + 1, val)
-            args.setdefault("_raw_" + key, w)
             i += 1
         elif takes and i + 1 < len(words):
             args[key] = words[i + 1]
-            args.setdefault("_raw_" + key, w)
             i += 2
         else:
             args[key] = w
             i += 1
-    return args, i
+    return Launch(kind, flavour, argv[0], argv, args, argv[i:], hidden)
 
 
 def find_launch(words: list[Word]) -> Launch | None:
@@ -181,8 +187,7 @@ def find_launch(words: list[Word]) -> Launch | None:
         return None
     name = _base(argv[0])
     if name == "torchrun":
-        args, k = _parse_opts(argv, 1, TORCHRUN_OPTS, None)
-        return Launch("torchrun", "torchrun", argv[0], argv, args, argv[k:])
+        return _with_options("torchrun", "torchrun", argv, 1, TORCHRUN_OPTS, None)
     if PYTHON.match(name):
         i = 1
         while i < len(argv) and (argv[i].value or "").startswith("-") and argv[i].value != "-m" \
@@ -192,22 +197,19 @@ def find_launch(words: list[Word]) -> Launch | None:
             mod = argv[i].value[2:] or (argv[i + 1].value if i + 1 < len(argv) else None)
             j = i + (1 if argv[i].value[2:] else 2)
             if mod in TORCHRUN_MODULES:
-                args, k = _parse_opts(argv, j, TORCHRUN_OPTS, None)
-                return Launch("torchrun", TORCHRUN_MODULES[mod], argv[0], argv, args, argv[k:])
+                return _with_options("torchrun", TORCHRUN_MODULES[mod], argv, j, TORCHRUN_OPTS,
+                                     None)
             if mod in ("accelerate.commands.launch",):
-                args, k = _parse_opts(argv, j, None, ALIASES["accelerate"])
-                return Launch("torchrun", "accelerate", argv[0], argv, args, argv[k:])
+                return _with_options("torchrun", "accelerate", argv, j, None,
+                                     ALIASES["accelerate"])
             return Launch("python", "python", argv[0], argv, {}, argv[i:])
         return Launch("python", "python", argv[0], argv, {}, argv[i:])
     if name == "accelerate" and len(argv) > 1 and argv[1].value == "launch":
-        args, k = _parse_opts(argv, 2, None, ALIASES["accelerate"])
-        return Launch("torchrun", "accelerate", argv[0], argv, args, argv[k:])
+        return _with_options("torchrun", "accelerate", argv, 2, None, ALIASES["accelerate"])
     if name == "colossalai" and len(argv) > 1 and argv[1].value == "run":
-        args, k = _parse_opts(argv, 2, None, ALIASES["colossalai"])
-        return Launch("torchrun", "colossalai", argv[0], argv, args, argv[k:])
+        return _with_options("torchrun", "colossalai", argv, 2, None, ALIASES["colossalai"])
     if name == "deepspeed":
-        args, k = _parse_opts(argv, 1, None, ALIASES["deepspeed"])
-        return Launch("deepspeed", "deepspeed", argv[0], argv, args, argv[k:])
+        return _with_options("deepspeed", "deepspeed", argv, 1, None, ALIASES["deepspeed"])
     if name in ("mpirun", "mpiexec", "orterun"):
         return Launch("mpirun", name, argv[0], argv, {}, [])
     return None

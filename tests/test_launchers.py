@@ -54,3 +54,26 @@ def test_unknown_flags_do_not_swallow_the_next_option():
     assert la.has("use-fsdp") and la.arg("fsdp-sharding-strategy") == "FULL_SHARD"
     assert la.arg("nnodes") == "2" and la.has("node-rank") and la.arg("master-port") == "29500"
     assert [w.value for w in la.program] == ["train.py"]
+
+
+HEADER = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+
+
+def test_options_hidden_in_unknown_expansions_lower_the_severity():
+    from sbatch_lsp.lint import lint
+    text = HEADER + ("#SBATCH --ntasks-per-node=8\n"
+                     "srun ${AUTO_RESUME} -l torchrun --nnodes=2 --nproc-per-node=8 "
+                     "--rdzv-backend=c10d --rdzv-endpoint=h:29400 train.py\n")
+    [d] = lint(text).diagnostics
+    assert (d.code, d.severity.label) == ("SB201", "warning") and "${AUTO_RESUME}" in d.message
+    text = HEADER + "#SBATCH --ntasks-per-node=1\nsrun torchrun \"${ARGS[@]}\" train.py\n"
+    [d] = lint(text).diagnostics
+    assert (d.code, d.severity.label) == ("SB202", "info")
+
+
+def test_a_known_launcher_variable_after_srun_is_the_command():
+    from sbatch_lsp.lint import lint
+    text = HEADER + ("#SBATCH --ntasks-per-node=8\n"
+                     "L=\"torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d "
+                     "--rdzv-endpoint=h:29400\"\nsrun $L train.py\n")
+    assert [(d.code, d.severity.label) for d in lint(text).diagnostics] == [("SB201", "error")]

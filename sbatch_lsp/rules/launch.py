@@ -63,13 +63,15 @@ def torchrun_per_task(job):
         related.append(Related(step.srun.start, step.srun.end,
                                f"this step runs {tpn} tasks per node ({step.layout_note})"))
         fixes = [_one_task_per_node(step)]
+        unless = (f" (unless {step.hidden[0].text}, whose value is not known, sets another "
+                  "layout)" if step.hidden else "")
         yield finding(
             "SB201", la.anchor.start, la.anchor.end,
-            f"srun starts {tpn} copies of this launcher on every node, each with "
+            f"srun starts {tpn} copies of this launcher on every node{unless}, each with "
             f"--nproc-per-node={nproc}: they all bind the same master port (EADDRINUSE: "
             "address already in use) and double-book the GPUs; run one launcher per node "
             "(`srun --ntasks-per-node=1 --ntasks=<nodes>`) or drop torchrun and launch one "
-            "task per GPU with srun",
+            "task per GPU with srun", severity=Severity.WARNING if step.hidden else None,
             related=related, fixes=[f for f in fixes if f])
 
 
@@ -129,7 +131,7 @@ def torchrun_multinode_args(job):
             missing.append("rdzv-endpoint")
         if missing:
             sev = Severity.ERROR
-            if configured or missing == ["master-port"]:
+            if configured or la.hidden or missing == ["master-port"]:
                 sev = Severity.INFO
             why = []
             if "nnodes" in missing:
@@ -149,6 +151,8 @@ def torchrun_multinode_args(job):
                            "explicitly to avoid clashes between jobs sharing a node")
             if configured:
                 why.append("(it may come from the --config_file, which is not read)")
+            if la.hidden:
+                why.append(f"(unless {la.hidden[0].text} supplies it: its value is not known)")
             yield finding(
                 "SB202", la.anchor.start, la.anchor.end,
                 f"multi-node {la.title} launch without "

@@ -6,9 +6,11 @@ synthetic text whose characters each remember where they came from (``TextMap``)
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 UNQUOTED, DOUBLE, SINGLE, ESCAPED = "unquoted", "double", "single", "escaped"
+BARE_EXPANSION = re.compile(r'"?\$\{?[A-Za-z_][A-Za-z0-9_]*(\[[@*]\])?(:?[-=+][^}]*)?\}?"?')
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,12 @@ class Word:
     expansions: list[Expansion] = field(default_factory=list)
     #: early expansions (batch-shell values) that flowed into this word of a nested script
     early: list[Expansion] = field(default_factory=list)
+
+    @property
+    def bare_expansion(self) -> bool:
+        """Whether the word is nothing but one variable or array expansion (``$ARGS``,
+        ``"${ARGS[@]}"``, ``${X:-}``): it may stand for any number of words, options included."""
+        return self.value is None and BARE_EXPANSION.fullmatch(self.text) is not None
 
     def tail(self, cut: int, value: str | None) -> "Word":
         """The part of this word after its first ``cut`` characters (the value of ``--opt=value``
