@@ -84,6 +84,14 @@ class Launch:
         """The launcher as users write it (``torch.distributed.launch``, ``accelerate``)."""
         return {"launch": "torch.distributed.launch"}.get(self.flavour, self.flavour)
 
+    def spelled(self, name: str) -> str:
+        """Option ``name`` (torchrun's) as this launcher spells it (``--machine_rank`` for
+        accelerate's ``node-rank``)."""
+        if self.flavour in ("torchrun", "launch"):
+            return "--" + name
+        own = {v: k for k, v in ALIASES.get(self.flavour, {}).items()}.get(name, name)
+        return "--" + own.replace("-", "_")
+
     def arg(self, name: str) -> str | None:
         w = self.args.get(name)
         return w.value if w is not None else None

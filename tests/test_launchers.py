@@ -77,3 +77,23 @@ def test_a_known_launcher_variable_after_srun_is_the_command():
                      "L=\"torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d "
                      "--rdzv-endpoint=h:29400\"\nsrun $L train.py\n")
     assert [(d.code, d.severity.label) for d in lint(text).diagnostics] == [("SB201", "error")]
+
+
+def test_accelerate_builds_its_endpoint_and_is_named_in_its_own_spelling():
+    from sbatch_lsp.lint import lint
+    text = HEADER + ("#SBATCH --ntasks-per-node=1\nsrun accelerate launch --num_machines 2 "
+                     "--num_processes 16 --rdzv_backend c10d --main_process_ip h "
+                     "--main_process_port 29500 train.py\n")
+    assert lint(text).diagnostics == []
+    text = HEADER + "#SBATCH --ntasks-per-node=1\nsrun accelerate launch --num_processes 16 t.py\n"
+    [d] = lint(text).diagnostics
+    assert "--num_machines" in d.message and "--machine_rank" in d.message
+
+
+def test_explicit_one_node_world():
+    from sbatch_lsp.lint import lint
+    batch = HEADER + "torchrun --nnodes=1 --nproc_per_node=8 train.py\n"
+    assert [d.code for d in lint(batch).diagnostics] == ["SB205"]
+    step = HEADER + "#SBATCH --ntasks-per-node=1\nsrun torchrun --nnodes=1 --nproc_per_node=8 t.py\n"
+    [d] = lint(step).diagnostics
+    assert d.code == "SB202" and "each node forms its own one-node world" in d.message

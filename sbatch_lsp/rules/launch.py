@@ -108,6 +108,14 @@ def torchrun_multinode_args(job):
         nn_val = parse_count((nn or "").split(":")[-1]) if nn else None
         if not multi and not (nn_val and nn_val > 1):
             continue
+        if nn_val == 1:
+            if site.step is not None and (site.step.nodes or 0) > 1:
+                w = la.args["nnodes"]
+                yield finding("SB202", w.start, w.end,
+                              f"{la.spelled('nnodes')}={nn} but this step starts the launcher on "
+                              f"{site.step.nodes} nodes: each node forms its own one-node world "
+                              "and trains alone")
+            continue  # one launcher, one node: SB205 reports the idle nodes
         if la.has("standalone"):
             w = la.args["standalone"]
             yield finding("SB202", w.start, w.end,
@@ -120,12 +128,16 @@ def torchrun_multinode_args(job):
             missing.append("nnodes")
         # None when the backend is not a literal: then neither set of arguments is required
         backend = la.arg("rdzv-backend") if la.has("rdzv-backend") else "static"
-        static = backend == "static" and not la.has("rdzv-endpoint")
+        # accelerate builds the endpoint from --main_process_ip:--main_process_port when it
+        # runs on several machines (accelerate/utils/launch.py prepare_multi_gpu_env)
+        endpoint = la.has("rdzv-endpoint") or (la.flavour == "accelerate" and
+                                               la.has("master-addr"))
+        static = backend == "static" and not endpoint
         if static:
             for name in ("node-rank", "master-addr", "master-port"):
                 if not la.has(name):
                     missing.append(name)
-        elif backend is not None and not la.has("rdzv-endpoint"):
+        elif backend is not None and not endpoint:
             # A dynamic backend (c10d, etcd) with no endpoint uses "localhost" on every node
             # (torch parse_rendezvous_endpoint: an empty endpoint means localhost:29400).
             missing.append("rdzv-endpoint")
@@ -134,21 +146,22 @@ def torchrun_multinode_args(job):
             if configured or la.hidden or missing == ["master-port"]:
                 sev = Severity.INFO
             why = []
+            opt = la.spelled
             if "nnodes" in missing:
-                why.append("without --nnodes it defaults to 1 and every node forms its own "
-                           "one-node world")
+                why.append(f"without {opt('nnodes')} it defaults to 1 and every node forms its "
+                           "own one-node world")
             if "node-rank" in missing:
-                why.append("without --node-rank every node claims rank 0")
+                why.append(f"without {opt('node-rank')} every node claims rank 0")
             if "master-addr" in missing:
-                why.append("without --master-addr nodes look for the rendezvous on their own "
-                           "127.0.0.1 and wait until the 600 s timeout (torchrun ignores "
+                why.append(f"without {opt('master-addr')} nodes look for the rendezvous on their "
+                           "own 127.0.0.1 and wait until the 600 s timeout (torchrun ignores "
                            "$MASTER_ADDR)")
+            if "master-port" in missing:
+                why.append(f"{opt('master-port')} defaults to 29500 on every node, which works; "
+                           "pass it explicitly to avoid clashes between jobs sharing a node")
             if "rdzv-endpoint" in missing:
-                why.append(f"--rdzv-backend={backend} without --rdzv-endpoint uses localhost, so "
-                           "every node waits in its own rendezvous")
-            if missing == ["master-port"]:
-                why.append("--master-port defaults to 29500 on every node, which works; pass it "
-                           "explicitly to avoid clashes between jobs sharing a node")
+                why.append(f"{opt('rdzv-backend')}={backend} without {opt('rdzv-endpoint')} "
+                           "uses localhost, so every node waits in its own rendezvous")
             if configured:
                 why.append("(it may come from the --config_file, which is not read)")
             if la.hidden:
@@ -156,17 +169,17 @@ def torchrun_multinode_args(job):
             yield finding(
                 "SB202", la.anchor.start, la.anchor.end,
                 f"multi-node {la.title} launch without "
-                + ", ".join("--" + m for m in missing) + ": " + "; ".join(why),
+                + ", ".join(opt(m) for m in missing) + ": " + "; ".join(why),
                 severity=sev, fixes=[f for f in [_add_args(job, site, missing)] if f])
         rank = la.args.get("node-rank")
         if rank is not None and rank.value is not None and rank.value.isdigit() and multi:
             in_step = site.step is not None and (site.step.nodes or 0) > 1
             sev = Severity.ERROR if in_step else Severity.WARNING
-            msg = (f"--node-rank is the constant {rank.value}: every node this step runs on "
-                   "claims the same rank, so the rendezvous never completes"
+            msg = (f"{la.spelled('node-rank')} is the constant {rank.value}: every node this step "
+                   "runs on claims the same rank, so the rendezvous never completes"
                    if in_step else
-                   f"--node-rank is the constant {rank.value} in a {nodes}-node job: only one "
-                   "launcher with this rank can ever join")
+                   f"{la.spelled('node-rank')} is the constant {rank.value} in a {nodes}-node "
+                   "job: only one launcher with this rank can ever join")
             yield finding("SB202", rank.start, rank.end,
                           msg + "; use `--node-rank=$SLURM_NODEID` expanded inside each task",
                           severity=sev)
