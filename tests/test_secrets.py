@@ -23,3 +23,31 @@ def test_formats_found_in_a_script():
     text = f"export GITHUB_TOKEN={gh}\naws configure set x {aws}\nexport HF_HOME=/x/hf_home\n"
     kinds = [s.kind for s in find_secrets(text)]
     assert kinds == ["GitHub Token", "AWS Access Key"]
+
+
+def _codes(text):
+    from sbatch_lsp.lint import lint
+    return [d.code for d in lint("#!/bin/bash\n#SBATCH -N 1\n" + text).diagnostics]
+
+
+def test_names_that_only_contain_token_are_not_credentials():
+    assert _codes('MAX_NEW_TOKENS=256\nTOKENIZER=x\nsrun python g.py --m "$MAX_NEW_TOKENS" '
+                  '--t "$TOKENIZER"\n') == []
+    assert _codes('docker login -p "$DOCKER_PASSWD" r.io\n') == ["SB502"]
+
+
+def test_a_builtin_test_shows_nothing_unless_xtrace_is_on():
+    assert _codes('if [ -n "$HF_TOKEN" ]; then echo ok; fi\n') == []
+    assert _codes('set -Eeuxo pipefail\nif [ -n "$HF_TOKEN" ]; then echo ok; fi\n') == ["SB502"]
+
+
+@pytest.mark.parametrize("on", ["set -o xtrace\n", "set -ex\n"])
+def test_xtrace_forms(on):
+    assert _codes(on + 'export HF_TOKEN="$(< ~/.hf)"\n') == ["SB502"]
+    assert _codes(on + 'set +o xtrace\nexport HF_TOKEN="$(< ~/.hf)"\n') == []
+
+
+def test_xtrace_from_the_shebang():
+    from sbatch_lsp.lint import lint
+    text = '#!/bin/bash -x\n#SBATCH -N 1\nexport HF_TOKEN="$(< ~/.hf)"\n'
+    assert [d.code for d in lint(text).diagnostics] == ["SB502"]

@@ -13,8 +13,13 @@ from functools import lru_cache
 from ..shell.model import DOUBLE, UNQUOTED
 from . import Edit, Fix, Related, Severity, finding, rule
 
-CRED_NAME = re.compile(r"(TOKEN|API_?KEY|SECRET|PASSWORD|PASSWD|ACCESS_KEY|PRIVATE_KEY|AUTH)",
-                       re.IGNORECASE)
+#: a credential word as a whole ``_``-separated part of a name (HF_TOKEN, DOCKER_PASSWD), not
+#: inside another word (TOKENIZER, MAX_NEW_TOKENS)
+CRED_NAME = re.compile(r"(?:^|_)(TOKEN|API_?KEY|SECRET|PASSWORD|PASSWD|PASS|ACCESS_KEY|"
+                       r"PRIVATE_KEY|AUTH)(?:_|$)", re.IGNORECASE)
+#: parts that make a credential-looking name a count or a setting (NUM_TOKENS, TOKEN_LEN)
+QUANTITY = re.compile(r"(?:^|_)(MAX|MIN|NUM|LEN|LENGTH|COUNT|PER|SIZE|LIMIT|IDS?|TYPES?)(?:_|$)",
+                      re.IGNORECASE)
 OWN_FORMATS = [
     ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
     ("W&B API key", re.compile(r"(?:WANDB_API_KEY\s*=\s*['\"]?|wandb\s+login\s+(?:--relogin\s+)?)"
@@ -109,8 +114,10 @@ def mask(value: str) -> str:
 
 
 def _credential_name(name: str) -> bool:
-    """``HF_TOKEN``, ``WANDB_API_KEY`` …, but not ``HF_TOKEN_FILE`` or ``SECRETS_DIR``."""
-    return bool(CRED_NAME.search(name)) and not NOT_CRED_NAME.search(name)
+    """``HF_TOKEN``, ``WANDB_API_KEY``, ``redis_password`` …, but not ``HF_TOKEN_FILE``,
+    ``SECRETS_DIR``, ``TOKENIZER`` or ``MAX_NEW_TOKENS``."""
+    return bool(CRED_NAME.search(name)) and not NOT_CRED_NAME.search(name) and \
+        not QUANTITY.search(name)
 
 
 def _random_literal(v: str) -> bool:
@@ -162,6 +169,22 @@ def hardcoded_credential(job):
                       "a 0600 file or the submitting environment", fixes=fixes)
 
 
+XTRACE_SHEBANG = re.compile(r"#!\S*(?:\s+\S*)?\s+-[A-Za-z]*x")
+
+
+def _xtrace_switch(args: list) -> bool | None:
+    """True when ``set ARGS`` turns xtrace on (``-x``, ``-Eeuxo``, ``-o xtrace``), False when it
+    turns it off (``+x``, ``+o xtrace``), None when it leaves it alone."""
+    for k, a in enumerate(args):
+        if not a:
+            continue
+        if a in ("-o", "+o") and k + 1 < len(args) and args[k + 1] == "xtrace":
+            return a == "-o"
+        if re.fullmatch(r"[-+][A-Za-z]*x[A-Za-z]*", a):
+            return a[0] == "-"
+    return None
+
+
 @rule("SB502", "exposed-credential", Severity.WARNING,
       "a credential printed by `set -x`, passed on a command line, or expanded into `bash -c`")
 def exposed_credential(job):
@@ -170,15 +193,15 @@ def exposed_credential(job):
         if a.command is not None and a.value is not None and _credential_name(a.name) and (
                 a.value.value is None or _random_literal(a.value.value)):
             assigned_by.setdefault(id(a.command), []).append(a)
-    xtrace = None
+    # where xtrace was turned on: (start, end), or None while it is off
+    first = job.source.line_text(0)
+    xtrace = (0, len(first)) if XTRACE_SHEBANG.match(first) else None
     for cmd in sorted(job.script.commands, key=lambda c: c.start):
         argv = cmd.argv()
-        if argv and argv[0] == "set" and any(a and re.fullmatch(r"-[a-z]*x[a-z]*", a)
-                                              for a in argv[1:]):
-            xtrace = cmd
-        if argv and argv[0] == "set" and any(a and re.fullmatch(r"\+[a-z]*x[a-z]*", a)
-                                              for a in argv[1:]):
-            xtrace = None
+        if argv and argv[0] == "set":
+            switch = _xtrace_switch(argv[1:])
+            if switch is not None:
+                xtrace = (cmd.start, cmd.end) if switch else None
         if xtrace is not None:
             # xtrace prints assignments with their expanded value (``+ export HF_TOKEN=hf_…``):
             # a token read at run time (``"$(< file)"``, ``$OTHER``) is printed into the job's
@@ -190,9 +213,11 @@ def exposed_credential(job):
                               f"`set -x` prints this assignment with the expanded value of "
                               f"{a.name} into the job's output file; turn xtrace off around it "
                               "(`set +x` … `set -x`)",
-                              related=[Related(xtrace.start, xtrace.end, "xtrace is on from here")])
+                              related=[Related(*xtrace, "xtrace is on from here")])
         if not cmd.words or argv[0] in ("export", "declare", "local", "readonly", "unset"):
             continue
+        if argv[0] in ("[", "[[", "test") and xtrace is None:
+            continue  # a builtin test: no process, nothing in `ps`
         for w in cmd.words[1:]:
             for e in w.expansions:
                 if not e.name or not _credential_name(e.name) or e.quoting not in (UNQUOTED,
@@ -202,7 +227,7 @@ def exposed_credential(job):
                 related = []
                 if xtrace is not None:
                     why.append("`set -x` prints the expanded value into the job's output file")
-                    related.append(Related(xtrace.start, xtrace.end, "xtrace is on from here"))
+                    related.append(Related(*xtrace, "xtrace is on from here"))
                 why.append("a command-line argument is visible to every user in `ps`")
                 yield finding("SB502", e.start, e.end,
                               f"${e.name} is passed on the command line: " + "; ".join(why)
