@@ -212,12 +212,19 @@ def shared_jit_cache(job):
 
 FSDP_MEGATRON = re.compile(r"--use-torch-fsdp2|--use-megatron-fsdp|use_megatron_fsdp=true",
                            re.IGNORECASE)
-FSDP_OTHER = re.compile(r"\bfsdp2?\b|--fsdp|fsdp\.|full_shard|FSDP", re.IGNORECASE)
+#: FSDP switched on by a flag or a value (``--fsdp``, ``--enable_fsdp``, ``--strategy fsdp2``,
+#: ``full_shard``), not a path or a message that mentions it
+FSDP_OTHER = re.compile(r"^--[\w.-]*fsdp[\w.-]*(=.*)?$|^fsdp2?$|^full_shard$|fsdp_config",
+                        re.IGNORECASE)
 UCC = re.compile(r"comm-backend[= ]ucc|\bucc\b", re.IGNORECASE)
 MOE_OVERLAP = re.compile(r"overlap-moe-expert-parallel-comm|deepep|hybridep", re.IGNORECASE)
 ARCH = [("blackwell", re.compile(r"b200|b300|gb200|gb300|blackwell|vr200", re.I)),
         ("hopper", re.compile(r"h100|h200|h800|gh200|hopper", re.I)),
-        ("ampere", re.compile(r"a100|a800|a40\b|a10\b|ampere", re.I))]
+        ("ampere", re.compile(r"a100|a800|a40\b|a10g?\b|a6000|rtx\s*30|ampere", re.I)),
+        ("ada", re.compile(r"l40s?\b|l4\b|rtx\s*40|ada", re.I)),
+        ("turing", re.compile(r"t4\b|rtx\s*20|turing", re.I)),
+        ("volta", re.compile(r"v100|volta", re.I))]
+CPU_PARTITION = re.compile(r"cpu", re.IGNORECASE)
 
 
 def _arch(job) -> tuple[str | None, object]:
@@ -227,8 +234,8 @@ def _arch(job) -> tuple[str | None, object]:
         return job.profile.gpu_arch[part.value], part
     for name in ("partition", "gpus-per-node", "gres", "gpus", "constraint"):
         use = d.get(name)
-        if use is None:
-            continue
+        if use is None or name == "partition" and CPU_PARTITION.search(use.value or ""):
+            continue  # `hopper-cpu` is a CPU partition
         for arch, rx in ARCH:
             if rx.search(use.value or ""):
                 return arch, use
@@ -288,9 +295,13 @@ def cuda_device_max_connections(job):
             if n and n > tp:
                 tp, tp_word = n, w
     arch, arch_use = _arch(job)
-    if tp > 1 and not fsdp_m and not fsdp_o and value != "1" and arch != "blackwell" and not moe:
+    # Megatron-DeepSpeed forks never check the variable unless sequence parallelism is on
+    deepspeed = any(w.value == "--deepspeed" for w in words) and not any(
+        w.value == "--sequence-parallel" for w in words)
+    if tp > 1 and not fsdp_m and not fsdp_o and value != "1" and arch != "blackwell" and \
+            not moe and not deepspeed:
         mlm = any(re.search(r"pretrain_\w+\.py", w.value or w.text) for w in words)
-        known_pre = arch in ("hopper", "ampere")
+        known_pre = arch is not None
         sev = Severity.ERROR if (mlm and known_pre) else Severity.WARNING
         why = ("Megatron-LM asserts at start-up: \"Using tensor model parallelism or context "
                "parallelism require setting the environment variable CUDA_DEVICE_MAX_CONNECTIONS "
@@ -317,5 +328,6 @@ def cuda_device_max_connections(job):
         yield finding("SB403", a.start, a.end,
                       "CUDA_DEVICE_MAX_CONNECTIONS=1 "
                       + ("on Blackwell GPUs" if arch == "blackwell" else "with MoE a2a overlap")
-                      + ": launchers use 32 here; 1 serialises kernels and costs throughput",
-                      severity=Severity.WARNING)
+                      + ": launchers usually use 32 here, as 1 serialises kernels; info only, "
+                      "because some NVIDIA recipes keep 1 (measure both)",
+                      severity=Severity.INFO)

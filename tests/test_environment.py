@@ -1,0 +1,34 @@
+"""SB403's evidence: parallelism flags, FSDP flags, the GPU architecture."""
+import pytest
+
+from sbatch_lsp.lint import lint
+
+HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+
+
+def sb403(extra_directives: str, args: str, env: str = ""):
+    text = (HEAD + extra_directives + env +
+            f"srun python pretrain_gpt.py --tensor-model-parallel-size 4 {args}\n")
+    return [(d.severity.label) for d in lint(text).diagnostics if d.code == "SB403"]
+
+
+@pytest.mark.parametrize("directive,expected", [
+    ("#SBATCH --partition=h100\n", ["error"]),
+    ("#SBATCH --constraint=v100-32g\n", ["error"]),  # Volta is pre-Blackwell too
+    ("#SBATCH --partition=hopper-cpu\n", ["warning"]),  # a CPU partition says nothing
+    ("#SBATCH --partition=gb200\n", []),
+])
+def test_architecture(directive, expected):
+    assert sb403(directive, "") == expected
+
+
+def test_megatron_deepspeed_without_sequence_parallel_is_not_checked():
+    assert sb403("#SBATCH --partition=h100\n", "--deepspeed --deepspeed_config ds.json") == []
+    assert sb403("#SBATCH --partition=h100\n", "--deepspeed --sequence-parallel") == ["error"]
+
+
+def test_fsdp_is_a_flag_not_a_path():
+    env = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+    assert sb403("", "--data-path /fsx/fsdp_runs/data", env) == []
+    assert sb403("", "--use-torch-fsdp2", env) == ["error"]
+    assert sb403("", "--strategy fsdp2", env) == ["warning"]
