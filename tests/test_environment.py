@@ -32,3 +32,14 @@ def test_fsdp_is_a_flag_not_a_path():
     assert sb403("", "--data-path /fsx/fsdp_runs/data", env) == []
     assert sb403("", "--use-torch-fsdp2", env) == ["error"]
     assert sb403("", "--strategy fsdp2", env) == ["warning"]
+
+
+@pytest.mark.parametrize("body,expected", [
+    ('srun rsync -a --exclude="datasets" ../p "$SLURM_TMPDIR"\nsrun python train.py\n', []),
+    ("srun python -m trl.scripts.sft --dataset_name x\n", ["warning"]),
+    ('srun --nodes=1 --ntasks=1 bash -c "uv sync"\n', []),  # one node fills one cache once
+    ('srun bash -c "uv sync"\n', ["warning"]),
+])
+def test_sb401_evidence(body, expected):
+    text = "#!/bin/bash\n#SBATCH --nodes=2\n" + body
+    assert [d.severity.label for d in lint(text).diagnostics if d.code == "SB401"] == expected

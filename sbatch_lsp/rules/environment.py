@@ -15,8 +15,11 @@ NODE_LOCAL = re.compile(r"^(/tmp|/dev/shm|/var/tmp|/run|/local|/scratch/local|/r
                         r"\$\{?TMPDIR\}?|\$\{?SLURM_TMPDIR\}?)(/|$)")
 KNOWN_SHARED = re.compile(r"^(/lustre|/gpfs|/fsx|/nfs|/project|/projects|/shared|/mnt/lustre|"
                           r"/mnt/shared|/p/|/pscratch|/scratch)(/|$)")
+#: Hugging Face downloads: its libraries and their flags, not any word "dataset"
 HF = re.compile(r"qlora|\blora\b|peft|transformers|huggingface|hf_hub|from_pretrained|"
-                r"model_name_or_path|--hf[-_]|datasets?\b", re.IGNORECASE)
+                r"model_name_or_path|--hf[-_]|--dataset_name|load_dataset|\btrl[ .](sft|dpo|grpo|"
+                r"scripts)|(import|from) datasets",
+                re.IGNORECASE)
 NEMO = re.compile(r"(run_recipe\.py|megatron[-_.]bridge|\bnemo\b).*(sft|finetun|packed|peft|"
                   r"lora|import|dataset)", re.IGNORECASE)
 UV_SYNC = re.compile(r"\buv (sync|pip install)\b|\buv run\b(?!.*--no-sync)")
@@ -87,12 +90,12 @@ def node_local_cache(job):
         return
     for variables, default, evidence, anchor, correctness in CACHES:
         for step in job.steps:
-            if not evidence.search(_task_text(step)):
-                continue
+            if step.nodes == 1 or not evidence.search(_task_text(step)):
+                continue  # a one-node step (`srun -N1 uv sync`) fills one cache once
             ev_word = next((w for c in step.task_commands for w in c.words
                             if anchor.search(w.value or w.text)), step.srun)
             related = [Related(step.srun.start, step.srun.end,
-                               f"this step runs on every node ({job.nodes.value} nodes)")]
+                               f"this step runs on {step.nodes or job.nodes.value} nodes")]
             sets = [a for a in job.script.assignments if a.name in variables
                     and a.start < step.command.start]
             inner = [a for s in step.task_scripts for a in s.assignments if a.name in variables]
