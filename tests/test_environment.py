@@ -43,3 +43,17 @@ def test_fsdp_is_a_flag_not_a_path():
 def test_sb401_evidence(body, expected):
     text = "#!/bin/bash\n#SBATCH --nodes=2\n" + body
     assert [d.severity.label for d in lint(text).diagnostics if d.code == "SB401"] == expected
+
+
+@pytest.mark.parametrize("directives,body,expected", [
+    ("", "srun torchrun --nproc-per-node=8 t.py\n", ["error"]),
+    ("#SBATCH --exclusive\n", "srun torchrun --nproc-per-node=8 t.py\n", ["warning"]),
+    ("#SBATCH --partition=cpu\n", "srun python /opt/Megatron-Bridge/prepare_packed_data.py\n", []),
+    ("", "srun python /opt/Megatron-Bridge/scripts/prepare_gpt_sft_packed_data.py\n", []),
+    ("", "srun --gpus-per-node=8 python pretrain_gpt.py\n", []),  # the step asks for them
+    ("", "module load gcc cuda/11.7\nsrun --mpi=pmix ./solver\n", ["info"]),
+    ("", "singularity exec --nv img.sif python t.py\n", ["warning"]),
+])
+def test_sb203_evidence(directives, body, expected):
+    text = "#!/bin/bash\n#SBATCH --nodes=2\n" + directives + body
+    assert [d.severity.label for d in lint(text).diagnostics if d.code == "SB203"] == expected

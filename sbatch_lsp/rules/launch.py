@@ -15,8 +15,11 @@ from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 LOCAL_ADDR = re.compile(r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|::1)$")
 PER_NODE_ADDR = re.compile(r"\$\(\s*hostname[^)]*\)|`\s*hostname[^`]*`|\$\{?HOSTNAME\b|"
                            r"\$\{?SLURMD_NODENAME\b|\$\(\s*hostname\s+-[iIsf]")
-GPU_ENTRY = re.compile(r"(pretrain_\w+\.py|run_recipe\.py|megatron|nemo(_|\s|$)|finetune_\w+\.py)",
+GPU_ENTRY = re.compile(r"^(pretrain_\w+|run_recipe|finetune_\w+|megatron_\w+|nemo_\w+)\.py$",
                        re.IGNORECASE)
+PREPARATION = re.compile(r"prepare|preprocess|pack|tokeni[sz]e|convert", re.IGNORECASE)
+GPU_PARTITION = re.compile(r"gpu|a100|h100|h200|v100|b200|gh200|gb200", re.IGNORECASE)
+CPU_PARTITION = re.compile(r"cpu", re.IGNORECASE)
 
 
 def _torchrun_sites(job):
@@ -224,41 +227,55 @@ def _add_args(job, site, missing) -> Fix | None:
       "GPU work but no GPU request: Slurm gives the job zero GPUs")
 def missing_gpu_request(job):
     """Without --gpus*, --gres=gpu or --tres-per-task=gres/gpu Slurm allocates no GPU (the job
-    sees none even on a GPU partition, unless a site plugin adds them)."""
+    sees none even on a GPU partition, unless a site plugin adds them). An ``--exclusive`` job
+    holds all GRES of its nodes, but its srun steps get none they do not request (sbatch(1),
+    srun(1) since 21.08)."""
     if job.gpu_requested() is not None or job.templated:
         return
-    strong, weak = [], []
+    part = job.directives.get("partition")
+    if part and CPU_PARTITION.search(part.value or ""):
+        return
+    if any(k in s.options for s in job.steps for k in ("gpus", "gpus-per-node", "gpus-per-task")) \
+            or any("gpu" in (s.opt("gres") or "") for s in job.steps):
+        return  # the steps ask for their own GPUs
+    strong, medium, weak = [], [], []
     for site in job.launches:
         la = site.launch
         if la.kind == "torchrun" and (la.arg("nproc-per-node") or "gpu") not in ("cpu",):
             strong.append((la.anchor, f"{la.title} starts GPU workers"))
-        elif la.kind == "python" and any(GPU_ENTRY.search(w.value or "") for w in la.program[:2]):
-            strong.append((la.program[0], "a Megatron/NeMo entry point"))
+        elif la.kind == "python" and la.program and _gpu_entry(la.program[0]):
+            strong.append((la.program[0], "a Megatron/NeMo training entry point"))
     for cmd in job.script.walk():
         argv = [w.value or w.text for w in cmd.words]
         line = " ".join(argv)
         if argv[:1] == ["nvidia-smi"]:
-            weak.append((cmd.words[0], "nvidia-smi"))
-        elif argv[:2] == ["module", "load"] and re.search(r"\bcuda\b", line, re.I):
-            weak.append((cmd.words[0], "loads CUDA"))
+            medium.append((cmd.words[0], "nvidia-smi"))
         elif re.search(r"torch\.cuda|--device[= ]cuda|\.cuda\(\)", line):
             w = next((w for w in cmd.words if re.search(r"cuda", w.value or w.text)), cmd.words[0])
-            weak.append((w, "uses CUDA"))
-    part = job.directives.get("partition")
-    if part and re.search(r"gpu|a100|h100|h200|v100|b200|gh200|gb200", part.value or "", re.I):
-        weak.append((None, "GPU partition"))
-    if not strong and not [w for w in weak if w[0] is not None]:
-        if part and weak:
-            yield finding("SB203", part.start, part.end,
-                          "the partition looks like a GPU partition but the job requests no GPU; "
-                          "add --gpus-per-node if the job needs one", severity=Severity.INFO)
+            medium.append((w, "uses CUDA"))
+        elif argv[:1] in (["singularity"], ["apptainer"]) and "--nv" in argv or \
+                argv[:2] == ["docker", "run"] and any(a.startswith("--gpus") for a in argv):
+            medium.append((cmd.words[0], "starts a container with GPU access"))
+        elif argv[:2] in (["module", "load"], ["ml", "load"]) or argv[:1] == ["ml"]:
+            if re.search(r"\bcuda\b", line, re.I):
+                weak.append((cmd.words[0], "loads CUDA"))
+    if part and GPU_PARTITION.search(part.value or ""):
+        weak.append((part, "a GPU partition alone allocates no GPU"))
+    evidence = strong + medium + weak
+    if not evidence:
         return
-    evidence = strong or [w for w in weak if w[0] is not None]
     primary = evidence[0][0]
-    related = [Related(w.start, w.end, why) for w, why in (strong + weak)[1:] if w is not None]
-    if part:
-        related.append(Related(part.start, part.end, "the GPU partition alone allocates no GPU"))
-    sev = Severity.ERROR if strong else Severity.WARNING
+    related = [Related(w.start, w.end, why) for w, why in evidence[1:]]
+    sev = Severity.ERROR if strong else Severity.WARNING if medium else Severity.INFO
+    message = ("this job uses GPUs but requests none (no --gpus-per-node, --gres=gpu, --gpus or "
+               "--gpus-per-task): Slurm allocates zero GPUs and CUDA finds no device")
+    exclusive = job.directives.get("exclusive")
+    if exclusive is not None:
+        sev = min(sev, Severity.WARNING)
+        message = ("this job uses GPUs but requests none: --exclusive gives the job every GPU of "
+                   "its nodes, but an srun step gets none it does not request (srun(1)), so CUDA "
+                   "finds no device inside srun unless the site does not confine devices")
+        related.append(Related(exclusive.start, exclusive.end, "--exclusive"))
     n = None
     for site in job.launches:
         v = site.launch.arg("nproc-per-node")
@@ -271,10 +288,14 @@ def missing_gpu_request(job):
         at = job.source.line_end(last)
         fixes.append(Fix(f"request {n} GPU(s) per node",
                          (Edit(at, at, f"\n#SBATCH --gpus-per-node={n}"),), safe=False))
-    yield finding("SB203", primary.start, primary.end,
-                  "this job uses GPUs but requests none (no --gpus-per-node, --gres=gpu, --gpus "
-                  "or --gpus-per-task): Slurm allocates zero GPUs and CUDA finds no device",
-                  severity=sev, related=related, fixes=fixes)
+    yield finding("SB203", primary.start, primary.end, message, severity=sev, related=related,
+                  fixes=fixes)
+
+
+def _gpu_entry(w) -> bool:
+    """A Megatron/NeMo training script by its file name (not data preparation)."""
+    name = (w.value or w.text).rsplit("/", 1)[-1]
+    return bool(GPU_ENTRY.search(name)) and not PREPARATION.search(name)
 
 
 @rule("SB204", "gpu-count-mismatch", Severity.WARNING,
