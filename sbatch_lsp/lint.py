@@ -66,8 +66,11 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
     if config.enabled("SB002"):
         for ch in script.chunks:
             if ch.parser == "none":
-                diags.append(finding("SB002", ch.start, source.line_end(ch.end_line),
-                                     f"lines {ch.start_line + 1}-{ch.end_line + 1} could not be "
+                # a chunk cut off by the end of the file ends on the file's last real line
+                last = source.line_of(max(ch.start, ch.end - 1)) if ch.end >= len(text) else \
+                    ch.end_line
+                diags.append(finding("SB002", ch.start, source.line_end(last),
+                                     f"lines {ch.start_line + 1}-{last + 1} could not be "
                                      "parsed as shell (bash -n would reject them, or they use a "
                                      "construct no parser here reads); rules skip them"))
     diags = _suppress(source, script, diags, config)

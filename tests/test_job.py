@@ -54,3 +54,13 @@ def test_a_launcher_variable_echoed_is_not_run():
             "L=\"torchrun --nnodes 2 --nproc_per_node 8 --rdzv_backend c10d "
             "--rdzv_endpoint h:29500\"\necho $L\nsrun --ntasks-per-node=1 bash -c \"$L train.py\"\n")
     assert lint(text).diagnostics == []
+
+
+def test_unparsed_chunks():
+    from sbatch_lsp.lint import lint
+    # a continuation backslash before a blank line is valid bash, and is read
+    ok = "#!/bin/bash\n#SBATCH -N 1\nsrun python train.py \\\n    --lr 0.1 \\\n\necho done\n"
+    assert [d.code for d in lint(ok).diagnostics] == []
+    bad = "#!/bin/bash\n#SBATCH -N 1\necho \"unterminated\nfoo\n"
+    [d] = lint(bad).diagnostics
+    assert d.code == "SB002" and "lines 3-4 " in d.message
