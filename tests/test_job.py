@@ -34,7 +34,7 @@ def test_taint_follows_the_value_not_a_later_bare_export():
     text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
             "NODE_RANK=$SLURM_PROCID\nexport NODE_RANK\n"
             "srun --ntasks-per-node=1 torchrun --nnodes=2 --nproc-per-node=8 "
-            "--node-rank=$NODE_RANK --rdzv-backend=c10d --rdzv-endpoint=h:29400 t.py\n")
+            "--node-rank=$NODE_RANK --master-addr=h --master-port=29500 t.py\n")
     found = [(d.code, d.severity.label) for d in lint(text).diagnostics]
     assert ("SB301", "error") in found
 
@@ -64,3 +64,23 @@ def test_unparsed_chunks():
     bad = "#!/bin/bash\n#SBATCH -N 1\necho \"unterminated\nfoo\n"
     [d] = lint(bad).diagnostics
     assert d.code == "SB002" and "lines 3-4 " in d.message
+
+
+@pytest.mark.parametrize("launch,expected", [
+    ("--master-addr=h --master-port=29500", "error"),  # static: the node rank is used
+    ("--rdzv-backend=c10d --rdzv-endpoint=h:29400", "info"),  # c10d ignores it
+])
+def test_sb301_node_rank_matters_only_for_the_static_rendezvous(launch, expected):
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+            "srun --ntasks-per-node=1 torchrun --nnodes=2 --nproc-per-node=8 "
+            f"--node-rank=$SLURM_NODEID {launch} t.py\n")
+    assert [(d.code, d.severity.label) for d in lint(text).diagnostics] == [("SB301", expected)]
+
+
+def test_sb301_batch_host_name_as_the_rendezvous_address_is_right():
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+            "export MASTER_ADDR=$SLURMD_NODENAME\nsrun --ntasks-per-node=1 torchrun --nnodes=2 "
+            "--nproc-per-node=8 --rdzv-backend=c10d --rdzv-endpoint=$MASTER_ADDR:29500 t.py\n")
+    assert lint(text).diagnostics == []

@@ -16,6 +16,24 @@ from . import Edit, Fix, Related, Severity, finding, rule
 
 SINK = re.compile(r"rank|node.?id|proc.?id|local.?id|master|rdzv|main.?process|device|gpus?\b|"
                   r"cuda|visible", re.IGNORECASE)
+ADDRESS = re.compile(r"addr|endpoint|main.?process.?ip|host|lead", re.IGNORECASE)
+NODE_RANK = re.compile(r"node.?rank|machine.?rank", re.IGNORECASE)
+
+
+def _sink(name: str, exp, launch) -> Severity | None:
+    """How bad it is that the batch shell's value of ``exp`` reaches ``name`` (an option or a
+    variable) of a task command run by ``launch`` (or None): an error for a rank, rendezvous or
+    device setting; info where torchrun ignores it (a node rank under a c10d rendezvous,
+    run.py uses it only for the static one); nothing for the batch host's name used as the
+    rendezvous address, which is the first node's name, the right one."""
+    if not SINK.search(name or ""):
+        return Severity.INFO
+    if exp.name == "SLURMD_NODENAME" and ADDRESS.search(name):
+        return None
+    if NODE_RANK.search(name) and launch is not None and \
+            launch.arg("rdzv-backend") not in (None, "static"):
+        return Severity.INFO
+    return Severity.ERROR
 
 
 def _option_name(words, k) -> str:
@@ -82,6 +100,7 @@ def early_expanded_task_variable(job):
     # plain srun argument reaches the program literally (slurm-facts.md §6.3 "Correct forms").
     reread = {x.start for s in job.steps for sc in s.task_scripts if sc.kind != "split"
               for c in sc.walk() for w in c.all_words() for x in w.early}
+    launch_of = {id(s.command): s.launch for s in job.launches}
     # 1. words of srun steps and of task scripts that carry batch-shell values
     for cmd in job.script.walk():
         in_task = id(cmd) in task_cmds or id(cmd) in srun_cmds
@@ -93,7 +112,9 @@ def early_expanded_task_variable(job):
                 carried += flow.taint(w)
             for e in carried:
                 name = _option_name(cmd.words, k)
-                sev = Severity.ERROR if SINK.search(name or "") else Severity.INFO
+                sev = _sink(name, e, launch_of.get(id(cmd)))
+                if sev is None:
+                    continue
                 h = flow.hit(e, sev, w, f"reaches {name or 'this task command'} as the batch "
                              "shell's value")
                 if e.quoting != DOUBLE or (cmd.script is job.script and e.start not in reread):
@@ -102,15 +123,19 @@ def early_expanded_task_variable(job):
             if a.value is None:
                 continue
             for e in [x for x in a.value.early if x.name in per_task]:
-                sev = Severity.ERROR if SINK.search(a.name) else Severity.INFO
-                flow.hit(e, sev, a.value, f"sets {a.name} in every task to the same value")
+                sev = _sink(a.name, e, None)
+                if sev is not None:
+                    flow.hit(e, sev, a.value, f"sets {a.name} in every task to the same value")
     for a in job.script.assignments:
         if a.value is None or a.command is None or id(a.command) in task_cmds:
             continue
         if a.command.script is not job.script:
             continue
         for e in flow.taint(a.value):
-            if a.exported and SINK.search(a.name) and job.steps:
+            sev = _sink(a.name, e, None)
+            if sev is None:
+                continue
+            if a.exported and sev is Severity.ERROR and job.steps:
                 h = flow.hit(e, Severity.ERROR, a.value,
                              f"exported as {a.name}, which every task inherits with this value")
             else:
