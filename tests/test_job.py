@@ -84,3 +84,25 @@ def test_sb301_batch_host_name_as_the_rendezvous_address_is_right():
             "export MASTER_ADDR=$SLURMD_NODENAME\nsrun --ntasks-per-node=1 torchrun --nnodes=2 "
             "--nproc-per-node=8 --rdzv-backend=c10d --rdzv-endpoint=$MASTER_ADDR:29500 t.py\n")
     assert lint(text).diagnostics == []
+
+
+@pytest.mark.parametrize("step,expected", [
+    ("srun bash -c 'echo $MASTER_ADDR'", ["SB302"]),
+    ("MASTER_ADDR=$MASTER_ADDR srun bash -c 'echo $MASTER_ADDR'", []),
+    ("srun --export=ALL,MASTER_ADDR=$MASTER_ADDR bash -c 'echo $MASTER_ADDR'", []),
+    ("srun --export=ALL bash -c 'echo $PATH $SLURM_CPUS_PER_TASK'", []),
+])
+def test_sb302_what_reaches_the_task(step, expected):
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH -N 1\nMASTER_ADDR=$(hostname)\nPATH=/opt/bin:$PATH\n"
+            "SLURM_CPUS_PER_TASK=4\n" + step + "\n")
+    assert [d.code for d in lint(text).diagnostics] == expected
+
+
+@pytest.mark.parametrize("export", ["NONE", "PATH"])
+def test_sb302_a_step_export_keeps_exports_out(export):
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH -N 1\nexport MASTER_ADDR=$(hostname)\n"
+            f"srun --export={export} bash -c 'echo $MASTER_ADDR'\n")
+    [d] = lint(text).diagnostics
+    assert d.code == "SB302" and f"--export={export}" in d.message

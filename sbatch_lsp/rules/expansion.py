@@ -177,9 +177,13 @@ def unexported_task_variable(job):
     (empty) inherited value (examples/bad/unexported-master-addr.sbatch)."""
     export_none = job.export_mode == "NONE" and not _export_env_all(job)
     for step in job.steps:
-        step_export = (step.opt("export") or "").upper()
+        given = {a.name for a in step.command.assignments}  # NAME=x srun …
+        mode, listed = _step_export(step)
         for script in step.task_scripts:
             for e in _inherited_reads(script):
+                if e.name in given or e.name in listed or e.name in ENVIRONMENT or \
+                        e.name.startswith("SLURM_"):
+                    continue
                 batch = [a for a in job.batch_assignments(e.name)
                          if a.start < step.command.start and a.command is not None
                          and a.command.script is job.script and not (
@@ -188,25 +192,50 @@ def unexported_task_variable(job):
                 if not batch:
                     continue
                 exported = job.exported(e.name, before=step.command.start)
-                if exported and (not export_none or "ALL" in step_export or
-                                 e.name in step_export):
+                if exported and (mode == "ALL" or mode is None and not export_none):
                     continue
                 a = batch[-1]
-                if exported:
+                fixes = []
+                if exported and mode is not None:
+                    msg = (f"${e.name} is read inside the task, but this srun's "
+                           f"--export={step.options['export'].text} keeps it out: it is empty "
+                           "there; "
+                           f"add ALL or {e.name} to --export")
+                elif exported:
                     msg = (f"${e.name} is read inside the task, but --export=NONE keeps "
                            "batch-script exports out of srun steps: it is empty there; "
                            "add `--export=ALL` to this srun or "
                            "`export SLURM_EXPORT_ENV=ALL` in the script")
-                    fixes = []
                 else:
                     msg = (f"${e.name} is set in the batch shell but never exported, and "
                            "this task body expands it late (inside the task): it is "
                            "empty there; export it")
-                    fixes = [Fix(f"export {e.name}", (Edit(a.start, a.start, "export "),),
-                                 safe=False)] if not a.command.words else []
+                    if not a.command.words:
+                        fixes = [Fix(f"export {e.name}", (Edit(a.start, a.start, "export "),),
+                                     safe=False)]
                 yield finding("SB302", e.start, e.end, msg,
                               related=[Related(a.start, a.end, f"{e.name} is set here")],
                               fixes=fixes)
+
+
+#: variables every job inherits already exported: assigning one keeps it exported
+ENVIRONMENT = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TMPDIR", "PWD",
+               "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "MANPATH"}
+
+
+def _step_export(step) -> tuple[str | None, set[str]]:
+    """A step's ``--export``: (mode, names it passes). Mode is None without the option,
+    ``"ALL"`` when it contains ALL, ``"NONE"``, or ``"LIST"`` (only the named variables and
+    Slurm's own reach the task; srun(1) --export)."""
+    w = step.options.get("export")
+    if w is None:
+        return None, set()
+    value = w.value if w.value is not None else w.text.strip("\"'")  # NAME=$VALUE pairs
+    items = [x.strip() for x in value.split(",") if x.strip()]
+    names = {x.split("=", 1)[0] for x in items if x.upper() not in ("ALL", "NONE", "NIL")}
+    upper = {x.upper() for x in items}
+    mode = "ALL" if "ALL" in upper else "NONE" if upper & {"NONE", "NIL"} else "LIST"
+    return mode, names
 
 
 def _inherited_reads(script):
