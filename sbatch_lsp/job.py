@@ -65,7 +65,7 @@ def gpu_count(text: str | None) -> int | None:
     return None
 
 
-@dataclass
+@dataclass(eq=False)
 class Step:
     """An srun step: the srun command, its options, what runs in each task, and its layout.
 
@@ -98,7 +98,7 @@ class Step:
         return w.value if w is not None else None
 
 
-@dataclass
+@dataclass(eq=False)
 class LaunchSite:
     """A launcher and where it runs: in a step's tasks (``step``) or in the batch shell."""
 

@@ -106,3 +106,24 @@ def test_sb302_a_step_export_keeps_exports_out(export):
             f"srun --export={export} bash -c 'echo $MASTER_ADDR'\n")
     [d] = lint(text).diagnostics
     assert d.code == "SB302" and f"--export={export}" in d.message
+
+
+def test_srun_held_in_a_variable_is_a_step():
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+            "#SBATCH --ntasks-per-node=8\n"
+            "L=\"torchrun --nnodes=2 --nproc-per-node=8 --node-rank=\\$SLURM_NODEID "
+            "--master-addr=h --master-port=1\"\nS=\"srun --mpi=pmix\"\n"
+            "$S bash -c \"$L train.py\"\n")
+    result = lint(text)
+    assert [d.code for d in result.diagnostics] == ["SB201"]
+    assert result.job.steps[0].tasks_per_node == 8
+
+
+def test_word_splitting_passes_escaped_variables_literally():
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n"
+            "CMD=\"python train.py --rank \\$SLURM_PROCID\"\nsrun --ntasks-per-node=8 $CMD\n")
+    step = lint(text).job.steps[0]
+    [task] = step.task_commands
+    assert [w.value for w in task.words] == ["python", "train.py", "--rank", "$SLURM_PROCID"]

@@ -53,6 +53,9 @@ def command(draw):
         "set -x",
         "eval \"$CMD\"",
         "$LAUNCHER $CMD",
+        f"srun -l $LAUNCHER \"${{ARGS[@]}}\" \"$HF_HOME\" --x \"${{{v}}}\"",
+        f"S=\"srun --mpi=pmix\"\n$S bash -c \"$LAUNCHER {launch}\"",
+        f"{v}=\"{launch}\"\n{v}=\"${v} --extra\"\nsrun ${v}",
     ]
     return draw(st.sampled_from(forms))
 

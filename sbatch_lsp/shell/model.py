@@ -92,7 +92,7 @@ class Heredoc:
     text: str
 
 
-@dataclass
+@dataclass(eq=False)  # a node of the command graph: compared by identity
 class Command:
     """A simple command: argv ``words`` (after prefix assignments), prefix ``assignments``,
     here-documents, span, and where it sits."""
@@ -146,7 +146,7 @@ class Chunk:
     error: str | None = None
 
 
-@dataclass
+@dataclass(eq=False)  # a node of the command graph: compared by identity
 class Script:
     """A shell program: the batch script itself, or a nested command string.
 

@@ -333,6 +333,9 @@ def attach_nested(script: Script, tmap: TextMap, depth: int) -> None:
     for cmd in list(script.commands):
         if cmd.in_substitution or not cmd.words:
             continue
+        if _splits(cmd.words[0], lookup):  # `$SRUN bash -c "…"`: the command is in a variable
+            _nest_split(cmd, 0, tmap, lookup, depth)
+            continue
         idx = shell_string_index(cmd.words)
         if idx is not None:
             w = cmd.words[idx]
@@ -342,17 +345,27 @@ def attach_nested(script: Script, tmap: TextMap, depth: int) -> None:
             for w in cmd.words[1:2]:
                 _nest(cmd, w, tmap, lookup, "eval", depth)
             continue
-        runs_argv = (cmd.words[0].value or "").rsplit("/", 1)[-1] in RUNNERS
-        for k, w in enumerate(cmd.words):
-            if k > 0 and not runs_argv:
-                break
-            e = w.expansions
-            if (len(e) == 1 and e[0].name and e[0].quoting == UNQUOTED and not e[0].nested
-                    and w.text in ("$" + e[0].name, "${" + e[0].name + "}")):
-                val = lookup(e[0].name, w.start)
-                if val is not None and re.search(r"\s", val.text.strip()):
-                    _nest_split(cmd, k, tmap, lookup, depth)
-                    break
+        if (cmd.words[0].value or "").rsplit("/", 1)[-1] in RUNNERS:
+            k = next((k for k, w in enumerate(cmd.words) if k and _splits(w, lookup)), None)
+            if k is not None:
+                _nest_split(cmd, k, tmap, lookup, depth)
+
+
+def _unquoted_variable(w: Word) -> str | None:
+    """The name when ``w`` is exactly an unquoted ``$NAME`` or ``${NAME}`` (which the shell
+    word-splits)."""
+    e = w.expansions
+    if len(e) == 1 and e[0].name and e[0].quoting == UNQUOTED and not e[0].nested \
+            and w.text in ("$" + e[0].name, "${" + e[0].name + "}"):
+        return e[0].name
+    return None
+
+
+def _splits(w: Word, lookup) -> bool:
+    """Whether ``w`` is an unquoted variable whose known value holds several words."""
+    name = _unquoted_variable(w)
+    val = lookup(name, w.start) if name else None
+    return val is not None and re.search(r"\s", val.text.strip()) is not None
 
 
 def _nest(cmd: Command, w: Word, tmap: TextMap, lookup, kind: str, depth: int) -> None:
@@ -367,29 +380,41 @@ def _nest(cmd: Command, w: Word, tmap: TextMap, lookup, kind: str, depth: int) -
 
 
 def _nest_split(cmd: Command, k: int, tmap: TextMap, lookup, depth: int) -> None:
-    """argv from word ``k`` on, after the batch shell expands and word-splits it."""
-    pieces, offs, early = [], [], []
+    """argv from word ``k`` on, as the batch shell hands it over: each unquoted ``$CMD`` with a
+    known value is expanded and split on blanks into literal words (word splitting re-reads no
+    quotes and expands nothing), the other words stay as they are."""
+    words: list[Word] = []
+    original: dict[int, Word] = {}  # expanded word -> the word it came from
     for w in cmd.words[k:]:
         s = tmap.index_of(w.start)
         if s is None:
             return
-        m = expand_for_shell(w, tmap, s, s + len(w.text), lookup)
-        base = sum(len(p) for p in pieces)
-        if pieces:
-            pieces.append(" ")
-            offs.append(w.start)
-            base += 1
-        pieces.append(m.text)
-        offs.extend(m.offsets or [w.start + i for i in range(len(m.text))])
-        early.extend((base + a, base + b, e) for a, b, e in m.early)
-    text = "".join(pieces)
-    # word splitting does not re-read quotes: neutralise them so the parser splits on blanks
-    text = re.sub(r"[\"'`;&|<>()]", "_", text)
-    inner_map = TextMap(text, offs, early)
-    inner = parse(inner_map, "split")
-    inner.parent = cmd
+        name = _unquoted_variable(w)
+        val = lookup(name, w.start) if name else None
+        if val is None:
+            # expanded by this shell but not split: one word holding the value it receives
+            # (an unknown `"${ARGS[@]}"` stays a bare expansion: it may be any words)
+            m = expand_for_shell(w, tmap, s, s + len(w.text), lookup)
+            early = m.early_in(0, len(m.text))
+            if w.bare_expansion:
+                words.append(Word(w.text, w.start, w.end, None, [], early))
+            else:
+                words.append(Word(m.text, w.start, w.end, m.text, [], early))
+            original[id(words[-1])] = w
+            continue
+        for m in re.finditer(r"\S+", val.text):
+            start, end = val.orig_span(m.start(), m.end())
+            words.append(Word(m.group(0), start, end, m.group(0), [],
+                              val.early_in(m.start(), m.end())))
+    inner = Script(kind="split", parent=cmd)
+    split = Command(words, [], cmd.start, cmd.end, function=cmd.function, script=inner)
+    inner.commands.append(split)
     cmd.nested.append(inner)
-    attach_nested(inner, inner_map, depth + 1)
+    # a command string inside can only be one of the words that were not split: word
+    # splitting leaves quotes in place, so a split `bash -c 'x y'` is not one string
+    idx = shell_string_index(words)
+    if idx is not None and id(words[idx]) in original and depth + 1 < MAX_NESTING:
+        _nest(split, original[id(words[idx])], tmap, lookup, "bash -c", depth + 1)
 
 
 class _Lookup:
