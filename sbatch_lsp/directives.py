@@ -192,7 +192,8 @@ def read_directives(source: Source, data_lines: frozenset[int] = frozenset(),
     """Read the directive block of ``source`` the way sbatch does.
 
     ``data_lines`` are 0-based lines that hold data, not code (here-document bodies, multi-line
-    strings): a ``#SBATCH`` there is not a late directive. Raises nothing; tokenizer faults are
+    strings): a ``#SBATCH`` there is not a late directive. ``pyxis`` None (unknown) reads pyxis
+    options as if the plugin were loaded. Raises nothing; tokenizer faults are
     recorded in ``DirectiveLine.fatal`` and ``DirectiveBlock.fatal``.
     """
     block = DirectiveBlock()
@@ -220,7 +221,9 @@ def read_directives(source: Source, data_lines: frozenset[int] = frozenset(),
             continue
         scanning = False
         block.scan_end_line = n
-    _getopt(block, opts.sbatch_table(slurm_version, pyxis))
+    # with pyxis unknown, its options are read with their arguments so that one
+    # `--container-image IMG` does not swallow the rest of the block (SB111 warns about them)
+    _getopt(block, opts.sbatch_table(slurm_version, True if pyxis is None else pyxis))
     return block
 
 

@@ -127,3 +127,11 @@ def test_word_splitting_passes_escaped_variables_literally():
     step = lint(text).job.steps[0]
     [task] = step.task_commands
     assert [w.value for w in task.words] == ["python", "train.py", "--rank", "$SLURM_PROCID"]
+
+
+def test_a_spaced_pyxis_value_does_not_end_the_directive_block():
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --container-image /img.sqsh\n#SBATCH --nodes=2\n"
+            "#SBATCH --gpus-per-node=8\nsrun --ntasks-per-node=1 hostname\n")
+    job = lint(text).job
+    assert job.nodes.value == 2 and job.gpus_per_node.value == 8
