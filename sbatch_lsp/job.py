@@ -97,6 +97,22 @@ class Step:
         w = self.options.get(name)
         return w.value if w is not None else None
 
+    def exports(self) -> tuple[str | None, dict[str, str | None]]:
+        """The step's ``--export``: (mode, variables it sets or names). Mode is None without
+        the option, ``"ALL"`` when it contains ALL, ``"NONE"``, or ``"LIST"`` (only the named
+        variables and Slurm's own reach the task; srun(1) --export). The dict maps each named
+        variable to its ``NAME=value`` text, or None for a bare name."""
+        w = self.options.get("export")
+        if w is None:
+            return None, {}
+        value = w.value if w.value is not None else w.text.strip("\"'")
+        items = [x.strip() for x in value.split(",") if x.strip()]
+        upper = {x.upper() for x in items}
+        named = {x.split("=", 1)[0]: (x.split("=", 1)[1] if "=" in x else None)
+                 for x in items if x.upper() not in ("ALL", "NONE", "NIL")}
+        mode = "ALL" if "ALL" in upper else "NONE" if upper & {"NONE", "NIL"} else "LIST"
+        return mode, named
+
 
 @dataclass(eq=False)
 class LaunchSite:

@@ -135,3 +135,16 @@ def test_a_spaced_pyxis_value_does_not_end_the_directive_block():
             "#SBATCH --gpus-per-node=8\nsrun --ntasks-per-node=1 hostname\n")
     job = lint(text).job
     assert job.nodes.value == 2 and job.gpus_per_node.value == 8
+
+
+@pytest.mark.parametrize("setup,srun", [
+    ("export MASTER_ADDR=localhost\n", "srun"),
+    ("", "srun --export=ALL,MASTER_ADDR=localhost"),
+])
+def test_sb206_a_loopback_address_from_outside_the_task(setup, srun):
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+            "#SBATCH --gpus-per-node=8\n" + setup + srun + " bash -c 'torchrun --nnodes=2 "
+            "--nproc-per-node=8 --node-rank=$SLURM_NODEID --master-addr=$MASTER_ADDR "
+            "--master-port=29500 train.py'\n")
+    assert [d.code for d in lint(text).diagnostics] == ["SB206"]

@@ -178,7 +178,7 @@ def unexported_task_variable(job):
     export_none = job.export_mode == "NONE" and not _export_env_all(job)
     for step in job.steps:
         given = {a.name for a in step.command.assignments}  # NAME=x srun …
-        mode, listed = _step_export(step)
+        mode, listed = step.exports()
         for script in step.task_scripts:
             for e in _inherited_reads(script):
                 if e.name in given or e.name in listed or e.name in ENVIRONMENT or \
@@ -221,21 +221,6 @@ def unexported_task_variable(job):
 #: variables every job inherits already exported: assigning one keeps it exported
 ENVIRONMENT = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TMPDIR", "PWD",
                "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "MANPATH"}
-
-
-def _step_export(step) -> tuple[str | None, set[str]]:
-    """A step's ``--export``: (mode, names it passes). Mode is None without the option,
-    ``"ALL"`` when it contains ALL, ``"NONE"``, or ``"LIST"`` (only the named variables and
-    Slurm's own reach the task; srun(1) --export)."""
-    w = step.options.get("export")
-    if w is None:
-        return None, set()
-    value = w.value if w.value is not None else w.text.strip("\"'")  # NAME=$VALUE pairs
-    items = [x.strip() for x in value.split(",") if x.strip()]
-    names = {x.split("=", 1)[0] for x in items if x.upper() not in ("ALL", "NONE", "NIL")}
-    upper = {x.upper() for x in items}
-    mode = "ALL" if "ALL" in upper else "NONE" if upper & {"NONE", "NIL"} else "LIST"
-    return mode, names
 
 
 def _inherited_reads(script):

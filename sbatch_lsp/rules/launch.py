@@ -384,16 +384,15 @@ def master_addr_per_node(job):
     between nodes (slurm-facts.md §6.3)."""
     if job.multi_node() is False:
         return
-    c10d = [s for s in job.launches if s.launch.kind == "torchrun" and
-            s.launch.has("rdzv-endpoint")]
+    c10d = {id(s) for s in job.launches if s.launch.kind == "torchrun" and
+            s.launch.has("rdzv-endpoint")}
     task_cmds = {id(c) for s in job.steps for c in s.task_commands}
     for cmd in job.script.walk():
         if id(cmd) not in task_cmds:
             continue
         assigns = list(cmd.assignments)
         if cmd.words and cmd.words[0].value in ("export", "declare"):
-            assigns = [a for a in job.script.assignments if a.command is cmd] or \
-                [a for a in cmd.script.assignments if a.command is cmd]
+            assigns = [a for a in cmd.script.assignments if a.command is cmd]
         for a in assigns:
             if a.value is None or a.name not in ("MASTER_ADDR", "MASTER_PORT"):
                 continue
@@ -414,7 +413,7 @@ def master_addr_per_node(job):
                               "ports and never meet; set one port in the batch script (e.g. "
                               "`export MASTER_PORT=$((20000 + SLURM_JOB_ID % 10000))`)")
     for site in job.launches:
-        if site.step is None or site in c10d:
+        if site.step is None or id(site) in c10d:
             continue
         w = site.launch.args.get("master-addr")
         if w is None:
@@ -425,3 +424,28 @@ def master_addr_per_node(job):
                           f"--master-addr={w.value or w.text} is resolved on each node, so every "
                           "node rendezvouses with itself; pass the first host of "
                           "$SLURM_JOB_NODELIST, computed once in the batch script")
+        elif len(late) == 1 and late[0].name and late[0].early is None:
+            yield from _local_address_from_outside(job, site.step, w, late[0].name)
+
+
+def _local_address_from_outside(job, step, w, name):
+    """``--master-addr=$MASTER_ADDR`` read in the task, where the value comes from the step's
+    ``--export`` or the batch shell's export: a loopback address there is each node itself."""
+    _, named = step.exports()
+    given = named.get(name)
+    if given is not None:
+        if LOCAL_ADDR.match(given.strip("'\"")):
+            ow = step.option_words["export"]
+            yield finding("SB206", ow.start, ow.end,
+                          f"this step exports {name}={given}: each node rendezvouses with itself "
+                          f"(read by --master-addr here); use the first host of "
+                          "$SLURM_JOB_NODELIST", related=[Related(w.start, w.end, "read here")])
+        return
+    a = job.script.value_at(name, step.command.start)
+    if a is not None and a.value.value and LOCAL_ADDR.match(a.value.value) and \
+            job.exported(name, before=step.command.start):
+        yield finding("SB206", a.start, a.end,
+                      f"{name}={a.value.value} reaches every task of a multi-node step, so each "
+                      "node rendezvouses with itself; use the first host of $SLURM_JOB_NODELIST: "
+                      f"`export {name}=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | "
+                      "head -n1)`", related=[Related(w.start, w.end, "read here")])
