@@ -57,3 +57,20 @@ def test_sb401_evidence(body, expected):
 def test_sb203_evidence(directives, body, expected):
     text = "#!/bin/bash\n#SBATCH --nodes=2\n" + directives + body
     assert [d.severity.label for d in lint(text).diagnostics if d.code == "SB203"] == expected
+
+
+@pytest.mark.parametrize("directives,expected", [
+    ("#SBATCH --nodes=1 --gpus-per-node=8 --ntasks-per-node=24\n", ["warning"]),
+    ("#SBATCH --nodes=1 --gpus-per-node=8 --ntasks-per-node=24 --gpu-bind=single:3\n", []),
+    ("#SBATCH --nodes=2 --gpus=16\n", ["warning"]),
+])
+def test_sb204(directives, expected):
+    text = "#!/bin/bash\n" + directives + "srun python train.py\n"
+    assert [d.severity.label for d in lint(text).diagnostics if d.code == "SB204"] == expected
+
+
+def test_sb204_gpus_in_whole_nodes_with_a_profile():
+    from sbatch_lsp.config import Config, Profile
+    text = "#!/bin/bash\n#SBATCH --nodes=2 --gpus=16\nsrun python train.py\n"
+    cfg = Config(profile=Profile(gpus_per_node=8))
+    assert [d.code for d in lint(text, config=cfg).diagnostics if d.code == "SB204"] == []

@@ -304,8 +304,10 @@ def gpu_count_mismatch(job):
     """torchrun --nproc-per-node, or srun-native tasks per node, against the GPUs per node."""
     gpn = job.gpus_per_node.value
     gpus = job.directives.get("gpus")
+    total = parse_count((gpus.value or "").split(":")[-1]) if gpus is not None else None
+    even = job.profile.gpus_per_node and total == job.profile.gpus_per_node * (job.nodes.value or 0)
     if gpus is not None and job.gpus_per_node.use is gpus and gpn is None and \
-            (job.nodes.value or 0) > 1:
+            (job.nodes.value or 0) > 1 and not even:  # whole nodes' worth splits evenly
         yield finding("SB204", gpus.start, gpus.end,
                       f"--gpus={gpus.value} over {job.nodes.value} nodes gives no per-node figure: "
                       "Slurm may split the GPUs unevenly; use --gpus-per-node")
@@ -339,9 +341,14 @@ def _srun_native_mismatch(job, gpn, use):
     a per-node launcher); steps that request their own GPUs are left alone."""
     launcher_steps = {id(s.step) for s in job.launches
                       if s.step is not None and s.launch.kind != "python"}
+    # tasks that share GPUs on purpose: --gpu-bind=single:K binds K tasks to each GPU, and
+    # --ntasks-per-gpu says how many share one (sbatch(1))
+    bind = re.match(r"single:(\d+)", job.directives.value("gpu-bind") or "")
+    share = int(bind.group(1)) if bind else parse_count(job.directives.value("ntasks-per-gpu"))
     for step in job.steps:
         tpn = step.tasks_per_node
-        if id(step) in launcher_steps or tpn is None or tpn <= 1 or tpn == gpn:
+        if id(step) in launcher_steps or tpn is None or tpn <= 1 or tpn == gpn or \
+                share and tpn == share * gpn:
             continue
         if any("gpu" in k or k == "gres" for k in step.options):
             continue
