@@ -73,7 +73,7 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
                                      f"lines {ch.start_line + 1}-{last + 1} could not be "
                                      "parsed as shell (bash -n would reject them, or they use a "
                                      "construct no parser here reads); rules skip them"))
-    diags = _suppress(source, script, diags, config)
+    diags = _suppress(source, script, _merge_repeats(diags), config)
     for d in diags:
         if d.code in config.severity:
             d.severity = config.severity[d.code]
@@ -82,6 +82,20 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
     diags.sort(key=Diagnostic.sort_key)
     secrets = credential_values(job)
     return LintResult(source, diags, job, secrets)
+
+
+def _merge_repeats(diags: list[Diagnostic]) -> list[Diagnostic]:
+    """One finding per code and range: a command string defined once and run by two srun
+    lines is one fault at one place (the worst severity wins, related locations are merged)."""
+    kept: dict[tuple, Diagnostic] = {}
+    for d in diags:
+        key = (d.code, d.start, d.end)
+        first = kept.setdefault(key, d)
+        if first is not d:
+            if d.severity > first.severity:
+                first.severity, first.message = d.severity, d.message
+            first.related += [r for r in d.related if r not in first.related]
+    return list(kept.values())
 
 
 def _data_lines(source: Source, script) -> frozenset[int]:

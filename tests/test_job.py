@@ -148,3 +148,14 @@ def test_sb206_a_loopback_address_from_outside_the_task(setup, srun):
             "--nproc-per-node=8 --node-rank=$SLURM_NODEID --master-addr=$MASTER_ADDR "
             "--master-port=29500 train.py'\n")
     assert [d.code for d in lint(text).diagnostics] == ["SB206"]
+
+
+def test_one_command_string_run_twice_is_one_finding():
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+            "#SBATCH --gpus-per-node=8\nCMD=\"torchrun --nnodes=2 --nproc-per-node=8 "
+            "--rdzv-backend=c10d --rdzv-endpoint=h:1 t.py\"\n"
+            "srun bash -c \"$CMD\"\nsrun bash -c \"$CMD --resume\"\n")
+    [d] = lint(text).diagnostics
+    assert d.code == "SB201" and {lint(text).source.line_of(r.start) + 1
+                                  for r in d.related} >= {6, 7}
