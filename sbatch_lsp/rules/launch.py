@@ -375,11 +375,14 @@ def launcher_outside_srun(job):
             continue
         if la.kind == "torchrun" or (la.kind == "deepspeed" and not la.has("hostfile")):
             nodes = job.nodes
+            one_node = la.arg("nnodes") in ("1", "1:1")
+            outcome = (f"the other {nodes.value - 1} node(s) sit idle for the whole job"
+                       if one_node else "the other nodes never start a worker and the "
+                       "rendezvous waits for them until it times out")
             yield finding(
                 "SB205", la.anchor.start, la.anchor.end,
                 f"this launcher runs only in the batch shell, on the first of {nodes.value} "
-                "nodes: the other nodes never start a worker and the rendezvous waits for them "
-                "until it times out; start it with `srun --ntasks-per-node=1 ...`",
+                f"nodes: {outcome}; start it with `srun --ntasks-per-node=1 ...`",
                 related=[Related(nodes.use.start, nodes.use.end,
                                  f"the job has {nodes.value} nodes")])
 
