@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import Config, ConfigError, find_config, load_file, parse_codes
-from .source import BinaryInputError, decode
+from .source import BinaryInputError, decode_with_encoding
 
 EXTENSIONS = (".sbatch", ".slurm", ".sh")
 #: in a directory, files with these endings are another language's, whatever their comments say
@@ -41,7 +41,7 @@ class FileReport:
     worst: int = 0
     error: str | None = None
     diff: str = ""
-    fixed_text: str | None = None  # `--fix -`: the fixed script, for standard output
+    fixed_script: bytes | None = None  # `--fix -`: the fixed script, for standard output
     fixed: int = 0
     remaining: int = 0
 
@@ -172,9 +172,10 @@ def discover(paths: list[str]) -> list[str]:
     return out
 
 
-def _read(path: str, stdin_text: str | None) -> str:
+def _read(path: str, stdin_data: bytes | None) -> tuple[str, str]:
+    """(text, encoding) of a file or of standard input; OSError or BinaryInputError."""
     if path == "-":
-        return stdin_text or ""
+        return decode_with_encoding(stdin_data or b"")
     p = Path(path)
     try:
         if p.stat().st_size > MAX_BYTES:
@@ -186,22 +187,23 @@ def _read(path: str, stdin_text: str | None) -> str:
         raise OSError("is a directory") from None
     except PermissionError:
         raise OSError("permission denied") from None
-    return decode(data)
+    return decode_with_encoding(data)
 
 
-def _write_atomic(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` via a temporary file in the same folder and rename, keeping
-    its permission bits; the original stays untouched on any error."""
-    p = Path(path)
+def _write_atomic(path: str, text: str, encoding: str) -> None:
+    """Replace the file at ``path`` (through a symbolic link: the link stays) with ``text`` in
+    its own ``encoding``, via a temporary file in the same folder and a rename, keeping its
+    permission bits; the original stays untouched on any error."""
+    p = Path(os.path.realpath(path))
     mode = p.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode(encoding))
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.replace(tmp, p)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -210,7 +212,7 @@ def _write_atomic(path: str, text: str) -> None:
         raise
 
 
-def process(path: str, display: str, cfg: Config, args_d: dict, stdin_text: str | None
+def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: bytes | None
             ) -> FileReport:
     """Lint (and maybe fix) one file; never raises."""
     from . import output
@@ -219,7 +221,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_text: str 
 
     rep = FileReport(display)
     try:
-        text = _read(path, stdin_text)
+        text, encoding = _read(path, stdin_data)
     except BinaryInputError as exc:
         rep.error = f"{display}: not linted: {exc}"
         return rep
@@ -232,16 +234,16 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_text: str 
             outcome = fix_text(text, display, cfg, unsafe=args_d["unsafe"])
             result = outcome.before
             d = "".join(difflib.unified_diff(text.splitlines(True), outcome.text.splitlines(True),
-                                             f"a/{display}", f"b/{display}"))
+                                             display, display))
             rep.diff = output.mask_text(result, output.mask_text(outcome.result, d))
         elif args_d["fix"]:
             outcome = fix_text(text, display, cfg, unsafe=args_d["unsafe"])
             result = outcome.result
             rep.fixed = outcome.applied
             if path == "-":
-                rep.fixed_text = outcome.text
+                rep.fixed_script = outcome.text.encode(encoding)
             elif outcome.text != text:
-                _write_atomic(path, outcome.text)
+                _write_atomic(path, outcome.text, encoding)
         else:
             result = lint(text, display, cfg)
     except Exception as exc:  # pragma: no cover - lint() itself catches rule errors
@@ -315,9 +317,7 @@ def _main(argv) -> int:
         raise UsageError("no files given (use '-' for standard input)")
     if args.fix and args.diff:
         raise UsageError("--fix and --diff exclude each other")
-    stdin_text = None
-    if "-" in args.paths:
-        stdin_text = decode(sys.stdin.buffer.read())
+    stdin_data = sys.stdin.buffer.read() if "-" in args.paths else None
     files = discover(args.paths)
     cache: dict = {}
     jobs = []
@@ -333,10 +333,10 @@ def _main(argv) -> int:
               "format": args.format, "color": color}
     if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
         with ProcessPoolExecutor(max_workers=min(os.cpu_count() or 2, 8)) as ex:
-            reports = list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_text)
+            reports = list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_data)
                                                    for f, d, c in jobs]), chunksize=8))
     else:
-        reports = [process(f, d, c, args_d, stdin_text) for f, d, c in jobs]
+        reports = [process(f, d, c, args_d, stdin_data) for f, d, c in jobs]
     return _report(reports, jobs, args)
 
 
@@ -349,7 +349,7 @@ def _report(reports: list[FileReport], jobs, args) -> int:
     from .output import format_json
 
     lines: list[str] = []
-    payload: list[str] = []  # diffs or the fixed script
+    payload: list[bytes] = []  # diffs or the fixed script, as bytes
     items: list = []
     io_error = False
     fail = False
@@ -369,19 +369,19 @@ def _report(reports: list[FileReport], jobs, args) -> int:
         elif rep.text_out:
             lines.append(rep.text_out)
         if rep.diff:
-            payload.append(rep.diff.rstrip("\n") + "\n")
-        if rep.fixed_text is not None:
-            payload.append(rep.fixed_text)
+            payload.append((rep.diff.rstrip("\n") + "\n").encode("utf-8", "surrogateescape"))
+        if rep.fixed_script is not None:
+            payload.append(rep.fixed_script)
     if args.format == "json":
         body = format_json(items)
     else:
         body = "\n".join(lines)
         if args.format == "text":
-            summary = f"Found {total} finding(s) in {linted} file(s)."
+            summary = f"Linted {linted} file(s): {total} finding(s)."
             if args.fix:
                 summary += f" Fixed {fixed}."
             body = (body + "\n" + summary) if body else summary
-    side = args.diff or any(r.fixed_text is not None for r in reports)
+    side = args.diff or any(r.fixed_script is not None for r in reports)
     if args.output_file:
         try:
             Path(args.output_file).write_text(body + "\n", "utf-8")
@@ -391,7 +391,9 @@ def _report(reports: list[FileReport], jobs, args) -> int:
     elif body:
         print(body, file=sys.stderr if side else sys.stdout)
     if payload:
-        sys.stdout.write("".join(payload))
+        sys.stdout.flush()
+        sys.stdout.buffer.write(b"".join(payload))
+        sys.stdout.buffer.flush()
     if io_error:
         return 2
     return 1 if fail else 0

@@ -15,8 +15,9 @@ class BinaryInputError(ValueError):
     """Raised by :func:`decode` for input that is not text (NUL-heavy or undecodable)."""
 
 
-def decode(data: bytes) -> str:
-    """Decode a job script's bytes to text.
+def decode_with_encoding(data: bytes) -> tuple[str, str]:
+    """Decode a job script's bytes to (text, encoding), the encoding being ``"utf-8"`` or
+    ``"latin-1"`` so that a fix can write the file back as it was.
 
     UTF-8 first (a BOM is kept as U+FEFF so SB100 can report it), then Latin-1 for legacy files
     (every byte maps to one character, so nothing is lost). Raises BinaryInputError when the
@@ -32,13 +33,18 @@ def decode(data: bytes) -> str:
         if nul * 100 > len(data):
             raise BinaryInputError("binary file (NUL bytes)")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         pass
     controls = sum(1 for b in data if b < 32 and b not in (9, 10, 12, 13) or b == 127)
     if controls * 10 > len(data):
         raise BinaryInputError("binary file (not UTF-8, and over 10% control bytes)")
-    return data.decode("latin-1")
+    return data.decode("latin-1"), "latin-1"
+
+
+def decode(data: bytes) -> str:
+    """The text of :func:`decode_with_encoding`."""
+    return decode_with_encoding(data)[0]
 
 
 @dataclass

@@ -166,7 +166,7 @@ def test_summary_counts_only_linted_files(tmp_path):
     good = tmp_path / "good.sbatch"
     good.write_text(GOOD)
     r = run([str(good), str(tmp_path / "missing.sbatch")])
-    assert r.returncode == 2 and "in 1 file(s)" in r.stdout
+    assert r.returncode == 2 and "Linted 1 file(s)" in r.stdout
 
 
 def test_select_options_repeat_and_must_name_rules(tmp_path):
@@ -215,3 +215,21 @@ def test_caret_matches_the_masked_token(tmp_path):
 def test_explain_accepts_a_rule_name(capsys):
     assert main(["--explain", "torchrun-per-task"]) == 0
     assert "SB201" in capsys.readouterr().out
+
+
+def test_binary_stdin_is_an_input_error():
+    r = subprocess.run([sys.executable, "-m", "sbatch_lsp", "-"], input=b"\0\1\2" * 100,
+                       capture_output=True)
+    assert r.returncode == 2 and b"binary" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_fix_keeps_the_encoding_and_symbolic_links(tmp_path):
+    target = tmp_path / "real.sbatch"
+    target.write_bytes(b"#!/bin/bash\r\n#SBATCH -J caf\xe9\r\necho ok\r\n")
+    link = tmp_path / "link.sbatch"
+    link.symlink_to(target)
+    assert run(["--fix", str(link)]).returncode == 0
+    assert link.is_symlink() and target.read_bytes() == b"#!/bin/bash\n#SBATCH -J caf\xe9\necho ok\n"
+    r = subprocess.run([sys.executable, "-m", "sbatch_lsp", "--fix", "-"],
+                       input=b"#!/bin/bash\n#SBATCH -J caf\xe9\n", capture_output=True)
+    assert r.stdout == b"#!/bin/bash\n#SBATCH -J caf\xe9\n"

@@ -92,7 +92,7 @@ def test_engine_never_fails(text):
 @given(script())
 def test_json_output_valid(text):
     args = {"fix": False, "diff": False, "unsafe": False, "format": "json", "color": False}
-    rep = process("-", "gen.sbatch", Config(), args, text)
+    rep = process("-", "gen.sbatch", Config(), args, text.encode("utf-8", "surrogatepass"))
     assert rep.error is None
     json.loads(json.dumps(rep.json_items))
     assert rep.worst in (0, 1, 2, 3, 4)
