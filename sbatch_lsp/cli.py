@@ -74,7 +74,10 @@ def _cli_codes(values: list[str] | None, flag: str) -> frozenset[str]:
     """Codes from a repeatable, comma-separated option; each must name at least one rule."""
     from .rules import RULES
 
-    codes = parse_codes([c for v in values or [] for c in v.split(",") if c.strip()], flag)
+    items = [c for v in values or [] for c in v.split(",") if c.strip()]
+    if values is not None and not items:
+        raise UsageError(f"{flag}: give at least one code or prefix (see --list-rules)")
+    codes = parse_codes(items, flag)
     for c in codes:
         if not any(code.startswith(c) for code in RULES):
             raise UsageError(f"{flag}: {c} matches no rule (see --list-rules)")
@@ -83,12 +86,12 @@ def _cli_codes(values: list[str] | None, flag: str) -> frozenset[str]:
 
 def _override(cfg: Config, args) -> Config:
     try:
-        if args.select:
+        if args.select is not None:
             cfg = replace(cfg, select=_cli_codes(args.select, "--select"))
-        if args.extend_select:
+        if args.extend_select is not None:
             cfg = replace(cfg, extend_select=cfg.extend_select
                           | _cli_codes(args.extend_select, "--extend-select"))
-        if args.ignore:
+        if args.ignore is not None:
             cfg = replace(cfg, ignore=cfg.ignore | _cli_codes(args.ignore, "--ignore"))
     except ConfigError as exc:
         raise UsageError(str(exc)) from None

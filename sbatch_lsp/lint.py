@@ -17,7 +17,7 @@ from .rules.secrets import Secret, credential_values
 from .shell.parse import parse_script
 from .source import Source
 
-SUPPRESS = re.compile(r"#\s*sbatch-lint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9, ]+)")
+SUPPRESS = re.compile(r"#\s*sbatch-lint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9, -]+)")
 JOB_SCRIPT = re.compile(r"^\s*#+\s*sbatch", re.IGNORECASE | re.MULTILINE)
 
 
@@ -106,69 +106,67 @@ def _data_lines(source: Source, script) -> frozenset[int]:
     return frozenset(lines)
 
 
+def _suppression_codes(text: str) -> list[str]:
+    """The codes of a suppression comment: codes, prefixes (``SB2``) or rule names, as code
+    prefixes (upper case)."""
+    by_name = {r.name: c for c, r in RULES.items()}
+    out = []
+    for item in text.split(","):
+        item = item.strip()
+        if item:
+            out.append(by_name.get(item.lower(), item.upper()))
+    return out
+
+
 def _suppress(source: Source, script, diags: list[Diagnostic], config: Config) -> list[Diagnostic]:
     """Apply ``# sbatch-lint: disable=`` (the next command, or this line) and
-    ``disable-file=``; report unused suppressions as SB001."""
-    file_codes: dict[str, tuple[int, int]] = {}
-    ranges: list[tuple[int, int, set[str], tuple[int, int]]] = []
+    ``disable-file=``; each takes codes, prefixes or rule names. Report suppressions that
+    suppress nothing, or name no rule, as SB001."""
     chunk_by_line = {}
     for ch in script.chunks:
         for ln in range(ch.start_line, ch.end_line + 1):
             chunk_by_line.setdefault(ln, ch)
+    # (first line, last line, code prefix, comment span, whole file)
+    scopes: list[tuple[int, int, str, tuple[int, int], bool]] = []
     for m in SUPPRESS.finditer(source.text):
-        codes = {c.strip().upper() for c in m.group(2).split(",") if c.strip()}
         span = (m.start(), m.end())
         line = source.line_of(m.start())
-        if m.group(1) == "disable-file":
-            for c in codes:
-                file_codes[c] = span
-            continue
-        own = source.line_text(line)
-        trailing = own[:m.start() - source.line_starts[line]].strip() != ""
-        target = line if trailing else line + 1
-        while not trailing and target < source.line_count and \
-                source.line_text(target).strip().startswith("#") and \
-                not source.line_text(target).startswith("#SBATCH") and \
-                not LOOKALIKE.match(source.line_text(target)):
-            target += 1
-        ch = chunk_by_line.get(target)
-        if ch is not None:
-            a, b = ch.start_line, ch.end_line
+        whole_file = m.group(1) == "disable-file"
+        if whole_file:
+            a, b = 0, source.line_count
         else:
-            a = b = target
-        ranges.append((a, b, codes, span))
-    if not file_codes and not ranges:
+            own = source.line_text(line)
+            trailing = own[:m.start() - source.line_starts[line]].strip() != ""
+            target = line if trailing else line + 1
+            while not trailing and target < source.line_count and \
+                    source.line_text(target).strip().startswith("#") and \
+                    not source.line_text(target).startswith("#SBATCH") and \
+                    not LOOKALIKE.match(source.line_text(target)):
+                target += 1
+            ch = chunk_by_line.get(target)
+            a, b = (ch.start_line, ch.end_line) if ch is not None else (target, target)
+        scopes += [(a, b, code, span, whole_file) for code in _suppression_codes(m.group(2))]
+    if not scopes:
         return diags
-    used: set[tuple[int, int, str]] = set()
+    used: set[int] = set()
     kept = []
     for d in diags:
-        if d.code in ("SB001",):
-            kept.append(d)
-            continue
         line = source.line_of(d.start)
-        hit = None
-        if d.code in file_codes:
-            hit = (file_codes[d.code], d.code)
+        hit = next((k for k, (a, b, code, _, _) in enumerate(scopes)
+                    if d.code != "SB001" and a <= line <= b and d.code.startswith(code)), None)
+        if hit is None:
+            kept.append(d)
         else:
-            for a, b, codes, span in ranges:
-                if a <= line <= b and d.code in codes:
-                    hit = (span, d.code)
-                    break
-        if hit:
-            used.add((hit[0][0], hit[0][1], hit[1]))
-            continue
-        kept.append(d)
+            used.add(hit)
     if config.enabled("SB001"):
-        for code, span in file_codes.items():
-            if (span[0], span[1], code) not in used:
-                kept.append(finding("SB001", span[0], span[1],
-                                    f"`disable-file={code}` suppresses nothing in this file"))
-        for a, b, codes, span in ranges:
-            for code in sorted(codes):
-                if (span[0], span[1], code) not in used:
-                    kept.append(finding("SB001", span[0], span[1],
-                                        f"`disable={code}` suppresses nothing on the command it "
-                                        "covers"))
+        for k, (_, _, code, span, whole_file) in enumerate(scopes):
+            key = "disable-file" if whole_file else "disable"
+            if not any(c.startswith(code) for c in RULES):
+                kept.append(finding("SB001", *span, f"`{key}={code}` names no rule "
+                                    "(see sbatch-lint --list-rules)"))
+            elif k not in used:
+                where = "in this file" if whole_file else "on the command it covers"
+                kept.append(finding("SB001", *span, f"`{key}={code}` suppresses nothing {where}"))
     return kept
 
 

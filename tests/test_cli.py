@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 
+import pytest
+
 from sbatch_lsp.cli import main
 
 BAD = """#!/bin/bash
@@ -233,3 +235,23 @@ def test_fix_keeps_the_encoding_and_symbolic_links(tmp_path):
     r = subprocess.run([sys.executable, "-m", "sbatch_lsp", "--fix", "-"],
                        input=b"#!/bin/bash\n#SBATCH -J caf\xe9\n", capture_output=True)
     assert r.stdout == b"#!/bin/bash\n#SBATCH -J caf\xe9\n"
+
+
+@pytest.mark.parametrize("comment,left", [
+    ("disable=SB201", []),
+    ("disable=SB2", []),
+    ("disable=torchrun-per-task", []),
+    ("disable=SB999", ["SB001", "SB201"]),
+    ("disable=SB205", ["SB001", "SB201"]),
+])
+def test_suppression_forms(comment, left):
+    from sbatch_lsp.lint import lint
+    text = BAD.replace("srun torchrun", f"# sbatch-lint: {comment}\nsrun torchrun")
+    assert sorted(d.code for d in lint(text).diagnostics) == left
+
+
+def test_empty_selections_are_usage_errors(tmp_path):
+    good = tmp_path / "good.sbatch"
+    good.write_text(GOOD)
+    for flag in ("--select=", "--ignore=", "--extend-select= , "):
+        assert run([flag, str(good)]).returncode == 2
