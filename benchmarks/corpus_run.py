@@ -52,7 +52,7 @@ def main() -> int:
                 samples[d.code].append(f"{f.name}:{line}: {d.severity.label}: {d.message[:160]}")
         for c in seen:
             files_per_rule[c] += 1
-        for ch in r.job.script.chunks:
+        for ch in (r.job.script.chunks if r.job else []):
             chunks += 1
             if ch.parser != "none":
                 parsed += 1

@@ -42,9 +42,13 @@ def is_job_script(text: str, path: str | None = None) -> bool:
 
 def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> LintResult:
     """Lint one script. Never raises for any text: a rule that raises becomes an SB003 finding
-    naming the rule. Offsets in the result are character offsets into ``text``."""
+    naming the rule. Offsets in the result are character offsets into ``text``. A text that is
+    not a job script (:func:`is_job_script`, e.g. a helper ``run.sh``) gets no findings and no
+    Job."""
     config = config or Config()
     source = Source(text, path)
+    if not is_job_script(text, path):
+        return LintResult(source, [])
     script = parse_script(text)
     data_lines = _data_lines(source, script)
     profile = config.profile

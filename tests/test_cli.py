@@ -255,3 +255,11 @@ def test_empty_selections_are_usage_errors(tmp_path):
     good.write_text(GOOD)
     for flag in ("--select=", "--ignore=", "--extend-select= , "):
         assert run([flag, str(good)]).returncode == 2
+
+
+def test_a_helper_script_that_is_not_a_job_gets_nothing(tmp_path):
+    (tmp_path / "helper.sh").write_text("echo hi\n")
+    (tmp_path / "job.sh").write_text("echo hi\n#SBATCH -N 1\n")
+    items = json.loads(run(["--format", "json", str(tmp_path)]).stdout)
+    assert {(Path(i["path"]).name, i["code"]) for i in items} == {("job.sh", "SB100"),
+                                                                    ("job.sh", "SB101")}
