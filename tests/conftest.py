@@ -2,3 +2,23 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import os
+import shutil
+
+import pytest
+
+
+def require_tool(name: str) -> str:
+    """Return the path of the external program *name* (e.g. ``"sbatch"``, ``"nvim"``).
+
+    Locally a missing tool skips the test; under CI (``CI=true``) it fails, because ``.ci/run``
+    installs every tool a test needs and a skip there would hide a tier that never ran.
+    """
+    path = shutil.which(name)
+    if path is None:
+        message = f"{name} is not installed (.ci/setup.d installs it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
