@@ -1,12 +1,11 @@
+import os
+import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import os
-import shutil
-
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def require_tool(name: str) -> str:
