@@ -37,7 +37,7 @@ class FileReport:
 
     path: str
     text_out: str = ""
-    json_items: list | None = None
+    items: list | None = None  # JSON objects or SARIF results (--format json/sarif)
     worst: int = 0
     error: str | None = None
     diff: str = ""
@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="sbatch-lint",
         description="Lint Slurm batch scripts for the launch mistakes sbatch accepts silently.")
     p.add_argument("paths", nargs="*", help="files or directories ('-' reads standard input)")
-    p.add_argument("--format", choices=("text", "concise", "json", "github"), default="text")
+    p.add_argument("--format", choices=("text", "concise", "json", "github", "sarif"), default="text")
     p.add_argument("--output-file", metavar="PATH", help="write the report here")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
@@ -256,7 +256,9 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
     rep.worst = max((int(d.severity) for d in result.diagnostics), default=0)
     fmt = args_d["format"]
     if fmt == "json":
-        rep.json_items = output.to_json_obj(result, display)
+        rep.items = output.to_json_obj(result, display)
+    elif fmt == "sarif":
+        rep.items = output.to_sarif_results(result, display)
     elif fmt == "github":
         rep.text_out = output.format_github(result, display)
     elif fmt == "concise":
@@ -349,26 +351,26 @@ def _report(reports: list[FileReport], jobs, args) -> int:
     Standard output carries the report, except with ``--diff`` (the diffs, so they can be
     piped) and with ``--fix -`` (the fixed script); the report then goes to standard error.
     """
-    from .output import format_json
+    from .output import format_json, format_sarif
 
     lines: list[str] = []
     payload: list[bytes] = []  # diffs or the fixed script, as bytes
     items: list = []
-    io_error = False
+    errors: list[str] = []
     fail = False
     total = fixed = linted = 0
     for rep, (_, _, cfg) in zip(reports, jobs):
         if rep.error:
             print(f"sbatch-lint: {rep.error}", file=sys.stderr)
-            io_error = True
+            errors.append(rep.error)
             continue
         linted += 1
         if rep.worst and rep.worst >= int(cfg.fail_on):
             fail = True
         total += rep.remaining
         fixed += rep.fixed
-        if args.format == "json":
-            items.extend(rep.json_items or [])
+        if args.format in ("json", "sarif"):
+            items.extend(rep.items or [])
         elif rep.text_out:
             lines.append(rep.text_out)
         if rep.diff:
@@ -377,6 +379,8 @@ def _report(reports: list[FileReport], jobs, args) -> int:
             payload.append(rep.fixed_script)
     if args.format == "json":
         body = format_json(items)
+    elif args.format == "sarif":
+        body = format_sarif(items, errors, __version__)
     else:
         body = "\n".join(lines)
         if args.format == "text":
@@ -397,6 +401,6 @@ def _report(reports: list[FileReport], jobs, args) -> int:
         sys.stdout.flush()
         sys.stdout.buffer.write(b"".join(payload))
         sys.stdout.buffer.flush()
-    if io_error:
+    if errors:
         return 2
     return 1 if fail else 0

@@ -1,4 +1,4 @@
-"""Formatters for the CLI: text (with masked source excerpts), concise, json, github.
+"""Formatters for the CLI: text (with masked source excerpts), concise, json, github, sarif.
 
 Columns: 1-based, in code points; ``end_column`` is exclusive (DESIGN.md "Interfaces").
 No output contains a detected secret value: excerpts are masked.
@@ -119,3 +119,112 @@ def format_github(result: LintResult, path: str) -> str:
                      f"col={col},endLine={eline},endColumn={ecol},"
                      f"title={_gh_escape(title, True)}::{_gh_escape(d.message)}")
     return "\n".join(lines)
+
+
+# --- SARIF 2.1.0 (OASIS; the shape GitHub code scanning reads) -------------------------------
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
+TOOL_URI = "https://github.com/sbatch-lsp/sbatch-lsp"
+
+
+def _artifact(path: str) -> dict:
+    """A SARIF artifactLocation for a path as given on the command line: a relative path is
+    a relative URI reference against ``%SRCROOT%`` (the working directory), an absolute one a
+    ``file:`` URI."""
+    from pathlib import Path
+    from urllib.parse import quote
+
+    p = Path(path)
+    if p.is_absolute():
+        return {"uri": p.as_uri()}
+    return {"uri": quote(p.as_posix()), "uriBaseId": "%SRCROOT%"}
+
+
+def _region(result: LintResult, start: int, end: int, snippet: bool = False) -> dict:
+    """A SARIF region: 1-based lines and columns in code points (the run says
+    ``columnKind: unicodeCodePoints``), end column exclusive; the snippet is masked."""
+    r = _range(result, start, end)
+    region = {"startLine": r["line"], "startColumn": r["column"],
+              "endLine": r["end_line"], "endColumn": r["end_column"]}
+    if snippet:
+        src = result.source
+        first, last = src.line_of(start), src.line_of(max(start, end - 1))
+        region["snippet"] = {"text": masked(result, src.line_starts[first], src.line_end(last))}
+    return region
+
+
+def to_sarif_results(result: LintResult, path: str) -> list[dict]:
+    """SARIF ``result`` objects for one file (``ruleIndex`` follows :func:`sarif_rules`).
+    Messages and inserted texts pass through :func:`mask_text`: no secret value leaves."""
+    index = {code: i for i, code in enumerate(sorted(RULES))}
+    artifact = _artifact(path)
+
+    def location(start: int, end: int, snippet: bool = False) -> dict:
+        return {"physicalLocation": {"artifactLocation": artifact,
+                                     "region": _region(result, start, end, snippet)}}
+
+    out = []
+    for d in result.diagnostics:
+        res = {
+            "ruleId": d.code, "ruleIndex": index[d.code], "level": SARIF_LEVEL[d.severity.label],
+            "message": {"text": mask_text(result, d.message)},
+            "locations": [location(d.start, d.end, snippet=True)],
+        }
+        if d.related:
+            res["relatedLocations"] = [
+                location(r.start, r.end) | {"id": i, "message": {"text": mask_text(result, r.message)}}
+                for i, r in enumerate(d.related, 1)]
+        if d.fixes:
+            res["fixes"] = [{
+                "description": {"text": mask_text(result, f.message)},
+                "artifactChanges": [{"artifactLocation": artifact, "replacements": [
+                    {"deletedRegion": _region(result, e.start, e.end),
+                     "insertedContent": {"text": mask_text(result, e.new_text)}}
+                    for e in f.edits]}],
+                "properties": {"applicability": f.applicability},
+            } for f in d.fixes]
+        if d.severity.label != RULES[d.code].severity.label:
+            res["properties"] = {"severity": d.severity.label}
+        out.append(res)
+    return out
+
+
+def sarif_rules() -> list[dict]:
+    """Every rule as a SARIF ``reportingDescriptor``: id, name, descriptions, ``helpUri`` (the
+    rule page) and default level, sorted by code."""
+    return [{
+        "id": code, "name": r.name,
+        "shortDescription": {"text": r.summary},
+        "fullDescription": {"text": f"{r.summary} (default severity: {r.severity.label})."},
+        "help": {"text": f"{r.summary}. Examples and fixes: {r.url}",
+                 "markdown": f"{r.summary}. Examples and fixes: [{code}]({r.url})"},
+        "helpUri": r.url,
+        "defaultConfiguration": {"level": SARIF_LEVEL[r.severity.label]},
+        "properties": {"tags": ["slurm", r.name]},
+    } for code, r in sorted(RULES.items())]
+
+
+def format_sarif(results: list[dict], errors: list[str], version: str) -> str:
+    """One SARIF 2.1.0 log with one run: the tool and its rules, the results, and files that
+    could not be linted as tool execution notifications."""
+    from pathlib import Path
+
+    invocation = {"executionSuccessful": not errors}
+    if errors:
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": e}} for e in errors]
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "sbatch-lint", "version": version,
+                                "semanticVersion": version, "informationUri": TOOL_URI,
+                                "rules": sarif_rules()}},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
+            "columnKind": "unicodeCodePoints",
+            "invocations": [invocation],
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False)
