@@ -94,5 +94,5 @@ def test_json_output_valid(text):
     args = {"fix": False, "diff": False, "unsafe": False, "format": "json", "color": False}
     rep = process("-", "gen.sbatch", Config(), args, text.encode("utf-8", "surrogatepass"))
     assert rep.error is None
-    json.loads(json.dumps(rep.json_items))
+    json.loads(json.dumps(rep.items))
     assert rep.worst in (0, 1, 2, 3, 4)
