@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import Config, ConfigError, find_config, load_file, parse_codes
-from .source import BinaryInputError, decode_with_encoding
+from .source import BinaryInputError, decode_with_encoding, is_job_script
 
 EXTENSIONS = (".sbatch", ".slurm", ".sh")
 #: in a directory, files with these endings are another language's, whatever their comments say
@@ -140,8 +140,6 @@ def discover(paths: list[str]) -> list[str]:
     and any other file that is a job script (but not files of other languages, such as a
     Markdown page titled "Sbatch tips"), honouring .gitignore files; hidden folders and
     ``node_modules`` are skipped."""
-    from .lint import is_job_script
-
     out: list[str] = []
     for p in paths:
         path = Path(p)
@@ -218,10 +216,6 @@ def _write_atomic(path: str, text: str, encoding: str) -> None:
 def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: bytes | None
             ) -> FileReport:
     """Lint (and maybe fix) one file; never raises."""
-    from . import output
-    from .fixer import fix_text
-    from .lint import lint
-
     rep = FileReport(display)
     try:
         text, encoding = _read(path, stdin_data)
@@ -231,6 +225,17 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
     except OSError as exc:
         rep.error = f"{display}: cannot read: {exc}"
         return rep
+    if not is_job_script(text, display):
+        # nothing to report or fix (lint() agrees); skip loading the engine (pre-commit
+        # passes every shell script, and importing the parsers is most of a run's time)
+        rep.items = []
+        if path == "-" and args_d["fix"]:
+            rep.fixed_script = text.encode(encoding)
+        return rep
+    from . import output
+    from .fixer import fix_text
+    from .lint import lint
+
     try:
         if args_d["diff"]:
             # nothing changes: report (and exit on) the file as it is, and show the fixes
@@ -351,8 +356,6 @@ def _report(reports: list[FileReport], jobs, args) -> int:
     Standard output carries the report, except with ``--diff`` (the diffs, so they can be
     piped) and with ``--fix -`` (the fixed script); the report then goes to standard error.
     """
-    from .output import format_json, format_sarif
-
     lines: list[str] = []
     payload: list[bytes] = []  # diffs or the fixed script, as bytes
     items: list = []
@@ -378,8 +381,10 @@ def _report(reports: list[FileReport], jobs, args) -> int:
         if rep.fixed_script is not None:
             payload.append(rep.fixed_script)
     if args.format == "json":
+        from .output import format_json
         body = format_json(items)
     elif args.format == "sarif":
+        from .output import format_sarif  # loads the rule table (not needed otherwise)
         body = format_sarif(items, errors, __version__)
     else:
         body = "\n".join(lines)

@@ -15,10 +15,9 @@ from .job import Job
 from .rules import RULES, finding
 from .rules.secrets import Secret, credential_values
 from .shell.parse import parse_script
-from .source import Source
+from .source import Source, is_job_script
 
 SUPPRESS = re.compile(r"#\s*sbatch-lint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9, -]+)")
-JOB_SCRIPT = re.compile(r"^\s*#+\s*sbatch", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass
@@ -30,14 +29,6 @@ class LintResult:
     diagnostics: list[Diagnostic]
     job: Job | None = None
     secrets: list[Secret] = field(default_factory=list)
-
-
-def is_job_script(text: str, path: str | None = None) -> bool:
-    """DESIGN.md's test: a line matching ``^\\s*#+\\s*sbatch`` (any case), or a .sbatch/.slurm
-    file name."""
-    if path and path.lower().endswith((".sbatch", ".slurm")):
-        return True
-    return bool(JOB_SCRIPT.search(text))
 
 
 def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> LintResult:

@@ -6,9 +6,19 @@
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 
 BOM = "\ufeff"
+JOB_SCRIPT = re.compile(r"^\s*#+\s*sbatch", re.IGNORECASE | re.MULTILINE)
+
+
+def is_job_script(text: str, path: str | None = None) -> bool:
+    """DESIGN.md's test: a line matching ``^\\s*#+\\s*sbatch`` (any case), or a .sbatch/.slurm
+    file name."""
+    if path and path.lower().endswith((".sbatch", ".slurm")):
+        return True
+    return bool(JOB_SCRIPT.search(text))
 
 
 class BinaryInputError(ValueError):
