@@ -142,7 +142,7 @@ class Chunk:
     end_line: int
     start: int
     end: int
-    parser: str  # "bashlex", "tree-sitter" or "none"
+    parser: str  # "simple", "bashlex", "tree-sitter" or "none"
     error: str | None = None
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import bashlex
+from . import bashlex_table, chunker, masks, simple
 
-from . import chunker, masks
+bashlex_table.install()
+import bashlex  # noqa: E402  (after install(): bashlex then skips building its parse table)
+
 from .model import UNQUOTED, Assignment, Chunk, Command, Heredoc, Script, Word
 from .words import TextMap, expand_for_shell, scan_word
 
@@ -38,8 +40,9 @@ def _ts_parser():
 class _Builder:
     """Turns one text (the script or a nested string) into a Script."""
 
-    def __init__(self, tmap: TextMap, kind: str):
+    def __init__(self, tmap: TextMap, kind: str, read_simple: bool = True):
         self.tmap = tmap
+        self.read_simple = read_simple
         self.script = Script(kind=kind)
         # the parsers never see carriage returns (sbatch refuses them anyway; SB100 reports)
         self.text = tmap.text.replace("\r", " ")
@@ -57,6 +60,11 @@ class _Builder:
             err = None
             before = len(self.script.commands)
             n_assign, n_docs = len(self.script.assignments), len(self.script.heredocs)
+            tokens = simple.split(chunk_text) if self.read_simple else None
+            if tokens is not None:
+                self._simple_command(tokens, s)
+                chunk.parser = "simple"
+                continue
             if len(chunk_text) <= MAX_BASHLEX_CHUNK:
                 try:
                     masked = masks.apply_all(chunk_text)
@@ -82,6 +90,18 @@ class _Builder:
                 err = f"{type(exc).__name__}: {exc}"[:200]
             chunk.error = err or "syntax error"
         return self.script
+
+    def _simple_command(self, tokens: list[simple.Token], base: int) -> None:
+        words: list[Word] = []
+        prefix: list[tuple[int, int]] = []
+        for t in tokens:
+            if t.redirect:
+                continue
+            if not words and ASSIGN.match(self.text, base + t.start):
+                prefix.append((base + t.start, base + t.end))
+            else:
+                words.append(self._word(base + t.start, base + t.end))
+        self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end, [], None, False)
 
     # ---- bashlex ------------------------------------------------------------------------
     def _bl_walk(self, node, base: int, function: str | None, subst: bool) -> None:
@@ -294,9 +314,13 @@ class _Builder:
                           append=bool(m.group(3)), command=cmd)
 
 
-def parse(tmap: TextMap, kind: str = "batch") -> Script:
-    """Parse ``tmap`` into a Script (commands, assignments, heredocs, chunks); never raises."""
-    script = _Builder(tmap, kind).build()
+def parse(tmap: TextMap, kind: str = "batch", read_simple: bool = True) -> Script:
+    """Parse ``tmap`` into a Script (commands, assignments, heredocs, chunks); never raises.
+
+    With ``read_simple`` (the default) one-line simple commands are split by ``simple.split``
+    instead of bashlex; the model is the same (tests/test_simple.py), only faster.
+    """
+    script = _Builder(tmap, kind, read_simple).build()
     script.commands.sort(key=lambda c: (c.start, -c.end))
     return script
 

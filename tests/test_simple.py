@@ -1,0 +1,149 @@
+"""One-line simple commands read without bashlex (shell/simple.py) give the model bashlex gives.
+
+The comparison runs on every example, case and rule-page script, on a list of tricky lines, and,
+when SBATCH_LSP_CORPUS names a folder of real scripts, on each of those too.
+"""
+import os
+from pathlib import Path
+
+import pytest
+
+from sbatch_lsp.shell.parse import parse
+from sbatch_lsp.shell.simple import split
+from sbatch_lsp.shell.words import TextMap
+
+from rule_pages import examples, pages
+from test_cases import CASES_DIR
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TRICKY = """\
+export NCCL_DEBUG=INFO
+export A B=2 C
+A=1 B="two words" python train.py --lr 3e-4
+echo "step: $SLURM_JOB_ID ${SLURM_PROCID} ${HF_HOME:-/tmp/hf}" >> "$LOG"
+echo 'single $quoted' > out.txt 2>&1
+echo a 2> err.log >out.log
+cmd &> all.log
+cmd &>> all.log
+cmd >| clobber
+cmd <input.txt
+cmd 3<> rw
+cmd >&2
+cmd 2>&-
+echo done then fi
+[ -f "$FILE" ]
+test -n "$X" # a comment
+X=1 # only an assignment
+declare -x NAME=value
+local -r L=1
+readonly R=${R:-5}
+srun --ntasks-per-node=1 torchrun --nproc-per-node=8 train.py
+cd ${WORKDIR}
+echo #not an argument
+echo a#b
+printf '%s\\n' "$@"
+echo "$*" $# $? $$ $! $0 $1
+A[1]=x cmd
+echo ${#ARR} ${!PRE*} ${VAR/a/b} ${VAR%%.*} ${VAR^^}
+echo ${VAR:-two words}
+echo "${VAR:-a b}"
+time cmd
+! cmd
+{ cmd; }
+cmd &
+a=1; b=2
+echo $(date) `date`
+echo "$(date)"
+echo $'x' $"y"
+echo a\\ b
+echo {1,2}
+cmd <<< here
+cat <<EOF
+body
+EOF
+echo "unterminated
+"
+echo >(cat) <(cat)
+arr=(a b)
+echo $((1+2))
+"""
+
+
+def _key(script):
+    """Everything parse() records about commands and assignments, as comparable tuples."""
+    def word(w):
+        return (w.start, w.end, w.value)
+
+    def assignment(a):
+        return (a.name, a.start, a.end, a.exported, a.local, a.append,
+                word(a.value) if a.value else None)
+
+    commands = [(c.start, c.end, [word(w) for w in c.words],
+                 [assignment(a) for a in c.assignments], c.background, c.function,
+                 c.in_substitution, len(c.heredocs)) for c in script.commands]
+    return (commands, [assignment(a) for a in script.assignments], script.data_spans,
+            sorted(script.functions.items()))
+
+
+def differences(text: str) -> tuple[int, list[str]]:
+    """(lines read by simple.split, the lines where its model differs from bashlex's)."""
+    fast = parse(TextMap(text))
+    slow = parse(TextMap(text), read_simple=False)
+    accepted = sum(ch.parser == "simple" for ch in fast.chunks)
+    if _key(fast) == _key(slow):
+        return accepted, []
+    lines = text.splitlines()
+    return accepted, [lines[ch.start_line] for ch in fast.chunks if ch.parser == "simple"
+                      and _key(parse(TextMap(lines[ch.start_line] + "\n")))
+                      != _key(parse(TextMap(lines[ch.start_line] + "\n"), read_simple=False))]
+
+
+def _scripts():
+    yield pytest.param(TRICKY, id="tricky")
+    for f in sorted((ROOT / "examples").rglob("*.sbatch")):
+        yield pytest.param(f.read_text(), id=f"examples/{f.name}")
+    for f in sorted(CASES_DIR.glob("*.sbatch")):
+        yield pytest.param(f.read_bytes().decode(), id=f"cases/{f.name}")
+    for p in pages():
+        for i, (_, text) in enumerate(examples(p)):
+            yield pytest.param(text, id=f"{p.stem}-{i}")
+
+
+@pytest.mark.parametrize("text", list(_scripts()))
+def test_same_model_as_bashlex(text):
+    _, differing = differences(text)
+    assert differing == []
+
+
+def test_most_lines_of_the_tricky_list_are_read_and_the_rest_are_left_to_bashlex():
+    accepted, _ = differences(TRICKY)
+    assert accepted >= 25
+    for line in ["time cmd", "! cmd", "{ cmd; }", "cmd &", "a=1; b=2", "echo $(date) `date`",
+                 'echo "$(date)"', "echo $'x' $\"y\"", "echo a\\ b", "echo {1,2}",
+                 "cmd <<< here", "cat <<EOF", "echo >(cat) <(cat)", "arr=(a b)",
+                 "echo $((1+2))", "echo ${VAR:-two words}", '"unterminated']:
+        assert split(line) is None, line
+
+
+def test_tokens_cover_words_and_redirections():
+    line = 'A=1 echo "x y" > "$LOG" 2>&1 # note'
+    tokens = split(line)
+    assert [(line[t.start:t.end], t.redirect) for t in tokens] == [
+        ("A=1", False), ("echo", False), ('"x y"', False), ('> "$LOG"', True), ("2>&1", True)]
+
+
+def test_real_corpus():
+    """Off unless SBATCH_LSP_CORPUS names a folder of real job scripts (never committed)."""
+    folder = os.environ.get("SBATCH_LSP_CORPUS")
+    if not folder:
+        return
+    accepted, differing = 0, {}
+    for path in sorted(Path(folder).iterdir()):
+        text = path.read_bytes().decode("utf-8", "replace")
+        n, diff = differences(text)
+        accepted += n
+        if diff:
+            differing[path.name] = diff
+    print(f"simple lines: {accepted}; files differing: {len(differing)}")
+    assert differing == {}
