@@ -56,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
     p.add_argument("--diff", action="store_true", help="print the fixes as a diff; change nothing")
+    p.add_argument("--convert", choices=("srun-native",), metavar="SHAPE",
+                   help="rewrite the launch: 'srun-native' turns torchrun under srun into one "
+                        "Slurm task per GPU; prints a diff (see --write)")
+    p.add_argument("--write", action="store_true",
+                   help="with --convert: apply the conversion to the file")
     p.add_argument("--select", action="append",
                    help="codes or prefixes to run, replacing the configured selection "
                         "(comma-separated or repeated, e.g. SB2,SB301)")
@@ -327,6 +332,11 @@ def _main(argv) -> int:
         raise UsageError("no files given (use '-' for standard input)")
     if args.fix and args.diff:
         raise UsageError("--fix and --diff exclude each other")
+    if args.write and not args.convert:
+        raise UsageError("--write applies a conversion: use it with --convert")
+    if args.convert and (args.fix or args.diff or args.unsafe_fixes):
+        raise UsageError("--convert prints its own diff: do not combine it with --fix, "
+                         "--unsafe-fixes or --diff")
     stdin_data = sys.stdin.buffer.read() if "-" in args.paths else None
     files = discover(args.paths)
     cache: dict = {}
@@ -336,6 +346,8 @@ def _main(argv) -> int:
         cfg_path = Path(args.stdin_filename or ".") if f == "-" else Path(f)
         cfg = _config_for(cfg_path if cfg_path.exists() else Path("."), args, cache)
         jobs.append((f, display, cfg))
+    if args.convert:
+        return _convert_all(jobs, args, stdin_data)
     out_stream = sys.stdout
     color = out_stream.isatty() and not args.no_color and not args.output_file and \
         "NO_COLOR" not in os.environ
@@ -348,6 +360,69 @@ def _main(argv) -> int:
     else:
         reports = [process(f, d, c, args_d, stdin_data) for f, d, c in jobs]
     return _report(reports, jobs, args)
+
+
+def convert_file(path: str, display: str, cfg: Config, write: bool,
+                 stdin_data: bytes | None) -> tuple[int, str, list[str]]:
+    """Convert one file to an srun-native launch (``--convert srun-native``).
+
+    Returns (status, diff, messages): status 0 converted or nothing to convert, 1 refused,
+    2 unreadable; the unified diff (secrets masked); messages for standard error, each
+    ``path:line:column: …``. With ``write`` the file is replaced atomically in its own encoding
+    (the write path of ``--fix``); standard input is never written."""
+    from . import output
+    from .convert import convert_srun_native
+    from .lint import lint
+    from .source import Source
+
+    try:
+        text, encoding = _read(path, stdin_data)
+    except BinaryInputError as exc:
+        return 2, "", [f"{display}: not converted: {exc}"]
+    except OSError as exc:
+        return 2, "", [f"{display}: cannot read: {exc}"]
+    conv = convert_srun_native(text, cfg, display)
+    src = Source(text, display)
+
+    def where(offset: int) -> str:
+        line, col = src.position(offset)
+        return f"{display}:{line + 1}:{col + 1}"
+
+    msgs = [f"{where(r.start)}: cannot convert: {r.message}" for r in conv.refusals]
+    if conv.status == "refused":
+        return 1, "", msgs
+    if conv.status == "unchanged":
+        return 0, "", [f"{display}: {note}" for note in conv.notes]
+    new = conv.new_text
+    diff = "".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
+                                        display, display))
+    diff = output.mask_text(lint(text, display, cfg), output.mask_text(lint(new, display, cfg),
+                                                                       diff))
+    msgs += [f"{display}: note: {note}" for note in conv.notes]
+    if write and path != "-":
+        try:
+            _write_atomic(path, new, encoding)
+        except OSError as exc:
+            return 2, diff, msgs + [f"{display}: cannot write: {exc}"]
+    return 0, diff, msgs
+
+
+def _convert_all(jobs, args, stdin_data) -> int:
+    """``--convert``: the diffs on standard output, refusals and notes on standard error;
+    exit 0 when every file converted (or had nothing to convert), 1 when one was refused, 2 on
+    an I/O error."""
+    worst = 0
+    for f, display, cfg in jobs:
+        status, diff, msgs = convert_file(f, display, cfg, args.write, stdin_data)
+        worst = max(worst, status)
+        for m in msgs:
+            print(m, file=sys.stderr)
+        if diff and not (args.write and f != "-"):
+            sys.stdout.write(diff.rstrip("\n") + "\n")
+        elif diff:
+            print(f"{display}: converted to an srun-native launch", file=sys.stderr)
+    sys.stdout.flush()
+    return worst
 
 
 def _report(reports: list[FileReport], jobs, args) -> int:

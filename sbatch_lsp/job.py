@@ -217,20 +217,12 @@ class Job:
 
     # ---- steps ------------------------------------------------------------------------
     def _steps(self) -> None:
-        srun_table = opts.srun_options()
         for cmd in self.script.walk():
             if not cmd.words or cmd.in_substitution:
                 continue
-            words = cmd.words
-            k = _find_srun(words)
-            if k is None:
-                continue
-            options, option_words, hidden, i = _read_srun_options(
-                words, k + 1, srun_table, opts.SRUN_SHORT, self._may_hold_options)
-            step = Step(cmd, words[k], options, option_words, words[i:], hidden)
-            self._task(step, cmd, i)
-            self._layout(step)
-            self.steps.append(step)
+            step = self.step_for(cmd)
+            if step is not None:
+                self.steps.append(step)
         by_task = {id(c): s for s in self.steps for c in s.task_commands}
         by_srun = {id(s.command): s for s in self.steps}
         for cmd in self.script.walk():
@@ -248,6 +240,21 @@ class Job:
                     continue  # inside a step, but not what its tasks run (a wrapper's string)
             if launch is not None:
                 self.launches.append(LaunchSite(launch, cmd, step))
+
+    def step_for(self, cmd: Command) -> Step | None:
+        """The srun step that ``cmd`` starts, with its effective layout, or None when ``cmd``
+        is not an srun command. ``Job.steps`` holds those of the script's commands outside
+        command substitutions; this also reads one inside ``$(srun …)``."""
+        words = cmd.words
+        k = _find_srun(words) if words else None
+        if k is None:
+            return None
+        options, option_words, hidden, i = _read_srun_options(
+            words, k + 1, opts.srun_options(), opts.SRUN_SHORT, self._may_hold_options)
+        step = Step(cmd, words[k], options, option_words, words[i:], hidden)
+        self._task(step, cmd, i)
+        self._layout(step)
+        return step
 
     def _may_hold_options(self, w: Word) -> bool:
         """Whether a bare ``$X`` before srun's command may stand for srun options: its value is

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..convert import plan
 from ..job import parse_count
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 
@@ -65,7 +66,7 @@ def torchrun_per_task(job):
                    for u in step.layout_evidence]
         related.append(Related(step.srun.start, step.srun.end,
                                f"this step runs {tpn} tasks per node ({step.layout_note})"))
-        fixes = [_one_task_per_node(step)]
+        fixes = [job.derived(plan).fix(), _one_task_per_node(step)]
         unless = (f" (unless {step.hidden[0].text}, whose value is not known, sets another "
                   "layout)" if step.hidden else "")
         yield finding(

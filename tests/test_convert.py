@@ -1,0 +1,398 @@
+"""The srun-native conversion (issue 6, item 1): exact output on the launch shapes users write,
+refusals with reasons, the invariants on every shipped case, the SB201 fix and the CLI."""
+import collections
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sbatch_lsp.cli import main
+from sbatch_lsp.config import Config, Profile
+from sbatch_lsp.convert import convert_srun_native
+from sbatch_lsp.diagnostics import Severity
+from sbatch_lsp.fixer import fix_text
+from sbatch_lsp.lint import lint
+
+from conftest import require_tool
+
+CASES = Path(__file__).resolve().parents[2] / "shared" / "cases"
+if not CASES.is_dir():
+    CASES = Path("/work/shared/cases")
+WRAP = ("bash -c 'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS "
+        "LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}; "
+        "exec \"$@\"' bash")
+PREFIX = ("RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS "
+          "LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}")
+ADDR = 'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)\n'
+PORT = "export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))\n"
+HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n"
+
+
+def converted(text: str, **profile) -> str:
+    conv = convert_srun_native(text, Config(profile=Profile(**profile)), "t.sbatch")
+    assert conv.status == "converted", (conv.refusals, conv.notes)
+    return conv.new_text
+
+
+def refused(text: str) -> list[str]:
+    conv = convert_srun_native(text, path="t.sbatch")
+    assert conv.status == "refused", conv.status
+    assert conv.edits == ()
+    return [r.message for r in conv.refusals]
+
+
+# ---- exact output on the common shapes ----------------------------------------------------
+
+def test_torchrun_under_srun_with_one_task_per_node():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n\n"
+            "srun torchrun --nnodes=2 --nproc-per-node=8 --node-rank=$SLURM_NODEID "
+            "train.py --lr 3e-4\n")
+    assert converted(text) == (
+        HEAD + "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n\n" + ADDR + PORT +
+        f"srun {WRAP} python train.py --lr 3e-4\n")
+
+
+def test_sb201_layout_keeps_its_eight_tasks_and_loses_the_step_override():
+    """The SB201 bad shape: the job already asks for 8 tasks per node; the lone
+    --ntasks-per-node=1 (ignored by srun) goes, the existing MASTER_ADDR export stays."""
+    text = (HEAD + "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n\n" + ADDR +
+            "srun --ntasks-per-node=1 torchrun --nnodes=2 --nproc-per-node=8 "
+            "--rdzv-backend=c10d --rdzv-endpoint=\"$MASTER_ADDR:29400\" train.py\n")
+    assert converted(text) == (
+        HEAD + "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n\n" + ADDR + PORT +
+        f"srun {WRAP} python train.py\n")
+
+
+def test_single_quoted_command_string_gets_prefix_assignments():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n" + ADDR +
+            "srun bash -c 'cd /work && torchrun --nnodes=$SLURM_NNODES \\\n"
+            "  --node_rank=$SLURM_NODEID --nproc_per_node=4 --master_addr=$MASTER_ADDR \\\n"
+            "  train.py --config \"$CONFIG\"'\n")
+    assert converted(text) == (
+        HEAD + "#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-node=4\n" + ADDR + PORT +
+        f"srun bash -c 'cd /work && {PREFIX} python \\\n"
+        "  train.py --config \"$CONFIG\"'\n")
+
+
+def test_double_quoted_command_string_escapes_the_task_variables():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=2\n" + ADDR + PORT +
+            'srun bash -c "torchrun --nnodes=2 --node_rank=\\$SLURM_NODEID --nproc_per_node=2 '
+            '--master_addr=$MASTER_ADDR --master_port=$MASTER_PORT train.py"\n')
+    escaped = PREFIX.replace("$", "\\$")
+    out = converted(text)
+    assert out == (HEAD + "#SBATCH --ntasks-per-node=2\n#SBATCH --gpus-per-node=2\n" + ADDR +
+                   PORT + f'srun bash -c "{escaped} python train.py"\n')
+
+
+def test_command_string_in_a_variable_is_rewritten_where_it_is_defined():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n" + ADDR + PORT +
+            'CMD="torchrun --nnodes=2 --node_rank=\\${SLURM_NODEID} --nproc_per_node=8 '
+            '--master_addr=$MASTER_ADDR --master_port=$MASTER_PORT train.py"\n'
+            'srun bash -c "$CMD"\n')
+    escaped = PREFIX.replace("$", "\\$")
+    assert converted(text) == (
+        HEAD + "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n" + ADDR + PORT +
+        f'CMD="{escaped} python train.py"\nsrun bash -c "$CMD"\n')
+
+
+def test_uv_run_python_module_and_container_flags_are_kept():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n" + ADDR +
+            "export MASTER_PORT=29500\n"
+            "srun --container-image=nvcr.io/nvidia/pytorch:24.01-py3 --no-container-mount-home \\\n"
+            "  uv run --no-sync python -u -m torch.distributed.run --nproc_per_node=8 \\\n"
+            "  --nnodes=2 --node_rank=$SLURM_NODEID --master_addr=$MASTER_ADDR \\\n"
+            "  --master_port=$MASTER_PORT \\\n"
+            "  train.py --bf16\n")
+    assert converted(text) == (
+        HEAD + "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n" + ADDR +
+        "export MASTER_PORT=29500\n"
+        "srun --container-image=nvcr.io/nvidia/pytorch:24.01-py3 --no-container-mount-home \\\n"
+        f"  {WRAP} uv run --no-sync python -u \\\n"
+        "  train.py --bf16\n")
+
+
+def test_torchrun_module_flag_becomes_python_m():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=2\n" + ADDR + PORT +
+            "srun torchrun --nnodes=2 --nproc-per-node=2 --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT -m pkg.train --x 1\n")
+    assert converted(text).endswith(f"srun {WRAP} python -m pkg.train --x 1\n")
+
+
+def test_torch_distributed_launch_with_use_env_converts():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=2\n" + ADDR + PORT +
+            "srun python -m torch.distributed.launch --use-env --nnodes=2 --nproc_per_node=2 "
+            "--node_rank=$SLURM_NODEID --master_addr=$MASTER_ADDR train.py\n")
+    assert converted(text).endswith(f"srun {WRAP} python train.py\n")
+
+
+def test_megatron_bridge_entry_point_gets_the_plain_form():
+    """Bridge derives RANK/WORLD_SIZE/LOCAL_RANK and MASTER_ADDR/PORT from the SLURM variables
+    (slurm-facts.md §10): no wrapper and no exports, only torchrun's OMP_NUM_THREADS."""
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
+            "srun --mpi=pmix uv run python -m torch.distributed.run --nproc_per_node=8 "
+            "--nnodes=$SLURM_JOB_NUM_NODES --node_rank=$SLURM_NODEID "
+            "scripts/training/run_recipe.py --recipe llama3_8b\n")
+    assert converted(text) == (
+        HEAD + "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"
+        "OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} srun --mpi=pmix uv run python "
+        "scripts/training/run_recipe.py --recipe llama3_8b\n")
+
+
+def test_one_process_per_node_sets_no_omp_threads():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=1\n" + ADDR + PORT +
+            "srun torchrun --nnodes=2 --nproc-per-node=1 --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT train.py\n")
+    out = converted(text)
+    assert "OMP_NUM_THREADS" not in out
+    assert "#SBATCH --ntasks-per-node=1\n" in out
+
+
+def test_assigned_but_unexported_master_addr_is_exported_with_its_value():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=2\n"
+            "MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1)\n"
+            "srun torchrun --nnodes=2 --nproc-per-node=2 --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR train.py\n")
+    out = converted(text)
+    assert "\nexport MASTER_ADDR\n" + PORT + "srun " in out
+
+
+# ---- directives, resources and the other steps -------------------------------------------
+
+def test_job_ntasks_becomes_ntasks_per_node_and_directive_is_added_when_missing():
+    text = (HEAD + "#SBATCH --ntasks=2\n#SBATCH --gpus-per-node=4\n" + ADDR + PORT +
+            "srun torchrun --nnodes=2 --nproc-per-node=4 --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT train.py\n")
+    assert converted(text).startswith(HEAD + "#SBATCH --ntasks-per-node=4\n#SBATCH --gpus")
+    bare = text.replace("#SBATCH --ntasks=2\n", "")
+    assert converted(bare).startswith(HEAD + "#SBATCH --ntasks-per-node=4\n#SBATCH --gpus")
+
+
+def test_per_task_resources_are_rescaled_to_keep_the_node_total():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=64\n"
+            "#SBATCH --gpus-per-task=8\n#SBATCH --mem-per-cpu=4G\n" + ADDR + PORT +
+            "srun torchrun --nnodes=2 --nproc-per-node=8 --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT train.py\n")
+    out = converted(text)
+    assert "#SBATCH --cpus-per-task=8\n#SBATCH --gpus-per-task=1\n#SBATCH --mem-per-cpu=4G\n" \
+        in out
+    # 4 CPUs per node for 8 tasks: each task needs one CPU, so memory per CPU halves
+    few = text.replace("--cpus-per-task=64", "--cpus-per-task=4")
+    out = converted(few)
+    assert "#SBATCH --cpus-per-task=1\n" in out and "#SBATCH --mem-per-cpu=2G\n" in out
+
+
+def test_step_cpus_per_task_is_rescaled_or_follows_the_job():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=32\n" + ADDR + PORT +
+            "srun --cpus-per-task=32 torchrun --nnodes=2 --nproc-per-node=4 "
+            "--node-rank=$SLURM_NODEID --master-addr=$MASTER_ADDR --master-port=$MASTER_PORT "
+            "train.py\n")
+    assert f"srun --cpus-per-task=8 {WRAP} python train.py\n" in converted(text)
+    var = text.replace("srun --cpus-per-task=32", 'srun --cpus-per-task="$SLURM_CPUS_PER_TASK"')
+    assert f'srun --cpus-per-task="$SLURM_CPUS_PER_TASK" {WRAP} python' in converted(var)
+
+
+def test_other_steps_keep_their_old_layout_explicitly():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n" + ADDR + PORT +
+            "srun uv sync\n"
+            "srun --nodes=1 --ntasks=1 python prepare.py\n"
+            "srun --nodes=1 hostname\n"
+            "HOSTS=$(srun hostname | sort -u)\n"
+            "srun torchrun --nnodes=2 --nproc-per-node=8 --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT train.py\n")
+    out = converted(text)
+    one = '--nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1'
+    assert f"srun {one} uv sync\n" in out
+    assert "srun --nodes=1 --ntasks=1 python prepare.py\n" in out  # its own task count
+    # a lone --nodes=1 inherited the job's 2 tasks (slurm-facts.md §14): both on one node
+    assert "srun --nodes=1 --ntasks=2 --ntasks-per-node=2 hostname\n" in out
+    assert f"HOSTS=$(srun {one} hostname | sort -u)\n" in out
+
+
+def test_other_steps_of_a_job_already_at_n_per_node_are_untouched():
+    text = (HEAD + "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n" + ADDR + PORT +
+            "srun nvidia-smi\n"
+            "srun torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d "
+            "--rdzv-endpoint=$MASTER_ADDR:29400 train.py\n")
+    assert "\nsrun nvidia-smi\n" in converted(text)
+
+
+def test_other_steps_keep_their_cpus_when_the_job_rescales_them():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=16\n" + ADDR + PORT +
+            "srun python prepare.py\n"
+            "srun torchrun --nnodes=2 --nproc-per-node=4 --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT train.py\n")
+    out = converted(text)
+    assert "#SBATCH --cpus-per-task=4\n" in out
+    assert ('srun --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" '
+            "--ntasks-per-node=1 --cpus-per-task=16 python prepare.py\n") in out
+
+
+def test_nproc_auto_uses_the_gpu_count_from_directives_or_profile():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:4\n" + ADDR + PORT +
+            "srun torchrun --nnodes=2 --nproc-per-node=auto --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT train.py\n")
+    assert "#SBATCH --ntasks-per-node=4\n" in converted(text)
+    no_gpus = text.replace("#SBATCH --gres=gpu:4\n", "")
+    assert "#SBATCH --ntasks-per-node=2\n" in converted(no_gpus, gpus_per_node=2)
+    assert any("counts the GPUs at run time" in m for m in refused(no_gpus))
+
+
+def test_nproc_from_a_batch_variable():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n" + ADDR + PORT + "GPUS=4\n"
+            "srun torchrun --nnodes=2 --nproc-per-node=$GPUS --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT train.py\n")
+    assert "#SBATCH --ntasks-per-node=4\n" in converted(text)
+
+
+# ---- refusals -------------------------------------------------------------------------------
+
+BASE = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n" + ADDR + PORT +
+        "srun {launcher} --nnodes=2 --nproc-per-node=8 --node-rank=$SLURM_NODEID "
+        "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT {extra} train.py\n")
+
+
+@pytest.mark.parametrize("launcher,extra,reason", [
+    ("torchrun", "--max-restarts=3", "--max-restarts"),
+    ("torchrun", "--nnodes=1:4", "elastic range"),
+    ("torchrun", "--no-python", "--no-python"),
+    ("python -m torch.distributed.launch", "", "--use-env"),
+    ("torchrun", "$EXTRA", "may hold torchrun options"),
+    ("accelerate launch", "", "accelerate"),
+])
+def test_refusals_name_the_reason(launcher, extra, reason):
+    msgs = refused(BASE.format(launcher=launcher, extra=extra))
+    assert any(reason in m for m in msgs), msgs
+
+
+def test_max_restarts_zero_is_not_a_refusal():
+    assert converted(BASE.format(launcher="torchrun", extra="--max-restarts=0"))
+
+
+def test_refusals_for_what_cannot_be_rewritten():
+    shell = HEAD + "#SBATCH --gpus-per-node=8\ntorchrun --nproc-per-node=8 train.py\n"
+    assert any("batch shell" in m for m in refused(shell))
+    export_none = BASE.format(launcher="torchrun", extra="").replace(
+        "#SBATCH --gpus", "#SBATCH --export=NONE\n#SBATCH --gpus")
+    assert any("exports" in m for m in refused(export_none))
+    subset = BASE.format(launcher="torchrun", extra="").replace("srun torchrun",
+                                                                 "srun --nodes=1 torchrun")
+    assert any("fewer nodes" in m for m in refused(subset))
+    mixed = BASE.format(launcher="torchrun", extra="") + BASE.format(
+        launcher="torchrun", extra="").splitlines()[-1].replace("=8", "=4") + "\n"
+    assert any("different processes per node" in m for m in refused(mixed))
+
+
+def test_nothing_to_convert_is_unchanged_not_refused():
+    for text in (HEAD + "#SBATCH --ntasks-per-node=8\nsrun python train.py\n",
+                 "echo hello\n"):
+        conv = convert_srun_native(text, path="t.sbatch")
+        assert conv.status in ("unchanged", "refused") and conv.new_text == text
+    assert convert_srun_native("echo hi\n", path="t.sh").status == "refused"  # not a job script
+
+
+# ---- invariants on every shipped case, and idempotence ---------------------------------------
+
+def _loud(text):
+    return collections.Counter(d.code for d in lint(text, "t.sbatch").diagnostics
+                               if d.severity >= Severity.WARNING)
+
+
+def _case_files():
+    return sorted(CASES.glob("*.sbatch")) if CASES.is_dir() else []
+
+
+@pytest.mark.parametrize("path", _case_files(), ids=lambda p: p.name)
+def test_every_case_converts_cleanly_or_refuses(path):
+    bash = require_tool("bash")
+    text = path.read_text("utf-8")
+    conv = convert_srun_native(text, path=path.name)
+    assert conv.status in ("converted", "refused", "unchanged")
+    if conv.status != "converted":
+        assert conv.new_text == text
+        return
+    new = conv.new_text
+    r = subprocess.run([bash, "-n"], input=new, text=True, capture_output=True)
+    assert r.returncode == 0, r.stderr
+    before, after = _loud(text), _loud(new)
+    assert not after["SB201"] and not after["SB202"]
+    assert all(after[c] <= before[c] for c in after), (before, after)
+    assert convert_srun_native(new, path=path.name).status == "unchanged"
+
+
+def test_the_cases_exercise_the_conversion():
+    """The case suite is not vacuous: most torchrun cases convert."""
+    files = _case_files()
+    if not files:
+        pytest.skip("../shared/cases not found")
+    statuses = collections.Counter(
+        convert_srun_native(p.read_text("utf-8"), path=p.name).status for p in files)
+    assert statuses["converted"] >= 8, statuses
+
+
+# ---- SB201's fix and the CLI ------------------------------------------------------------------
+
+def test_sb201_offers_the_conversion_first_and_one_task_per_node_second():
+    text = (HEAD + "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n" + ADDR +
+            "srun torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d "
+            "--rdzv-endpoint=$MASTER_ADDR:29400 train.py\n")
+    d = next(d for d in lint(text, "t.sbatch").diagnostics if d.code == "SB201")
+    assert [f.safe for f in d.fixes] == [False, False]
+    assert "srun-native" in d.fixes[0].message and "one task per node" in d.fixes[1].message
+    out = fix_text(text, "t.sbatch", unsafe=True)
+    assert out.text == convert_srun_native(text, path="t.sbatch").new_text
+    assert fix_text(text, "t.sbatch").text == text  # unsafe: not applied by --fix alone
+    # when the conversion refuses, the other fix remains
+    restarts = text.replace("train.py", "--max-restarts=2 train.py")
+    d = next(d for d in lint(restarts, "t.sbatch").diagnostics if d.code == "SB201")
+    assert [f.message for f in d.fixes] == ["run one task per node in this step"]
+
+
+def test_cli_prints_a_diff_and_writes_atomically(tmp_path, capsys):
+    path = tmp_path / "job.sbatch"
+    text = BASE.format(launcher="torchrun", extra="")
+    path.write_text(text)
+    path.chmod(0o750)
+    assert main(["--convert", "srun-native", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"--- {path}\n+++ {path}\n")
+    assert "-#SBATCH --ntasks-per-node=1\n+#SBATCH --ntasks-per-node=8\n" in out
+    assert path.read_text() == text  # a diff changes nothing
+    assert main(["--convert", "srun-native", "--write", str(path)]) == 0
+    assert path.read_text() == convert_srun_native(text, path=str(path)).new_text
+    assert path.stat().st_mode & 0o777 == 0o750
+    assert main(["--convert", "srun-native", "--write", str(path)]) == 0  # idempotent
+    err = capsys.readouterr().err
+    assert "nothing to convert" in err
+
+
+def test_cli_refusal_exit_code_and_message(tmp_path, capsys):
+    path = tmp_path / "job.sbatch"
+    text = BASE.format(launcher="torchrun", extra="--max-restarts=3")
+    path.write_text(text)
+    assert main(["--convert", "srun-native", "--write", str(path)]) == 1
+    err = capsys.readouterr().err
+    line = text.splitlines().index(next(x for x in text.splitlines() if "max-restarts" in x)) + 1
+    assert f"{path}:{line}:" in err and "cannot convert: --max-restarts" in err
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize("args", [["--write", "x.sbatch"],
+                                  ["--convert", "srun-native", "--fix", "x.sbatch"],
+                                  ["--convert", "srun-native", "--diff", "x.sbatch"]])
+def test_cli_usage_errors(args, capsys):
+    assert main(args) == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_cli_unreadable_file(tmp_path, capsys):
+    assert main(["--convert", "srun-native", str(tmp_path / "missing.sbatch")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_cli_entry_point_runs(tmp_path):
+    path = tmp_path / "job.sbatch"
+    path.write_text(BASE.format(launcher="torchrun", extra=""))
+    r = subprocess.run([sys.executable, "-m", "sbatch_lsp", "--convert", "srun-native",
+                        str(path)], capture_output=True, text=True)
+    assert r.returncode == 0 and "+srun bash -c 'export RANK=$SLURM_PROCID" in r.stdout
