@@ -48,7 +48,16 @@ MASTER_PORT = "export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))"
 BRIDGE = re.compile(r"megatron[-_./]bridge|(^|/)scripts/training/run_recipe\.py$", re.I)
 MEM = re.compile(r"^(\d+)([KMGT]?)$", re.I)
 MEM_UNITS = {"": 1, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
-BLANKS = re.compile(r"[ \t]*(\\\n[ \t]*)*")
+LAUNCHER_WORD = re.compile(r"torchrun")
+#: commands that name a program without running it
+LOOKUPS = {"which", "type", "command", "hash", "echo", "printf", "ls", "test", "[", "[[",
+           "whereis", "alias"}
+LAUNCHER_VALUE = re.compile(r"""^["']?\s*(\S*/)?torchrun\b|-m\s*torch\.distributed\.(run|launch)\b""")
+#: variables whose batch-shell value is wrong in every task but one
+PER_TASK_VARS = {"RANK", "LOCAL_RANK", "NODE_RANK", "SLURM_PROCID", "SLURM_LOCALID",
+                 "SLURM_NODEID"}
+#: words that must stay in front of a batch-shell command that srun starts
+KEEP_IN_FRONT = {"exec", "time", "command"}
 PER_TASK = ("cpus-per-task", "gpus-per-task", "mem-per-cpu")
 #: torchrun options with no srun-native equivalent that only change logging: dropped with a note
 LOGGING = ("log-dir", "redirects", "r", "tee", "t", "local-ranks-filter")
@@ -147,16 +156,23 @@ class _Planner:
         self.edits: list[Edit] = []
         self.refusals: list[Refusal] = []
         self.notes: list[str] = []
+        self.rank: dict[Edit, int] = {}
 
     # ---- helpers ----------------------------------------------------------------------------
     def refuse(self, message: str, where=None) -> None:
         start, end = (where.start, where.end) if where is not None else (0, 0)
         self.refusals.append(Refusal(message, start, end))
 
-    def edit(self, start: int, end: int, new_text: str) -> None:
+    def edit(self, start: int, end: int, new_text: str, rank: int = 2) -> None:
+        """Record a replacement; among insertions at one offset a lower ``rank`` goes first
+        (0 a directive line, 1 the exports above a command that is itself edited)."""
         e = Edit(start, end, new_text)
         if e not in self.edits:
             self.edits.append(e)
+            self.rank[e] = rank
+
+    def ordered(self) -> tuple[Edit, ...]:
+        return tuple(sorted(self.edits, key=lambda e: (e.start, e.end, self.rank[e])))
 
     def drop_word(self, start: int, end: int) -> None:
         """Delete a word and the blanks before it (so ``srun --ntasks=2 cmd`` loses
@@ -199,24 +215,29 @@ class _Planner:
         job = self.job
         sites = [s for s in job.launches if s.launch.kind == "torchrun"]
         if not sites:
+            unseen = self.unseen_launcher()
+            if unseen is not None:
+                self.refuse("torchrun is started here in a way the linter cannot follow (the "
+                            "command or srun's options come from variables or arrays); "
+                            "convert this launch by hand", unseen)
+                return Conversion(self.text, refusals=self.refusals)
             return Conversion(self.text, notes=["no torchrun launch: nothing to convert"])
         nprocs: dict[int, Word] = {}
         training: list[Step] = []
+        batch: list[Command] = []  # launchers the batch shell runs: srun will
         for site in sites:
             la = site.launch
             if la.flavour not in ("torchrun", "launch", "run"):
                 self.refuse(f"{la.title} is started here: its own configuration cannot be "
                             "carried over to an srun-native launch", la.anchor)
                 continue
-            if site.step is None:
-                self.refuse(f"{la.title} runs in the batch shell, not in an srun step (see "
-                            "SB205): start it with srun first", la.anchor)
-                continue
             n = self.check_launch(la)
             if n is None:
                 continue
             nprocs.setdefault(n, la.anchor)
-            if site.step not in training:
+            if site.step is None:
+                batch.append(site.command)
+            elif site.step not in training:
                 training.append(site.step)
             self.rewrite_launch(site.command, site.step, la, n)
         if len(nprocs) > 1:
@@ -228,13 +249,31 @@ class _Planner:
         n = next(iter(nprocs))
         for step in training:
             self.training_step(step, n)
-        self.master_exports(training, sites)
+        if batch and job.export_mode == "NONE":
+            self.refuse("the job's --export=NONE keeps the batch shell's exports out of the "
+                        "step srun would start", job.directives.get("export"))
+        self.master_exports([s.command for s in training] + batch, sites)
         c_old, c_new = self.directives(n)
         self.other_steps(training, n, c_old, c_new)
         if self.refusals:
             return Conversion(self.text, refusals=self.refusals, notes=self.notes)
-        return Conversion(self.text, tuple(sorted(self.edits, key=lambda e: (e.start, e.end))),
-                          notes=self.notes)
+        return Conversion(self.text, self.ordered(), notes=self.notes)
+
+    def unseen_launcher(self) -> Word | None:
+        """A word that names torchrun where the job model found no launch: a command word
+        ``torchrun``/``torch.distributed.run|launch``, or a variable whose value starts one
+        (``TORCHRUN=torchrun``, ``LAUNCHER="python -m torch.distributed.run …"``)."""
+        script = self.job.script
+        for cmd in script.walk():
+            if _base(cmd.words[0]) in LOOKUPS if cmd.words else True:
+                continue  # `which torchrun`, `echo torchrun …`
+            for w in cmd.words:
+                if LAUNCHER_WORD.fullmatch(_base(w)) or w.value in TORCHRUN_MODULES:
+                    return w
+        for a in script.assignments:
+            if a.value is not None and LAUNCHER_VALUE.search(a.value.text):
+                return a.value
+        return None
 
     def check_launch(self, la: Launch) -> int | None:
         """Refuse what cannot be carried over; return the processes per node, or None."""
@@ -295,73 +334,108 @@ class _Planner:
         return None
 
     # ---- the launch itself ------------------------------------------------------------------
-    def rewrite_launch(self, cmd: Command, step: Step, la: Launch, n: int) -> None:
-        """Replace the launcher and its options by ``python``, and give the program the rank
-        variables (per task)."""
+    def rewrite_launch(self, cmd: Command, step: Step | None, la: Launch, n: int) -> None:
+        """Replace the launcher and its options by ``python`` and give the program the rank
+        variables, per task. Three shapes: the launcher is srun's own argv (``srun torchrun
+        …``, also through a word-split ``$LAUNCHER``): srun starts the ``bash -c`` wrapper; it
+        sits in a command string (``srun bash -c '… torchrun …'``, or the ``CMD="…"`` such a
+        string expands): the variables become prefix assignments there; it runs in the batch
+        shell: ``srun`` and the wrapper go in front."""
         prog = la.program[0]
         k = len(la.words) - len(la.program)
         if _base(la.anchor) == "torchrun":
-            cut = la.anchor.start
+            first = la.anchor
             head = "python -m" if (la.has("module") or la.has("m")) else "python"
         else:  # python [opts] -m torch.distributed.run|launch: keep the interpreter
-            mod = next(i for i, w in enumerate(la.words)
-                       if (w.value or "").startswith("-m") and
-                       ((w.value[2:] or (la.words[i + 1].value if i + 1 < len(la.words)
-                                         else None)) in TORCHRUN_MODULES))
-            cut = la.words[mod].start
+            first = next(w for i, w in enumerate(la.words)
+                         if (w.value or "").startswith("-m") and
+                         ((w.value[2:] or (la.words[i + 1].value if i + 1 < len(la.words)
+                                           else None)) in TORCHRUN_MODULES))
             head = "-m" if (la.has("module") or la.has("m")) else ""
-        # the launcher's words end where its last option does, unless a word came from a
-        # variable expanded elsewhere: the gap before the program (a line continuation) stays
-        end = max((w.end for w in la.words[:k] if cut <= w.start and w.end <= prog.start),
-                  default=prog.start)
-        if not BLANKS.fullmatch(self.text[end:prog.start]):
-            end = prog.start
-        nested = bool(step.task_scripts)
-        if nested:
-            if step.command.top() is not step.command or \
+        last = la.words[k - 1]
+        bridge = bool(BRIDGE.search(prog.text))
+        scripts = step.task_scripts if step is not None else []
+        in_string = any(sc.kind != "split" for sc in scripts)
+        if scripts or any(True for _ in cmd.ancestors()):
+            # the launcher's words come from a command string or a variable: rewrite them
+            # where they are written, all in one quoted word of the batch script
+            if step is None or step.command.top() is not step.command or \
                     len(list(cmd.ancestors())) != 1:
                 self.refuse("the launcher is more than one command string deep; convert "
-                            "this step by hand", la.anchor)
+                            "this launch by hand", la.anchor)
                 return
-            c1, c2 = self.context(cut), self.context(prog.start)
-            if self.text[prog.start:prog.end] != prog.text or c1 is None or c2 is None or \
-                    c1[0] is not c2[0]:
-                self.refuse("the launcher and its program come from different places (a "
-                            "variable expanded into the command string); convert this step "
-                            "by hand", la.anchor)
+            where = self.context(first.start)
+
+            def inside(w: Word) -> bool:
+                return where is not None and self.text[w.start:w.end] == w.text and \
+                    where[0].start <= w.start < where[0].end
+            end = self.launcher_end(la, k, first, inside)
+            if end is None or not inside(cmd.words[0]):
+                self.refuse("the launcher's words are assembled from several variables; "
+                            "convert this launch by hand", la.anchor)
                 return
-            head_t = self.nested_text(head, la.anchor, cut) if head else ""
-            bridge = bool(BRIDGE.search(prog.text))
-            env = " ".join(([] if bridge else [RANK_VARS]) + ([OMP] if n > 1 else []))
+            head_t = self.nested_text(head, la.anchor, first.start) if head else ""
             if head_t is None:
                 return
+        else:
+            head_t, end = head, last.end
+        if in_string:
+            env = " ".join(([] if bridge else [RANK_VARS]) + ([OMP] if n > 1 else []))
             if env:
-                first = cmd.words[0].start
-                env_t = self.nested_text(env + " ", la.anchor, first)
+                env_t = self.nested_text(env + " ", la.anchor, cmd.words[0].start)
                 if env_t is None:
                     return
-                self.edit(first, first, env_t)
+                self.edit(cmd.words[0].start, cmd.words[0].start, env_t)
         else:
-            head_t = head
-            bridge = bool(BRIDGE.search(prog.text))
+            if step is not None:
+                at, srun = step.argv[0].start, ""
+            else:  # the batch shell: srun starts it (after `exec`/`time`, which stay in front)
+                words = cmd.words
+                j = next((i for i, w in enumerate(words) if w.value not in KEEP_IN_FRONT),
+                         len(words))
+                at, srun = words[j].start, "srun "
             if bridge:
                 if n > 1:
-                    at = step.command.words[0].start
-                    self.edit(at, at, OMP + " ")
+                    front = (step.command.words[0] if step is not None else cmd.words[0]).start
+                    self.edit(front, front, OMP + " ")
+                if srun:
+                    self.edit(at, at, srun)
             else:
                 body = "export " + RANK_VARS + (" " + OMP if n > 1 else "") + '; exec "$@"'
-                at = step.argv[0].start
-                self.edit(at, at, f"bash -c '{body}' bash ")
+                self.edit(at, at, f"{srun}bash -c '{body}' bash ")
         if head_t:
-            self.edit(cut, end, head_t + (" " if end == prog.start else ""))
-        elif end == prog.start:
-            self.edit(cut, end, "")
+            self.edit(first.start, end, head_t)
         else:
-            self.drop_word(cut, end)
+            self.drop_word(first.start, end)
+        early = sorted({e.name for w in la.program for e in w.refs("unquoted", "double")
+                        if e.name in PER_TASK_VARS})
+        if early and not in_string:
+            self.notes.append("the program's arguments expand " +
+                              ", ".join("$" + v for v in early) + " in the batch shell, as "
+                              "they did under torchrun: every task gets the same value (read "
+                              "the environment in the program instead; see SB301)")
         if bridge:
             self.notes.append(f"{prog.text} is a Megatron-Bridge entry point: it derives rank, "
                               "world size and master address/port from the SLURM variables, "
                               "so it runs as plain `srun … python`")
+
+    def launcher_end(self, la: Launch, k: int, first: Word, inside) -> int | None:
+        """Where the launcher's text ends in the batch word that holds ``first``: after its
+        last word written there; when its last words are values the batch shell expanded
+        (``--master_port=$MASTER_PORT`` in double quotes), just before the program (blanks and
+        line continuations stay). None when that cannot be told."""
+        words = la.words[la.words.index(first):k]
+        written = [i for i, w in enumerate(words) if inside(w)]
+        if not written or words[0] is not first or not inside(first):
+            return None
+        lm = words[written[-1]]
+        if written[-1] == len(words) - 1:
+            return lm.end
+        prog = la.program[0]
+        if not inside(prog) or prog.start < lm.end:
+            return None
+        gap = self.text[lm.end:prog.start]
+        return lm.end + re.search(r"[ \t]*(\\\n[ \t]*)*$", gap).start()
 
     def training_step(self, step: Step, n: int) -> None:
         """The training step inherits the job's new layout: drop its own task counts, rescale
@@ -406,24 +480,24 @@ class _Planner:
             if new != vw.value:
                 self.edit(vw.start, vw.end, new)
 
-    def master_exports(self, training: list[Step], sites) -> None:
-        """Export MASTER_ADDR and MASTER_PORT once, above the first training step, unless the
-        batch shell already exports them there (or every entry point is Megatron-Bridge)."""
+    def master_exports(self, launches: list[Command], sites) -> None:
+        """Export MASTER_ADDR and MASTER_PORT once, above the first training launch, unless
+        the batch shell already exports them there (or every entry point is Megatron-Bridge)."""
         job = self.job
         if all(BRIDGE.search(s.launch.program[0].text) for s in sites if s.launch.program):
             return
-        first = min(training, key=lambda s: s.command.start)
-        at = job.source.line_start_at(first.command.start)
+        first = min(launches, key=lambda c: c.start)
+        at = job.source.line_start_at(first.start)
         indent = re.match(r"[ \t]*", self.text[at:]).group(0)
         lines = []
         for name, line in (("MASTER_ADDR", MASTER_ADDR), ("MASTER_PORT", MASTER_PORT)):
-            if job.exported(name, before=first.command.start):
+            if job.exported(name, before=first.start):
                 continue
-            if any(a.start < first.command.start for a in job.batch_assignments(name)):
+            if any(a.start < first.start for a in job.batch_assignments(name)):
                 line = "export " + name  # keep the script's own value
             lines.append(indent + line + "\n")
         if lines:
-            self.edit(at, at, "".join(lines))
+            self.edit(at, at, "".join(lines), rank=1)
 
     # ---- directives and the other steps ---------------------------------------------------
     def directives(self, n: int) -> tuple[int | None, int | None]:
@@ -449,7 +523,7 @@ class _Planner:
             line = anchor.line if anchor is not None else 0
             at = job.source.line_with_break(line)[1]
             nl = "" if self.text[at - 1:at] == "\n" else "\n"
-            self.edit(at, at, f"{nl}#SBATCH --ntasks-per-node={n}\n")
+            self.edit(at, at, f"{nl}#SBATCH --ntasks-per-node={n}\n", rank=0)
         changed = (None, None)
         cpus = _cpus(d.value("cpus-per-task"), old, n) if old else (1, 1)
         for name in PER_TASK:

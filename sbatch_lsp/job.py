@@ -264,7 +264,7 @@ class Job:
         a = self.script.value_at(name, w.start) if name else None
         if a is None:
             return True
-        return (a.value.value or a.value.text).lstrip("\"'( ").startswith("-")
+        return (a.value.value or a.value.text).lstrip("\"'( \t\n\\").startswith("-")
 
     def _task(self, step: Step, cmd: Command, i: int) -> None:
         """What each task of the step runs."""

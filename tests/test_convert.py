@@ -112,6 +112,51 @@ def test_uv_run_python_module_and_container_flags_are_kept():
         "  train.py --bf16\n")
 
 
+def test_batch_shell_launcher_gets_srun_in_front():
+    """A single-node torchrun in the batch shell (and SB205's multi-node one) becomes an srun
+    step; `exec` stays in front."""
+    text = ("#!/bin/bash\n#SBATCH --gpus-per-node=4\n#SBATCH --cpus-per-task=16\n"
+            "exec uv run torchrun --standalone --nproc-per-node=4 train.py\n")
+    assert converted(text) == (
+        "#!/bin/bash\n#SBATCH --gpus-per-node=4\n#SBATCH --cpus-per-task=4\n"
+        "#SBATCH --ntasks-per-node=4\n" + ADDR + PORT +
+        f"exec srun {WRAP} uv run python train.py\n")
+
+
+def test_launcher_in_a_variable_joined_with_the_program_elsewhere():
+    """stas00/ml-engineering's torchrun-launcher.slurm shape: LAUNCHER and PROGRAM are separate
+    variables joined in CMD and run by `srun bash -c "$CMD"`; the launcher is rewritten in
+    LAUNCHER (escaped for its double quotes), the script's own MASTER_* are exported."""
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:8\n"
+            "GPUS_PER_NODE=8\nMASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | "
+            "head -n 1)\nMASTER_PORT=6000\n"
+            'LAUNCHER="python -u -m torch.distributed.run \\\n'
+            "    --nproc_per_node $GPUS_PER_NODE \\\n"
+            "    --node_rank \\$SLURM_PROCID \\\n"
+            "    --rdzv_endpoint $MASTER_ADDR:$MASTER_PORT \\\n"
+            "    --rdzv_backend c10d \\\n"
+            '    "\n'
+            'PROGRAM="test.py --x"\n'
+            'export CMD="$LAUNCHER $PROGRAM"\n'
+            'srun --jobid $SLURM_JOB_ID bash -c "$CMD" 2>&1 | tee -a log.txt\n')
+    escaped = PREFIX.replace("$", "\\$")
+    out = converted(text)
+    assert f'LAUNCHER="{escaped} python -u \\\n    "\n' in out
+    assert "\nexport MASTER_ADDR\nexport MASTER_PORT\nsrun --jobid" in out
+    assert "#SBATCH --ntasks-per-node=8\n" in out
+
+
+def test_program_arguments_expanding_a_rank_early_get_a_note():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=2\n" + ADDR + PORT +
+            "export LOCAL_RANK=$SLURM_LOCALID\n"
+            "srun torchrun --nnodes=2 --nproc-per-node=2 --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT train.py "
+            "--local_rank $LOCAL_RANK\n")
+    conv = convert_srun_native(text, path="t.sbatch")
+    assert conv.status == "converted"
+    assert any("$LOCAL_RANK in the batch shell" in n for n in conv.notes), conv.notes
+
+
 def test_torchrun_module_flag_becomes_python_m():
     text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=2\n" + ADDR + PORT +
             "srun torchrun --nnodes=2 --nproc-per-node=2 --node-rank=$SLURM_NODEID "
@@ -270,8 +315,15 @@ def test_max_restarts_zero_is_not_a_refusal():
 
 
 def test_refusals_for_what_cannot_be_rewritten():
-    shell = HEAD + "#SBATCH --gpus-per-node=8\ntorchrun --nproc-per-node=8 train.py\n"
-    assert any("batch shell" in m for m in refused(shell))
+    shell = HEAD + "#SBATCH --export=NONE\ntorchrun --nproc-per-node=8 train.py\n"
+    assert any("--export=NONE" in m for m in refused(shell))
+    deep = (HEAD + "#SBATCH --gpus-per-node=8\n" + ADDR + PORT +
+            "srun bash -c \"bash -c 'torchrun --nproc-per-node=8 train.py'\"\n")
+    assert any("more than one command string deep" in m for m in refused(deep))
+    pieces = (HEAD + "#SBATCH --gpus-per-node=8\n" + ADDR + PORT +
+              'L="torchrun --nproc-per-node=8"\n'
+              'srun bash -c "$L --node-rank=\\$SLURM_NODEID train.py"\n')
+    assert any("assembled from several variables" in m for m in refused(pieces))
     export_none = BASE.format(launcher="torchrun", extra="").replace(
         "#SBATCH --gpus", "#SBATCH --export=NONE\n#SBATCH --gpus")
     assert any("exports" in m for m in refused(export_none))
