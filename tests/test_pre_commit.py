@@ -2,12 +2,14 @@
 repository: a commit with a broken job script is blocked with readable findings, a good one goes
 through, non-job scripts are passed over, and sbatch-lint-fix repairs what it safely can."""
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import require_tool
 
@@ -65,12 +67,24 @@ def pre_commit(cwd, *args):
                           capture_output=True, text=True, env=ENV)
 
 
+def readme_config() -> dict:
+    """The README's .pre-commit-config.yaml snippet."""
+    text = (ROOT / "README.md").read_text()
+    return yaml.safe_load(next(b for b in re.findall(r"```yaml\n(.*?)```", text, re.S)
+                               if b.startswith("# .pre-commit-config.yaml")))
+
+
 def user_repo(path: Path, hook_repo, hook_id: str) -> Path:
+    """A git repository with pre-commit installed, configured by the README's snippet (its repo
+    and rev pointing at the snapshot, with ``hook_id``)."""
     snap, sha, _ = hook_repo
     path.mkdir()
     git(path, "init", "-q")
-    (path / ".pre-commit-config.yaml").write_text(
-        f"repos:\n- repo: {snap}\n  rev: {sha}\n  hooks:\n  - id: {hook_id}\n")
+    config = readme_config()
+    entry = config["repos"][0]
+    assert entry["hooks"] == [{"id": "sbatch-lint"}]
+    entry.update(repo=str(snap), rev=sha, hooks=[{"id": hook_id}])
+    (path / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
     git(path, "add", ".pre-commit-config.yaml")
     r = pre_commit(path, "install")
     assert r.returncode == 0, r.stdout + r.stderr
