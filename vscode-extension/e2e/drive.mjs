@@ -5,7 +5,8 @@
 // usage: node drive.mjs '<json>'  with keys
 //   url, folder (absolute workspace path), file (name to open), problem (text of the Problems
 //   row), fix (quick-fix title), fixedText (editor text expected after the fix),
-//   keep (text of a Problems row that must stay), out (screenshot directory)
+//   keep (text of a Problems row that must stay), keepSeverity (its icon: error, warning, info),
+//   out (screenshot directory)
 // CHROMIUM overrides the browser binary (default /usr/bin/chromium). Exit code 0 on success.
 import { chromium } from "playwright-core";
 
@@ -53,7 +54,7 @@ try {
   await row.first().click();
   await page.waitForTimeout(500);
   await page.keyboard.press("Control+Period");
-  const fix = page.getByText(o.fix, { exact: true });
+  const fix = page.getByText(o.fix);  // the server may add "(unsafe fix)"
   await fix.first().waitFor({ timeout: 15000 });
   log(`quick-fix menu offers '${o.fix}'`);
   await page.screenshot({ path: `${o.out}/quickfix.png` });
@@ -64,9 +65,13 @@ try {
   await row.first().waitFor({ state: "detached", timeout: 30000 });
   log("finding gone from the Problems panel");
   if (o.keep) {
-    await page.locator(".markers-panel .monaco-list-row", { hasText: o.keep }).first()
-      .waitFor({ timeout: 15000 });
+    const kept = page.locator(".markers-panel .monaco-list-row", { hasText: o.keep }).first();
+    await kept.waitFor({ timeout: 15000 });
     log(`other finding still listed: '${o.keep}'`);
+    if (o.keepSeverity) {  // set by an editor setting (sbatchLsp.severity)
+      await kept.locator(`.codicon-${o.keepSeverity}`).first().waitFor({ timeout: 5000 });
+      log(`... as ${o.keepSeverity}`);
+    }
   }
   await page.screenshot({ path: `${o.out}/fixed.png` });
   log("screenshots written");
