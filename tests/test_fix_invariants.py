@@ -10,21 +10,9 @@ from sbatch_lsp.diagnostics import Severity
 from sbatch_lsp.fixer import apply_edits, fix_text
 from sbatch_lsp.lint import lint
 
-from rule_pages import examples, pages
-from test_cases import CASES_DIR
+from rule_pages import sample_scripts
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _scripts():
-    for f in sorted((ROOT / "examples").rglob("*.sbatch")):
-        yield pytest.param(f.read_text(), id=f"examples/{f.relative_to(ROOT / 'examples')}")
-    for f in sorted(CASES_DIR.glob("*.sbatch")):
-        yield pytest.param(f.read_bytes().decode(), id=f"cases/{f.name}")
-    for p in pages():
-        for i, (kind, text) in enumerate(examples(p)):
-            if kind in ("bad", "fix-before"):
-                yield pytest.param(text, id=f"{p.stem}-{i}")
 
 
 def _serious(result):
@@ -39,7 +27,7 @@ def bash_ok(text: str) -> bool:
                           capture_output=True).returncode == 0
 
 
-@pytest.mark.parametrize("text", list(_scripts()))
+@pytest.mark.parametrize("text", list(sample_scripts(("bad", "fix-before"))))
 def test_each_fix(text):
     before = lint(text)
     base_ok = bash_ok(text.replace("\r", "")) if shutil.which("bash") else True
@@ -56,7 +44,7 @@ def test_each_fix(text):
                 assert bash_ok(fixed), (d.code, fix.message)
 
 
-@pytest.mark.parametrize("text", list(_scripts()))
+@pytest.mark.parametrize("text", list(sample_scripts(("bad", "fix-before"))))
 def test_fixing_twice_changes_nothing(text):
     once = fix_text(text, unsafe=True)
     assert fix_text(once.text, unsafe=True).text == once.text

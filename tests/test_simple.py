@@ -12,10 +12,7 @@ from sbatch_lsp.shell.parse import parse
 from sbatch_lsp.shell.simple import split
 from sbatch_lsp.shell.words import TextMap
 
-from rule_pages import examples, pages
-from test_cases import CASES_DIR
-
-ROOT = Path(__file__).resolve().parents[1]
+from rule_pages import sample_scripts
 
 TRICKY = """\
 export NCCL_DEBUG=INFO
@@ -99,18 +96,7 @@ def differences(text: str) -> tuple[int, list[str]]:
                       != _key(parse(TextMap(lines[ch.start_line] + "\n"), read_simple=False))]
 
 
-def _scripts():
-    yield pytest.param(TRICKY, id="tricky")
-    for f in sorted((ROOT / "examples").rglob("*.sbatch")):
-        yield pytest.param(f.read_text(), id=f"examples/{f.name}")
-    for f in sorted(CASES_DIR.glob("*.sbatch")):
-        yield pytest.param(f.read_bytes().decode(), id=f"cases/{f.name}")
-    for p in pages():
-        for i, (_, text) in enumerate(examples(p)):
-            yield pytest.param(text, id=f"{p.stem}-{i}")
-
-
-@pytest.mark.parametrize("text", list(_scripts()))
+@pytest.mark.parametrize("text", [pytest.param(TRICKY, id="tricky"), *sample_scripts()])
 def test_same_model_as_bashlex(text):
     _, differing = differences(text)
     assert differing == []
