@@ -12,8 +12,9 @@ What the conversion writes (issue 6; slurm-facts.md §7.2, §8, §10, §14):
   WORLD_SIZE=$SLURM_NTASKS LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE; exec "$@"' bash <argv>``
   where ``<argv>`` is the original one with the launcher and its options replaced by ``python``:
   the arguments still expand in the batch shell, only the rank variables expand per task. A
-  launcher already inside a command string (``srun bash -c 'torchrun …'``) gets the same
-  variables as prefix assignments in that string instead;
+  launcher already inside a command string (``srun bash -c 'torchrun …'``, or the
+  ``LAUNCHER="…"`` value such a string expands) gets the same variables as prefix assignments
+  in that string instead; a launcher in the batch shell gets ``srun`` in front;
 - ``MASTER_ADDR`` (first host of ``SLURM_JOB_NODELIST``) and ``MASTER_PORT``
   (``SLURM_JOB_ID % 4536 + 61000``, the formula of pyxis's enroot hook, outside Linux's
   ephemeral port range) exported once by the batch shell, unless it already exports them;
@@ -26,7 +27,8 @@ What the conversion writes (issue 6; slurm-facts.md §7.2, §8, §10, §14):
 It refuses, with reasons, what torchrun does that Slurm cannot: ``--max-restarts``, an elastic
 ``--nnodes=MIN:MAX``, ``--nproc-per-node=auto|gpu`` with no GPU count, ``--no-python``,
 ``torch.distributed.launch`` without ``--use-env`` (it passes ``--local-rank`` to the script),
-and anything whose text it cannot rewrite safely.
+and anything whose text it cannot rewrite safely (options in arrays or unknown variables, a
+launcher assembled from several variables, strings nested two deep).
 """
 from __future__ import annotations
 
@@ -185,6 +187,14 @@ class _Planner:
             while end < len(self.text) and self.text[end] in " \t":
                 end += 1
         self.edit(a, end, "")
+
+    def drop_options(self, step: Step, names) -> None:
+        """Delete the step's own ``--name[=]value`` for each of ``names`` it gives."""
+        for name in names:
+            ow = step.option_words.get(name)
+            if ow is not None:
+                vw = step.options.get(name)
+                self.drop_word(ow.start, vw.end if vw is not None and vw is not ow else ow.end)
 
     def batch_words(self) -> list[Word]:
         script = self.job.script
@@ -449,6 +459,9 @@ class _Planner:
             self.refuse("this step does not pass the batch shell's exports (--export): "
                         "MASTER_ADDR and MASTER_PORT would not reach the tasks", step.srun)
             return
+        for w in step.hidden:  # `srun $SRUN_ARGS …` whose value is not known
+            self.notes.append(f"{w.text} is passed to srun: it must not set the step's "
+                              "--nodes, --ntasks or --ntasks-per-node, or the new layout is lost")
         nodes = step.options.get("nodes")
         if nodes is not None:
             same = (_sole_reference(nodes) in JOB_NODE_VARS or
@@ -457,11 +470,7 @@ class _Planner:
                 self.refuse("this step runs on fewer nodes than the job: the new per-node "
                             "task count would not add up; convert it by hand", nodes)
                 return
-        for name in ("nodes", "ntasks", "ntasks-per-node"):
-            ow = step.option_words.get(name)
-            if ow is not None:
-                vw = step.options.get(name)
-                self.drop_word(ow.start, vw.end if vw is not None and vw is not ow else ow.end)
+        self.drop_options(step, ("nodes", "ntasks", "ntasks-per-node"))
         old = step.tasks_per_node
         cpus = _cpus(step.opt("cpus-per-task") or job.directives.value("cpus-per-task"),
                      old, n) if old else (1, 1)
@@ -585,12 +594,7 @@ class _Planner:
                     continue
             add = ""
             if t != n:
-                for name in ("nodes", "ntasks-per-node"):
-                    ow = step.option_words.get(name)
-                    if ow is not None:
-                        vw = step.options.get(name)
-                        self.drop_word(ow.start, vw.end if vw is not None and vw is not ow
-                                       else ow.end)
+                self.drop_options(step, ("nodes", "ntasks-per-node"))
                 node_t = f'"{k_text}"' if nodes is None or nodes.text.startswith('"') \
                     else nodes.text
                 add += f" --nodes={node_t} --ntasks={total} --ntasks-per-node={t}"

@@ -335,6 +335,17 @@ def test_refusals_for_what_cannot_be_rewritten():
     assert any("different processes per node" in m for m in refused(mixed))
 
 
+def test_srun_options_in_a_variable():
+    base = BASE.format(launcher="torchrun", extra="")
+    layout = base.replace("srun torchrun", 'SRUN_ARGS="--ntasks-per-node=1 -l"\n'
+                                           "srun $SRUN_ARGS torchrun")
+    assert refused(layout)  # the job model does not follow srun options held in a variable
+    unknown = base.replace("srun torchrun", "srun $SRUN_ARGS torchrun")
+    conv = convert_srun_native(unknown, path="t.sbatch")
+    assert conv.status == "converted"
+    assert any("$SRUN_ARGS is passed to srun" in n for n in conv.notes)
+
+
 def test_nothing_to_convert_is_unchanged_not_refused():
     for text in (HEAD + "#SBATCH --ntasks-per-node=8\nsrun python train.py\n",
                  "echo hello\n"):
@@ -435,6 +446,18 @@ def test_cli_refusal_exit_code_and_message(tmp_path, capsys):
 def test_cli_usage_errors(args, capsys):
     assert main(args) == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_cli_standard_input_is_diffed_never_written(monkeypatch, capsys):
+    import io
+
+    text = BASE.format(launcher="torchrun", extra="")
+    stdin = io.TextIOWrapper(io.BytesIO(text.encode()))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert main(["--convert", "srun-native", "--write", "--stdin-filename", "job.sbatch",
+                 "-"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("--- job.sbatch\n+++ job.sbatch\n") and "+#SBATCH --ntasks-per-node=8" in out
 
 
 def test_cli_unreadable_file(tmp_path, capsys):
