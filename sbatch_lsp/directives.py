@@ -22,6 +22,10 @@ from . import options as opts
 from .source import Source
 
 MAGIC = "#SBATCH"
+#: the old magic word, still read (with "error: Change from #SLURM to #SBATCH in your script")
+OLD_MAGIC = "#SLURM"
+#: a directive line starting with one of these words starts the next heterogeneous component
+HET_LINE = re.compile(r"(?i)(hetjob|packjob)(\s|$)")
 LOOKALIKE = re.compile(r"^\s*#+\s*sbatch", re.IGNORECASE)
 
 
@@ -49,6 +53,8 @@ class DirectiveLine:
     comment_start: int | None = None  # offset of an unquoted '#' that starts a comment
     fatal: str | None = None  # sbatch's fatal tokenizer error for this line, if any
     late: bool = False
+    magic: str = MAGIC  # "#SBATCH", or the deprecated "#SLURM"
+    component: int = 0  # heterogeneous job component (``#SBATCH hetjob`` lines separate them)
 
 
 @dataclass
@@ -72,10 +78,26 @@ class OptionUse:
     resolution: opts.Resolution | None = None
     error: str | None = None  # getopt's complaint, in sbatch's words
     value_token: Token | None = None
+    component: int = 0  # heterogeneous job component
 
     @property
     def ok(self) -> bool:
         return self.error is None and self.name is not None
+
+    @property
+    def single_dash_long(self) -> str | None:
+        """The long option meant by a one-dash word such as ``-array=1-4`` (getopt reads it as
+        ``-a`` with the value ``rray=1-4``), or None. Only words whose letters before ``=``
+        (at least three) name a long option, or a unique prefix of one, count."""
+        text = self.token.text
+        if self.typed.startswith("--") or text.startswith("--") or \
+                self.start != self.token.start + 1:
+            return None
+        word = text[1:].split("=", 1)[0]
+        if len(word) < 3 or not re.fullmatch(r"[a-z][a-z-]+", word):
+            return None
+        res = opts.resolve_long(word, opts.sbatch_options())
+        return res.canonical if res.option is not None else None
 
 
 @dataclass
@@ -84,8 +106,10 @@ class DirectiveBlock:
 
     ``lines`` are the directives sbatch reads; ``late_lines`` the ``#SBATCH`` lines below the
     first command (ignored by sbatch); ``options`` the getopt reading of ``lines`` in order;
-    ``stray`` the token that stopped getopt; ``scan_end_line`` the 0-based line of the first
-    command (None when the file has none).
+    ``stray`` the token that stopped getopt (sbatch refuses the job there); ``strays`` every
+    word getopt would stop at, as the reading goes on past each one so that the options after it
+    stay in the model; ``scan_end_line`` the 0-based line of the first command (None when the
+    file has none).
     """
 
     lines: list[DirectiveLine] = field(default_factory=list)
@@ -93,12 +117,14 @@ class DirectiveBlock:
     lookalikes: list[tuple[int, int, int]] = field(default_factory=list)  # (line, start, end)
     options: list[OptionUse] = field(default_factory=list)
     stray: Token | None = None
+    strays: list[Token] = field(default_factory=list)
     scan_end_line: int | None = None
     fatal: str | None = None
 
-    def all(self, name: str) -> list[OptionUse]:
-        """Every accepted use of long option ``name``, in order."""
-        return [o for o in self.options if o.name == name and o.ok]
+    def all(self, name: str, component: int = 0) -> list[OptionUse]:
+        """Every accepted use of long option ``name`` in a heterogeneous ``component`` (0, the
+        batch step's, for ordinary jobs), in order."""
+        return [o for o in self.options if o.name == name and o.ok and o.component == component]
 
     def get(self, name: str) -> OptionUse | None:
         """The effective use of ``name``: the last one wins (slurm-facts.md §2)."""
@@ -176,14 +202,20 @@ def tokenize(source: Source, line: int, start: int, end: int, escaped_space: boo
         if quote:
             dl.fatal = f"Unmatched `{quote}`"
             break
+        if not buf and not quoted and text[tok_start:i] == "\\":
+            continue  # a lone `\` at the end of the line makes no argument
         tokens.append(Token("".join(buf), tok_start, i, line, quoted, esc_space, cut))
         if cut:
             break
     return dl
 
 
-def _is_directive(line_text: str) -> bool:
-    return line_text.startswith(MAGIC)
+def _magic(line_text: str) -> str | None:
+    """The magic word a directive line starts with (sbatch's ``xstrncmp`` prefix tests)."""
+    for word in (MAGIC, OLD_MAGIC):
+        if line_text.startswith(word):
+            return word
+    return None
 
 
 def read_directives(source: Source, data_lines: frozenset[int] = frozenset(),
@@ -199,11 +231,18 @@ def read_directives(source: Source, data_lines: frozenset[int] = frozenset(),
     block = DirectiveBlock()
     escaped_space = opts.version_key(slurm_version) >= (24, 5)
     scanning = True
+    component = 0
     for n in range(source.line_count):
         text = source.line_text(n)
         start = source.line_starts[n]
-        if _is_directive(text):
-            dl = tokenize(source, n, start + len(MAGIC), start + len(text), escaped_space)
+        magic = _magic(text)
+        if magic:
+            dl = tokenize(source, n, start + len(magic), start + len(text), escaped_space)
+            dl.magic = magic
+            if dl.tokens and HET_LINE.match(text[len(magic):].lstrip()):
+                component += 1
+                dl.tokens = dl.tokens[1:]
+            dl.component = component
             if scanning:
                 block.lines.append(dl)
                 if dl.fatal and not block.fatal:
@@ -231,6 +270,7 @@ def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
     """Simulate sbatch's one getopt pass over the tokens of all directive lines."""
     shorts = opts.short_table(table)
     tokens = [t for dl in block.lines for t in dl.tokens]
+    component = {t.line: dl.component for dl in block.lines for t in dl.tokens}
     i = 0
     while i < len(tokens):
         tok = tokens[i]
@@ -238,6 +278,7 @@ def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
         if t == "--":
             if i + 1 < len(tokens):
                 block.stray = tokens[i + 1]
+                block.strays.append(tokens[i + 1])
             return
         if t.startswith("--"):
             body = t[2:]
@@ -247,6 +288,7 @@ def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
             use = OptionUse(typed="--" + name, name=res.canonical, value=None, start=tok.start,
                             end=tok.end, name_end=name_end, value_start=None, value_end=None,
                             line=tok.line, token=tok, resolution=res)
+            use.component = component[tok.line]
             block.options.append(use)
             if eq:  # the value is known whether or not getopt accepts the name
                 use.value = val
@@ -258,6 +300,15 @@ def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
                                  + " ".join(f"'--{c}'" for c in res.candidates))
                 else:
                     use.error = f"unrecognized option '{t}'"
+                # sbatch stops at the first refusal; reading on (an unknown option is assumed to
+                # take the next word of its line when srun, pyxis or its looks say so) keeps the
+                # later directives in the model for the other rules
+                if not eq and i + 1 < len(tokens) and _guess_takes_value(name, tok, tokens[i + 1]):
+                    vt = tokens[i + 1]
+                    use.value, use.value_start, use.value_end = vt.text, vt.start, vt.end
+                    use.value_token = vt
+                    use.end = vt.end
+                    i += 1
                 i += 1
                 continue
             arg = res.option.arg
@@ -283,7 +334,7 @@ def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
                 pos = tok.start + _raw_index(tok, j)
                 use = OptionUse(typed="-" + letter, name=None, value=None, start=pos,
                                 end=tok.end, name_end=pos + 1, value_start=None, value_end=None,
-                                line=tok.line, token=tok)
+                                line=tok.line, token=tok, component=component[tok.line])
                 block.options.append(use)
                 if o is None:
                     use.error = f"invalid option -- '{letter}'"
@@ -312,8 +363,21 @@ def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
                 break
             i += 1
             continue
-        block.stray = tok
-        return
+        if block.stray is None:
+            block.stray = tok
+        block.strays.append(tok)
+        i += 1
+
+
+def _guess_takes_value(name: str, tok: Token, nxt: Token) -> bool:
+    """Whether a long option getopt refused (``--name``) probably takes ``nxt`` as its value:
+    srun and pyxis know its arity; otherwise a following word of the same line that is not an
+    option is taken as its value."""
+    known = opts.srun_options()
+    res = opts.resolve_long(name, known)
+    if res.option is not None:
+        return res.option.arg == "required"
+    return nxt.line == tok.line and not nxt.text.startswith("-")
 
 
 def _raw_index(tok: Token, k: int) -> int:

@@ -9,7 +9,7 @@ with each other (glibc getopt_long compares has_arg/flag/val).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 
@@ -17,6 +17,12 @@ NEWEST_RELEASE = "26.05"
 
 #: Hidden aliases that getopt treats as the same option (slurm_opt.c).
 ALIASES = {"cluster": "clusters", "tasks-per-node": "ntasks-per-node"}
+
+#: Options whose argument changed between releases: name -> (first release with the table's
+#: ``arg``, the ``arg`` before it). Read from ``.has_arg`` in src/common/slurm_opt.c at every
+#: x.y.0 tag from 19.05 (the JSON table holds master's): 22.05 refuses ``--requeue=expedite``
+#: ("doesn't allow an argument") and accepts ``--get-user-env=10L``.
+ARG_CHANGED = {"requeue": ("25.11", "none"), "get-user-env": ("25.05", "optional")}
 
 #: srun-only options (slurm-facts.md §7.1), name -> takes a value ("required"/"optional"/"none").
 SRUN_ONLY = {
@@ -173,6 +179,9 @@ def sbatch_table(version: str, pyxis: bool | str | None) -> dict[str, Option]:
     for sbatch (``pyxis`` true, or a version >= 0.12.0; slurm-facts.md §7.2). The table is
     cached and shared: callers must not change it."""
     table = {k: o for k, o in sbatch_options().items() if o.present_in(version)}
+    for name, (since, before) in ARG_CHANGED.items():
+        if name in table and version_key(version) < version_key(since):
+            table[name] = replace(table[name], arg=before)
     if pyxis_enabled_for_sbatch(pyxis):
         for k, o in pyxis_options().items():
             if pyxis is True or _pyxis_key(str(pyxis)) >= _pyxis_key(o.since):
