@@ -1,0 +1,299 @@
+"""SB105–SB107, SB113: what the values of the directives say, alone and together."""
+from __future__ import annotations
+
+import re
+
+from .. import values
+from ..job import gpu_count, parse_count
+from ..options import version_key
+from . import Edit, Fix, Related, Severity, finding, rule
+
+SEVERITY = {"refused": Severity.ERROR, "misread": Severity.WARNING,
+            "normalised": Severity.INFO, "note": Severity.INFO}
+
+
+@rule("SB105", "invalid-value", Severity.ERROR,
+      "a value sbatch refuses or misreads (`--time`, `--mem`, `--nodes`, `--signal`, …)")
+def invalid_value(job):
+    """Each directive value against its grammar (values.py, transcribed from the Slurm
+    source); getopt's own argument errors (``option '--time' requires an argument``, ``option
+    '--requeue' doesn't allow an argument``; slurm-facts.md §2) are value faults too."""
+    version = job.profile.slurm_version
+    src = job.source
+    for use in job.directives.options:
+        if use.error and "argument" in use.error:
+            fixes = []
+            if "doesn't allow" in use.error and use.value_start is not None:
+                fixes.append(Fix(f"remove `={use.value}`",
+                                 (Edit(use.value_start - 1, use.value_end, ""),), safe=False))
+            yield finding("SB105", use.start, use.end,
+                          f"sbatch refuses the job: \"{use.error}\"", fixes=fixes)
+            continue
+        if not use.ok or use.value is None or values.TEMPLATE.search(src.line_text(use.line)):
+            continue  # a placeholder line is opaque
+        problem = values.check_value(use.name, use.value, version)
+        if problem is None:
+            continue
+        start, end = use.value_start, use.value_end
+        if use.value_token is not None and use.value_token.cut_by_hash:
+            end = min(end, start + len(use.value))
+        fixes = []
+        new = problem.suggestion or (problem.normalised if problem.kind == "normalised" else None)
+        if new is not None and src.text[start:end] == use.value:
+            fixes.append(Fix(f"write `{new}`", (Edit(start, end, new),),
+                             safe=problem.kind == "normalised"))
+        where = "" if problem.refused_by == "sbatch" else " (checked at submission)"
+        yield finding("SB105", start, end, problem.message + where,
+                      severity=SEVERITY[problem.kind], fixes=fixes)
+
+
+#: options sbatch refuses together (slurm_opt.c ``_validate_memory_options``,
+#: ``_validate_ntasks_per_gpu``, ``_validate_spec_cores_options``), with sbatch's text
+EXCLUSIVE = [
+    (("mem", "mem-per-cpu", "mem-per-gpu"),
+     "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."),
+    (("ntasks-per-gpu", "ntasks-per-node"),
+     "--ntasks-per-node is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU"),
+    (("ntasks-per-gpu", "gpus-per-task"),
+     "--gpus-per-task is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU"),
+    (("ntasks-per-gpu", "gpus-per-socket"),
+     "--gpus-per-socket is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU"),
+    (("core-spec", "thread-spec"),
+     "-S/--core-spec and --thred-spec options are mutually exclusive"),
+    (("cpus-per-task", "cpus-per-gpu"), "--cpus-per-gpu is mutually exclusive with --cpus-per-task"),
+]
+#: options whose repeated uses add up instead of replacing each other (slurm_opt.c:
+#: ``arg_set_mail_type`` ORs every list into the job's mail types)
+ACCUMULATING = {"mail-type"}
+#: flags that undo each other: the last one wins (slurm-facts.md §2)
+OPPOSITES = [("requeue", "no-requeue")]
+
+
+@rule("SB106", "conflicting-options", Severity.ERROR,
+      "mutually exclusive options (sbatch refuses) / one option twice with different values")
+def conflicting_options(job):
+    """Mutually exclusive sets sbatch refuses on the submit host (with their texts above), the
+    GPU companions gres.c requires (``--mem-per-gpu`` needs a GPU request; ``--gpus-per-task``
+    needs ``--ntasks`` or ``--gpus``), ``--gpus-per-node`` with ``--gres=gpu`` from 26.05, and
+    duplicates: the last use wins silently (slurm-facts.md §2, §3.3, §4)."""
+    d = job.directives
+    version = job.profile.slurm_version
+    seen = set()
+    for names, said in EXCLUSIVE:
+        uses = [d.get(n) for n in names if d.get(n)]
+        if len(uses) >= 2:
+            uses.sort(key=lambda u: u.start)
+            key = tuple(u.name for u in uses)
+            if key in seen:
+                continue
+            seen.add(key)
+            first, second = uses[0], uses[-1]
+            yield finding("SB106", second.start, second.end,
+                          f"`--{second.name}` and `--{first.name}` cannot be combined: sbatch "
+                          f"refuses the job (\"{said}\"); keep one of them",
+                          related=[Related(first.start, first.end, f"`--{first.name}` is set here")])
+    gres = d.get("gres")
+    gres_gpu = gres is not None and _gres_has_gpu(gres.value)
+    if version_key(version) >= (26, 5) and gres_gpu and d.get("gpus-per-node"):
+        g = d.get("gpus-per-node")
+        yield finding("SB106", g.start, g.end,
+                      "`--gpus-per-node` and `--gres=gpu` cannot be combined from Slurm 26.05: "
+                      "sbatch refuses the job (\"--gpus-per-node and --gres=gpu are mutually "
+                      "exclusive.\"); keep one GPU request",
+                      related=[Related(gres.start, gres.end, "`--gres=gpu` is set here")])
+    gpu = job.gpu_requested()
+    mpg = d.get("mem-per-gpu")
+    if mpg is not None and gpu is None and not job.templated:
+        yield finding("SB106", mpg.start, mpg.end,
+                      "`--mem-per-gpu` without any GPU request: sbatch refuses the job "
+                      "(\"Requested mem_per_tres=… but did not request any GPU.\"); request GPUs "
+                      "(--gpus-per-node, --gres=gpu:N) or use --mem")
+    dist = d.get("distribution")
+    if dist is not None and (dist.value or "").lower().startswith(("arbitrary", "hostfile")) \
+            and not d.get("nodelist") and not d.get("nodefile"):
+        yield finding("SB106", dist.start, dist.end,
+                      "`--distribution=arbitrary` needs the node list: sbatch refuses the job "
+                      "(\"With Arbitrary distribution you need to specify a nodelist or hostfile "
+                      "with the -w option\")")
+    gps = d.get("gpus-per-socket")
+    if gps is not None and not d.get("sockets-per-node") and not d.get("extra-node-info"):
+        yield finding("SB106", gps.start, gps.end,
+                      "`--gpus-per-socket` needs `--sockets-per-node`: sbatch refuses the job "
+                      "(\"--gpus-per-socket option requires --sockets-per-node specification\")")
+    for name in ("ntasks-per-gpu", "ntasks-per-tres"):
+        use = d.get(name)
+        if use is not None and gpu is None and not d.get("nodes") and not d.get("ntasks"):
+            yield finding("SB106", use.start, use.end,
+                          f"`--{name}` needs a GPU request or a node or task count: sbatch "
+                          "refuses the job (\"--ntasks-per-tres needs either a GRES GPU "
+                          "specification or a node/ntask specification\")")
+    yield from _begin_after_deadline(d)
+    gpt = d.get("gpus-per-task")
+    if gpt is not None and not any(d.get(n) for n in ("ntasks", "gpus", "ntasks-per-node",
+                                                      "nodes")):
+        yield finding("SB106", gpt.start, gpt.end,
+                      "`--gpus-per-task` needs `--ntasks` or `--gpus`: sbatch refuses the job "
+                      "(\"Failed to validate job spec. --gpus-per-task used without either "
+                      "--gpus or -n/--ntasks is not allowed.\"; sbatch derives the task count "
+                      "from --nodes or --ntasks-per-node when they are given)")
+    gpus, ntasks = d.get("gpus"), d.get("ntasks")
+    if gpt is not None and gpus is not None and ntasks is not None:
+        total, per, n = (gpu_count(gpus.value), gpu_count(gpt.value),
+                         parse_count(ntasks.value))
+        if total and per and n and total // per != n:
+            yield finding("SB106", gpt.start, gpt.end,
+                          f"`--gpus={gpus.value}` with `--gpus-per-task={gpt.value}` makes "
+                          f"{total // per} tasks, but `--ntasks={ntasks.value}`: sbatch refuses "
+                          "the job (\"Failed to validate job spec. Based on --gpus and "
+                          "--gpus-per-task number of requested tasks differ from -n/--ntasks.\")",
+                          related=[Related(gpus.start, gpus.end, "the GPU total"),
+                                   Related(ntasks.start, ntasks.end, "the task count")])
+    yield from _duplicates(job)
+
+
+def _relative_seconds(value: str | None) -> int | None:
+    """Seconds from now of a ``now+N[unit]`` time (parse_time.c), else None."""
+    m = re.fullmatch(r"(?i)now(?:\+(\d+)(seconds?|minutes?|hours?|days?|weeks?)?)?", value or "")
+    if m is None:
+        return None
+    unit = (m.group(2) or "seconds").lower().rstrip("s")
+    return int(m.group(1) or 0) * {"second": 1, "minute": 60, "hour": 3600, "day": 86400,
+                                   "week": 604800}[unit]
+
+
+def _begin_after_deadline(d):
+    begin, deadline = d.get("begin"), d.get("deadline")
+    if begin is None or deadline is None:
+        return
+    a, b = _relative_seconds(begin.value), _relative_seconds(deadline.value)
+    if a is not None and b is not None and a > b:
+        yield finding("SB106", begin.start, begin.end,
+                      "`--begin` is after `--deadline`: sbatch refuses the job (\"Incompatible "
+                      "begin and deadline time specification\")",
+                      related=[Related(deadline.start, deadline.end, "the deadline")])
+
+
+def _gres_has_gpu(value: str | None) -> bool:
+    return any(item.split(":")[0] in ("gpu", "gres/gpu") for item in (value or "").split(","))
+
+
+def _duplicates(job):
+    d = job.directives
+    src = job.source
+    by_name: dict[str, list] = {}
+    for use in d.options:
+        if use.ok and use.component == 0:
+            by_name.setdefault(use.name, []).append(use)
+    for a, b in OPPOSITES:
+        both = by_name.get(a, []) + by_name.get(b, [])
+        if by_name.get(a) and by_name.get(b):
+            both.sort(key=lambda u: u.start)
+            last = both[-1]
+            for u in both[:-1]:
+                if u.name != last.name:
+                    yield finding("SB106", u.start, u.end,
+                                  f"`--{u.name}` is overridden by the later `--{last.name}` "
+                                  "(the last one wins); keep one of them", Severity.WARNING,
+                                  related=[Related(last.start, last.end, "this one wins")])
+    for name, uses in by_name.items():
+        if len(uses) < 2 or name in ACCUMULATING:
+            continue
+        last = uses[-1]
+        for u in uses[:-1]:
+            if (u.value or "") == (last.value or ""):
+                continue
+            fixes = []
+            dl = next(x for x in d.lines if x.line == u.line)
+            alone = len(dl.tokens) == (1 if u.value_token in (None, u.token) else 2)
+            if alone and not u.token.cut_by_hash:
+                fixes.append(Fix(f"remove the overridden `{u.typed}` line",
+                                 (Edit(*src.line_with_break(u.line), ""),)))
+            yield finding(
+                "SB106", u.start, u.end,
+                f"`--{name}` is given again on line {last.line + 1} with another value "
+                f"(`{last.value}`); sbatch uses the last one, so `{u.value}` here is silently "
+                "ignored", Severity.WARNING,
+                related=[Related(last.start, last.end, "this value wins")], fixes=fixes)
+
+
+@rule("SB107", "shell-syntax-in-directive", Severity.ERROR,
+      "`$VAR`, `${VAR}`, `$(...)`, `~` in a directive: taken literally")
+def shell_syntax_in_directive(job):
+    """sbatch does no shell processing on directives: ``$VAR``, ``$(cmd)``, backquotes and
+    ``~`` stay literal (sbatch.1 DESCRIPTION; slurm-facts.md §1.3 rule 6: ``--chdir=$SCRATCH/run``
+    becomes ``<cwd>/$SCRATCH/run``)."""
+    for use in job.directives.options:
+        if use.value is None:
+            continue
+        m = values.SHELL_SYNTAX.search(use.value)
+        if m is None or use.value_start is None:
+            continue
+        tok = use.value_token
+        text = m.group(0)
+        at = job.source.text.find(text, use.value_start, use.value_end) \
+            if tok is not None else -1
+        start, end = (at, at + len(text)) if at >= 0 else (use.value_start, use.value_end)
+        name = f"--{use.name}" if use.name else use.typed
+        what = "`~`" if text.startswith("~") else f"`{text}`"
+        yield finding("SB107", start, end,
+                      f"{what} is not expanded in an #SBATCH line: sbatch receives the literal "
+                      f"text `{use.value}` for `{name}`; write the value out, or pass the option "
+                      f"on the command line (`sbatch {name}=\"…\" job.sh`), where the shell "
+                      "expands it")
+
+
+#: filename pattern letters by the release that added them (sbatch.1 "filename pattern")
+PATTERN_LETTERS = {"%": "<=14.03", "A": "<=14.03", "a": "<=14.03", "J": "<=14.03",
+                   "j": "<=14.03", "N": "<=14.03", "n": "<=14.03", "s": "<=14.03",
+                   "t": "<=14.03", "u": "<=14.03", "x": "<=14.03", "b": "24.11", "r": "25.11",
+                   "S": "25.11"}
+PATTERN = re.compile(r"%(\d*)(.)")
+
+
+@rule("SB113", "output-pattern", Severity.WARNING,
+      "`--output`/`--error`/`--input` patterns: unknown `%` letters, a backslash that disables "
+      "them, no job id (logs overwritten), `%a` without `--array`")
+def output_pattern(job):
+    """Filename patterns (src/common/print_fields.c ``expand_stdio_fields``; sbatch.1): an
+    unknown ``%X`` stays in the name literally, a backslash anywhere turns every pattern off,
+    and a name without the job id is truncated by the next run (``--open-mode`` defaults to
+    truncate). ``%a`` outside an array is 4294967294 (NO_VAL)."""
+    d = job.directives
+    version = version_key(job.profile.slurm_version)
+    array = d.get("array") is not None
+    append = (d.value("open-mode") or "").lower().startswith("a")
+    for name in ("output", "error", "input"):
+        use = d.get(name)
+        if use is None or use.value is None or use.value_start is None:
+            continue
+        value = use.value
+        if values.TEMPLATE.search(value) or values.SHELL_SYNTAX.search(value):
+            continue
+        span = (use.value_start, use.value_end)
+        if "\\" in value:
+            if "%" in value:
+                yield finding("SB113", *span,
+                              f"a backslash in `--{name}` turns off every `%` pattern: the file "
+                              f"is literally named `{value.replace(chr(92), '')}`")
+            continue
+        letters = [(m.group(2), m.group(0)) for m in PATTERN.finditer(value)]
+        for letter, text in letters:
+            since = PATTERN_LETTERS.get(letter)
+            if since is None or version_key(since) > version:
+                extra = f" before Slurm {since}" if since else ""
+                yield finding("SB113", *span,
+                              f"`{text}` is not a filename pattern{extra}: sbatch leaves it in "
+                              f"the `--{name}` file name literally (patterns: %j job id, %A "
+                              "array job id, %a array index, %x job name, %N node, %u user)")
+        found = {letter for letter, _ in letters}
+        if "a" in found and not array:
+            yield finding("SB113", *span,
+                          f"`%a` in `--{name}` without `--array`: the job is not an array, so "
+                          "`%a` becomes 4294967294")
+        if name == "input" or value.lower() in ("/dev/null", "none") or found & {"j", "J", "A"}:
+            continue
+        if not append:
+            yield finding("SB113", *span,
+                          f"`--{name}={value}` has no job id (`%j`): every run of this script "
+                          "truncates the previous run's log; add `%j` (e.g. `slurm-%x-%j.out`) "
+                          "or set `--open-mode=append`", Severity.INFO)
