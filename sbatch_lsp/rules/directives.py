@@ -1,9 +1,13 @@
 """SB1xx: the file and its directives."""
 from __future__ import annotations
 
+import difflib
+import re
 import shlex
 
 from .. import options as opts
+from .. import values
+from ..options import version_key
 from . import Edit, Fix, Related, Severity, finding, rule
 
 SHEBANG = "#!/bin/bash\n"
@@ -182,3 +186,338 @@ def _move_to_srun(job, use, name, steps) -> Fix | None:
         edits.append(Edit(s.srun.end, s.srun.end, " " + flag))
     return Fix(f"move `{flag}` onto the srun line(s) that start containers", tuple(edits),
                safe=False)
+
+
+# ---- SB102–SB104, SB108–SB110, SB112: how sbatch reads the directive lines --------------------
+
+@rule("SB102", "directive-lookalike", Severity.WARNING,
+      "`# SBATCH`, `#sbatch`, indented `#SBATCH`: silently a comment")
+def directive_lookalike(job):
+    """sbatch's directive test is ``xstrncmp(line, "#SBATCH", 7)`` at column 0 (slurm-facts.md
+    §1.3 rule 1): any other spelling is a comment and scanning goes on. ``##SBATCH`` is the usual
+    way to disable a directive and gets no finding; a comment such as ``# sbatch job.sh`` (no
+    option after the word) is prose, not a directive."""
+    d = job.directives
+    src = job.source
+    for line, start, end in d.lookalikes:
+        text = src.text[start:end]
+        m = re.match(r"#+\s*sbatch(?=[ \t]+-|--)[ \t]*", text, re.IGNORECASE)
+        if m is None or _usage_comment(text, m):
+            continue
+        fixed = "#SBATCH " + text[m.end():]
+        late = d.scan_end_line is not None and line > d.scan_end_line
+        why = ("sbatch reads only lines that start with exactly `#SBATCH` at the first column, "
+               "so this line is a comment and its options are silently not applied")
+        if late:
+            why += (f"; it is also below the first command (line {d.scan_end_line + 1}), "
+                    "where even `#SBATCH` is ignored")
+        fixes = [] if late else [Fix(f"rewrite as `{fixed.strip()}` (the options take effect)",
+                                     (Edit(src.line_starts[line], end, fixed),), safe=False)]
+        yield finding("SB102", start, end, f"`{text[:m.end()].strip()}` is not a directive: {why}",
+                      fixes=fixes)
+
+
+USAGE_ARGUMENT = re.compile(r"\S+\.(?:sh|sbatch|slurm|bash|job|cmd|py)\b|\S*[<${]")
+
+
+def _usage_comment(text: str, m) -> bool:
+    """``#   sbatch --nodes=4 train.sh``: a comment showing how to submit the script (the
+    lower-case command followed by a script name or a placeholder), not a disabled directive."""
+    word = text[:m.end()].strip("# \t")
+    return word == "sbatch" and bool(USAGE_ARGUMENT.search(text[m.end():]))
+
+
+def _close_names(name: str, table) -> list[str]:
+    """The sbatch option names closest to a misspelt ``name`` (underscores for dashes first,
+    then fuzzy matching with difflib)."""
+    dashed = name.replace("_", "-")
+    if dashed != name:
+        res = opts.resolve_long(dashed, table)
+        if res.option is not None:
+            return [res.canonical]
+    names = sorted(table)
+    plural = [n for n in names if n in (name + "s", name.rstrip("s"), dashed + "s")]
+    return plural or difflib.get_close_matches(dashed, names, n=3, cutoff=0.75)
+
+
+#: options that widespread SPANK plugins add to sbatch (their ``spank_options[]`` tables):
+#: NERSC Shifter (github.com/NERSC/shifter, wlm_integration/slurm), BSC's Energy Aware Runtime
+#: (EAR), and CSCS's pyxis-based container engine (``--environment``)
+SITE_PLUGINS = {"image": "Shifter", "volume": "Shifter", "module": "Shifter",
+                "environment": "CSCS container engine (pyxis)", "ear": "EAR",
+                "ear-policy": "EAR", "ear-cpufreq": "EAR", "ear-verbose": "EAR",
+                "ear-user-db": "EAR", "ear-learning": "EAR", "ear-tag": "EAR",
+                "ear-policy-th": "EAR", "ear-mpi-dist": "EAR"}
+
+
+def _srun_only(use) -> str | None:
+    """The srun option a refused directive names (``--mpi``, ``-l``), if it is one."""
+    typed = use.typed
+    if typed.startswith("--"):
+        name = typed[2:]
+        table = {k: None for k in opts.SRUN_ONLY}
+        if name in table:
+            return name
+        hits = [k for k in table if k.startswith(name)] if len(name) >= 3 else []
+        return hits[0] if len(hits) == 1 else None
+    letter = typed[1:]
+    srun_long = {"l": "label", "K": "kill-on-bad-exit", "u": "unbuffered", "Z": "no-allocate",
+                 "r": "relative", "E": "preserve-env", "X": "disable-status", "T": "threads",
+                 "I": "immediate"}
+    return srun_long.get(letter)
+
+
+def _in_other_version(use, version: str):
+    """The sbatch option (of any release) a refused long name means, when the configured
+    version lacks it."""
+    if not use.typed.startswith("--"):
+        return None
+    res = opts.resolve_long(use.typed[2:], opts.sbatch_options())
+    if res.option is None or res.option.present_in(version):
+        return None
+    return res.option
+
+
+def _pyxis_refused(use) -> bool:
+    typed = use.typed
+    return typed.startswith("--") and opts.resolve_long(
+        typed[2:], opts.pyxis_options()).option is not None
+
+
+def _name_span(use):
+    return use.start, use.name_end
+
+
+@rule("SB103", "unknown-option", Severity.ERROR,
+      "not an sbatch option: sbatch refuses the job (`unrecognized option`)")
+def unknown_option(job):
+    """getopt_long refuses a name that no option has, and sbatch exits with ``unrecognized
+    option '--x'`` / ``invalid option -- 'x'`` (rc 255; slurm-facts.md §2)."""
+    version = job.profile.slurm_version
+    table = opts.sbatch_table(version, True if job.profile.pyxis is None else job.profile.pyxis)
+    for use in job.directives.options:
+        meant = use.single_dash_long
+        if meant is not None:
+            word = use.token.text.split("=", 1)[0]
+            read = f"`{use.typed}`" + (f" with the value `{use.value}`" if use.value else "")
+            yield finding("SB103", use.start, use.name_end,
+                          f"`{word}` has one dash: getopt reads it as {read}, not as "
+                          f"`--{meant}`; write two dashes",
+                          fixes=[Fix("write two dashes", (Edit(use.start, use.start, "-"),),
+                                     safe=False)])
+            continue
+        if use.error is None or "ambiguous" in use.error or "argument" in use.error:
+            continue
+        if _srun_only(use) or _in_other_version(use, version) or _pyxis_refused(use):
+            continue
+        plugin = SITE_PLUGINS.get(use.typed[2:].split("=")[0]) if use.typed.startswith("--") \
+            else None
+        if plugin is not None:
+            yield finding("SB103", *_name_span(use),
+                          f"`{use.typed}` is an option of the {plugin} SPANK plugin, not of "
+                          "sbatch: it works only where a site loads that plugin, and sbatch "
+                          f"refuses it elsewhere (\"{use.error}\")", severity=Severity.INFO)
+            continue
+        fixes = []
+        if use.typed.startswith("--"):
+            close = _close_names(use.typed[2:], table)
+            hint = f"; did you mean {' or '.join(f'`--{c}`' for c in close)}?" if close else ""
+            fixes = [Fix(f"replace with `--{c}`", (Edit(use.start, use.name_end, f"--{c}"),),
+                         safe=False) for c in close]
+        else:
+            hint = ""
+        yield finding("SB103", *_name_span(use),
+                      f"`{use.typed}` is not an sbatch option: sbatch refuses the job "
+                      f"(\"{use.error}\"){hint}", fixes=fixes)
+
+
+@rule("SB104", "abbreviated-option", Severity.WARNING,
+      "a unique prefix of an option (works, fragile) / an ambiguous one (sbatch refuses)")
+def abbreviated_option(job):
+    """getopt_long accepts any unique prefix of a long option and refuses an ambiguous one
+    (``option '--mem-per=1G' is ambiguous``; slurm-facts.md §2). A prefix that is unique today
+    can become ambiguous when a release adds an option."""
+    for use in job.directives.options:
+        res = use.resolution
+        if use.error and "ambiguous" in use.error and res is not None:
+            choices = [c for c in res.candidates if c not in opts.ALIASES]
+            yield finding(
+                "SB104", *_name_span(use),
+                f"`{use.typed}` is ambiguous: sbatch refuses the job (\"{use.error}\"); write "
+                f"the full name ({' or '.join(f'`--{c}`' for c in choices)})",
+                severity=Severity.ERROR)
+        elif use.ok and res is not None and res.abbreviated:
+            full = f"--{res.option.long}"
+            yield finding(
+                "SB104", *_name_span(use),
+                f"`{use.typed}` is an abbreviation of `{full}`: sbatch accepts it today, but a "
+                "later release that adds an option with the same prefix will refuse it",
+                fixes=[Fix(f"write `{full}`", (Edit(use.start, use.name_end, full),))])
+
+
+@rule("SB108", "directive-tokens", Severity.ERROR,
+      "stray words, unmatched quotes, `--opt = value`, a `#` cutting a value")
+def directive_tokens(job):
+    """The tokenizer and getopt faults of slurm-facts.md §1.3 rules 3 and 5: the first word that
+    is not an option stops getopt (``Invalid directive found in batch script: X``, rc 255); an
+    unmatched quote or a leading ``:`` is fatal; an unquoted ``#`` ends the line even inside a
+    value (``--job-name=a#b`` is ``a``, silently)."""
+    d = job.directives
+    src = job.source
+    version = job.profile.slurm_version
+    for dl in d.lines:
+        if dl.fatal:
+            start, end = src.line_starts[dl.line], src.line_end(dl.line)
+            said = dl.fatal.replace("`", "'")
+            yield finding("SB108", start, end,
+                          f"{dl.fatal} in this directive: sbatch stops with \"fatal: … "
+                          f"{said} in [...]\" and submits nothing")
+    lines = set()
+    for tok in d.strays:
+        line_text = src.line_text(tok.line)
+        if tok.line in lines or values.TEMPLATE.search(line_text):
+            continue  # one finding per line; `{{ nodes }}` placeholders are opaque
+        lines.add(tok.line)
+        yield from _stray(job, tok, version)
+    for dl in d.lines:
+        for tok in dl.tokens:
+            if tok.cut_by_hash:
+                yield from _hash_cut(job, dl, tok)
+
+
+def _stray(job, tok, version):
+    src = job.source
+    d = job.directives
+    before = [u for u in d.options if u.end <= tok.start]
+    prev = before[-1] if before else None
+    if prev is not None and prev.error and "unrecognized" in prev.error and prev.line == tok.line:
+        return  # the option before it is refused already (SB103/SB110/SB111 say why)
+    said = f"\"Invalid directive found in batch script: {tok.text}\""
+    fixes = []
+    line_end = src.line_end(tok.line)
+    if prev is not None and prev.value == "=" and prev.value_token is not None and \
+            prev.value_token is not prev.token:
+        # `--gres = gpu:2`: the `=` became the value and the real value is stray
+        msg = (f"spaces around `=`: `{prev.typed}` takes `=` as its value and `{tok.text}` is "
+               f"left over; sbatch refuses the job ({said})")
+        fixes.append(Fix("remove the spaces around `=`",
+                         (Edit(prev.name_end, tok.start, "="),), safe=False))
+    elif prev is not None and prev.line == tok.line and prev.value is not None and \
+            prev.name in ("job-name", "comment") and not tok.text.startswith("-"):
+        words = src.text[prev.value_start:line_end].split("#")[0].rstrip()
+        msg = (f"`{tok.text}` is a second word of the {prev.typed} value: sbatch splits "
+               f"directives at spaces and refuses the job ({said})")
+        if version_key(version) < (24, 5) and "\\ " in words:
+            msg += "; `\\ ` keeps a space only from Slurm 24.05"
+        if '"' not in words and "'" not in words and "\\" not in words:
+            fixes.append(Fix("quote the value", (Edit(prev.value_start, prev.value_start +
+                                                      len(words), f'"{words}"'),), safe=False))
+    elif tok.line == (prev.line if prev else -1) or (prev is None and tok.line in
+                                                     {dl.line for dl in d.lines}):
+        msg = (f"`{tok.text}` is not an option: sbatch stops reading options here and refuses "
+               f"the job ({said})")
+        if version_key(version) < (24, 5) and src.text[tok.start - 2:tok.start] == "\\ ":
+            msg += "; `\\ ` keeps a space inside a value only from Slurm 24.05"
+        if prev is not None and prev.line == tok.line:
+            fixes.append(Fix("turn the rest of the line into a comment",
+                             (Edit(tok.start, tok.start, "# "),), safe=False))
+    else:
+        msg = (f"`{tok.text}` is not an option: sbatch stops reading options here and refuses "
+               f"the job ({said})")
+    yield finding("SB108", tok.start, tok.end, msg, fixes=fixes)
+
+
+#: options whose values may hold a `#` on purpose (names, paths, image references); in the
+#: others a glued `#` is a comment written without a space
+FREE_TEXT = {"job-name", "comment", "output", "error", "input", "chdir", "export", "wckey",
+             "mail-user", "container", "container-image", "container-mounts", "container-name",
+             "container-workdir", "container-save", "extra", "wrap"}
+
+
+def _hash_cut(job, dl, tok):
+    """An unquoted ``#`` glued to a value: sbatch keeps only the text before it."""
+    src = job.source
+    at = dl.comment_start
+    if at is None or at + 1 >= len(src.text) or src.text[at + 1] in " \t\n#":
+        return  # `--mem=8G# note`: a comment, written without a space
+    use = next((u for u in job.directives.options if u.value_token is tok), None)
+    rest = src.text[at:src.line_end(dl.line)].split()[0]
+    version = job.profile.slurm_version
+    if use is None or use.name is None or use.value is None or use.name not in FREE_TEXT:
+        # the text before `#` is a whole, valid value: a comment written without a space
+        yield finding("SB108", at, at + len(rest),
+                      f"`{rest}` is not part of the value: an unquoted `#` ends a directive "
+                      f"line even inside a word, so sbatch reads `{tok.text}`; put a space "
+                      "before `#` to show it is a comment", severity=Severity.WARNING,
+                      fixes=[Fix("put a space before the comment", (Edit(at, at, " "),))])
+        return
+    yield finding("SB108", at, at + len(rest),
+                  f"the `#` cuts this value: sbatch reads `{use.typed}` as `{tok.text}` and "
+                  f"drops `{rest}` silently (an unquoted `#` ends a directive line); escape it "
+                  "as `\\#` or quote the value",
+                  fixes=[Fix("escape the `#` as `\\#`", (Edit(at, at, "\\"),))])
+
+
+@rule("SB109", "ignored-in-script", Severity.WARNING,
+      "`--wrap`, `--help`, `--verbose`, … have no effect in `#SBATCH`")
+def ignored_in_script(job):
+    """Options of sbatch's early pass (``sbatch_early_pass``: help, usage, version, verbose,
+    quiet, wrap) are skipped when the script's directives are read (slurm_opt.c
+    ``slurm_process_option``; slurm-facts.md §2). Others act on the submitting command only
+    (``--parsable``, ``--test-only``, ``--wait``: sbatch.1), which a directive cannot reach
+    before it is read."""
+    src = job.source
+    for use in job.directives.options:
+        if not use.ok or use.resolution is None or use.resolution.option is None:
+            continue
+        o = use.resolution.option
+        if not o.ignored_in_batch_script:
+            continue
+        dl = next(x for x in job.directives.lines if x.line == use.line)
+        fixes = []
+        if len(dl.tokens) == (1 if use.value_token in (None, use.token) else 2) and \
+                not use.token.cut_by_hash:
+            fixes.append(Fix(f"remove the `--{o.long}` directive",
+                             (Edit(*src.line_with_break(use.line), ""),)))
+        what = ("the command is taken from the script itself" if o.long == "wrap" else
+                "pass it on the sbatch command line instead")
+        yield finding("SB109", use.start, use.end,
+                      f"`--{o.long}` has no effect in an #SBATCH line: sbatch reads it only on "
+                      f"the command line and drops it here silently ({what})", fixes=fixes)
+
+
+@rule("SB110", "srun-only-option", Severity.ERROR,
+      "`--mpi`, `--pty`, `--label`, `--cpu-bind`, … are srun options, not sbatch ones")
+def srun_only_option(job):
+    """The options of slurm-facts.md §7.1 exist for srun only: sbatch refuses them
+    (``unrecognized option '--mpi=pmix'``, rc 255, verified on 22.05.8)."""
+    for use in job.directives.options:
+        if use.error is None or "argument" in use.error or "ambiguous" in use.error:
+            continue
+        name = _srun_only(use)
+        if name is None or _in_other_version(use, job.profile.slurm_version):
+            continue
+        yield finding("SB110", *_name_span(use),
+                      f"`{use.typed}` is an srun option (`--{name}`), not an sbatch one: sbatch "
+                      f"refuses the job (\"{use.error}\"); put it on the srun line that needs it")
+
+
+@rule("SB112", "option-not-in-version", Severity.ERROR,
+      "an option newer than, or removed before, the configured `slurm-version`")
+def option_not_in_version(job):
+    """Each option's first and last release (sbatch_options.json, read from every x.y.0 tag of
+    Slurm; slurm-facts.md §3): outside them sbatch refuses the name."""
+    version = job.profile.slurm_version
+    for use in job.directives.options:
+        if use.error is None or "argument" in use.error:
+            continue
+        o = _in_other_version(use, version)
+        if o is None:
+            continue
+        if o.removed_in and opts.version_key(o.removed_in) <= opts.version_key(version):
+            when = f"was removed in Slurm {o.removed_in}"
+        else:
+            when = f"exists only from Slurm {o.since.lstrip('<=')}"
+        yield finding("SB112", *_name_span(use),
+                      f"`--{o.long}` {when}, and the profile's slurm-version is {version}: "
+                      f"sbatch refuses the job (\"unrecognized option '{use.typed}'\")")
