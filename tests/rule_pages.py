@@ -3,6 +3,8 @@
 A page marks its examples with fenced blocks whose info string is ``sbatch bad``,
 ``sbatch good``, or a ``sbatch fix-before`` block followed by a ``sbatch fix-after`` block
 (the exact text the rule's fixes produce; ``--unsafe-fixes`` is applied for unsafe ones).
+Profile keys may follow the kind (``sbatch bad slurm-version=22.05 pyxis=false``): the example
+is linted with that profile.
 """
 from __future__ import annotations
 
@@ -11,12 +13,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ROOT / "rules"
-BLOCK = re.compile(r"^```sbatch ([a-z-]+)[^\n]*\n(.*?)^```\s*$", re.S | re.M)
+BLOCK = re.compile(r"^```sbatch ([a-z-]+)([^\n]*)\n(.*?)^```\s*$", re.S | re.M)
 
 
 def examples(page: Path) -> list[tuple[str, str]]:
     """(kind, script) pairs in page order; kind is bad, good, fix-before or fix-after."""
-    return [(m.group(1), m.group(2)) for m in BLOCK.finditer(page.read_text("utf-8"))]
+    return [(kind, text) for kind, text, _ in examples_with_profile(page)]
+
+
+def examples_with_profile(page: Path) -> list[tuple[str, str, dict[str, str]]]:
+    """(kind, script, profile keys given after the kind) in page order."""
+    out = []
+    for m in BLOCK.finditer(page.read_text("utf-8")):
+        keys = dict(item.split("=", 1) for item in m.group(2).split() if "=" in item)
+        out.append((m.group(1), m.group(3), keys))
+    return out
 
 
 def pages() -> list[Path]:

@@ -6,17 +6,26 @@ from sbatch_lsp.fixer import fix_text
 from sbatch_lsp.lint import lint
 from sbatch_lsp.rules import RULES
 
-from rule_pages import examples, pages
+from rule_pages import examples, examples_with_profile, pages
+from sbatch_lsp.config import Config, Profile
 
 CASES = []
 for page in pages():
     code = page.stem
-    ex = examples(page)
-    for i, (kind, text) in enumerate(ex):
+    ex = examples_with_profile(page)
+    for i, (kind, text, keys) in enumerate(ex):
         if kind in ("bad", "good"):
-            CASES.append(pytest.param(code, kind, text, None, id=f"{code}-{i}-{kind}"))
+            CASES.append(pytest.param(code, kind, text, None, keys, id=f"{code}-{i}-{kind}"))
         elif kind == "fix-before" and i + 1 < len(ex) and ex[i + 1][0] == "fix-after":
-            CASES.append(pytest.param(code, "fix", text, ex[i + 1][1], id=f"{code}-{i}-fix"))
+            CASES.append(pytest.param(code, "fix", text, ex[i + 1][1], keys,
+                                      id=f"{code}-{i}-fix"))
+
+
+def _config(keys: dict[str, str]) -> Config:
+    """The profile an example names after its kind (``slurm-version=22.05``, ``pyxis=false``)."""
+    pyxis = {"true": True, "false": False}.get(keys.get("pyxis", ""), keys.get("pyxis"))
+    return Config(profile=Profile(slurm_version=keys.get("slurm-version", Profile().slurm_version),
+                                  pyxis=pyxis))
 
 
 def test_every_rule_has_a_page_with_examples():
@@ -30,15 +39,16 @@ def test_every_rule_has_a_page_with_examples():
         assert kinds.count("bad") >= bad_needed and kinds.count("good") >= 3, p.name
 
 
-@pytest.mark.parametrize("code,kind,text,after", CASES)
-def test_page_example(code, kind, text, after):
-    codes = [d.code for d in lint(text, f"{code}.sbatch").diagnostics]
+@pytest.mark.parametrize("code,kind,text,after,keys", CASES)
+def test_page_example(code, kind, text, after, keys):
+    config = _config(keys)
+    codes = [d.code for d in lint(text, f"{code}.sbatch", config).diagnostics]
     if kind == "bad":
         assert code in codes, f"{code} did not fire; got {codes}"
     elif kind == "good":
         assert code not in codes, f"{code} fired on a good example"
     else:
-        out = fix_text(text, f"{code}.sbatch", unsafe=True, codes={code})
+        out = fix_text(text, f"{code}.sbatch", unsafe=True, codes={code}, config=config)
         assert out.text == after
         assert code not in [d.code for d in out.result.diagnostics
                             if d.severity >= RULES[code].severity]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from .. import options as opts
 from ..convert import plan
 from ..job import parse_count
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
@@ -460,3 +461,43 @@ def _local_address_from_outside(job, step, w, name):
                       "node rendezvouses with itself; use the first host of $SLURM_JOB_NODELIST: "
                       f"`export {name}=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | "
                       "head -n1)`", related=[Related(w.start, w.end, "read here")])
+
+
+@rule("SB207", "srun-cpus-per-task", Severity.WARNING,
+      "steps that lose `--cpus-per-task` because srun does not inherit it (Slurm 22.05–23.02)")
+def srun_cpus_per_task(job):
+    """From 22.05 through 23.02 srun does not read SLURM_CPUS_PER_TASK, so a step gets one CPU
+    per task unless it passes ``-c`` or SRUN_CPUS_PER_TASK is exported; 23.11 restored the
+    inheritance ([slurm] RELEASE_NOTES at slurm-22-05-0-1 and slurm-23-11-0-1; slurm-facts.md
+    §6.3). Follows the profile's ``slurm-version``."""
+    v = opts.version_key(job.profile.slurm_version)
+    if not (22, 5) <= v < (23, 11):
+        return
+    cpt = job.cpus_per_task
+    if cpt.use is None or cpt.value == 1:
+        return
+    first = True
+    for step in job.steps:
+        if "cpus-per-task" in step.options or step.hidden:
+            continue
+        if job.exported("SRUN_CPUS_PER_TASK", before=step.command.start) or any(
+                a.name == "SRUN_CPUS_PER_TASK" and a.command is step.command
+                for a in job.script.assignments):
+            continue
+        fixes = []
+        if first:
+            fixes.append(Fix("export SRUN_CPUS_PER_TASK before the first step",
+                             (insert_line_before(
+                                 job, step.command,
+                                 'export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"'),),
+                             safe=False))
+        first = False
+        yield finding("SB207", step.srun.start, step.srun.end,
+                      f"on Slurm {job.profile.slurm_version} srun does not inherit "
+                      f"`--cpus-per-task={cpt.text}`: each task of this step gets one CPU "
+                      "(data loaders and OpenMP threads crowd onto it); pass "
+                      "`--cpus-per-task=\"$SLURM_CPUS_PER_TASK\"` or export "
+                      "SRUN_CPUS_PER_TASK (Slurm 23.11 inherits it again)",
+                      related=[Related(cpt.use.start, cpt.use.end,
+                                       "the job asks for this many CPUs per task")],
+                      fixes=fixes)
