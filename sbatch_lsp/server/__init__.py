@@ -1,0 +1,37 @@
+"""``sbatch-lsp``: the language server face of the engine (the only module that imports pygls).
+
+    sbatch-lsp [--stdio]            # stdio (the default; VS Code's client passes --stdio)
+    sbatch-lsp --tcp HOST:PORT      # for debugging
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``sbatch-lsp`` and ``python -m sbatch_lsp.server``; returns the exit code."""
+    from .. import __version__
+
+    p = argparse.ArgumentParser(prog="sbatch-lsp",
+                                description="Language server for Slurm batch scripts.")
+    p.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    p.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead")
+    p.add_argument("--log-level", default="WARNING",
+                   choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="log level (on stderr)")
+    p.add_argument("--version", action="version", version=f"sbatch-lsp {__version__}")
+    args = p.parse_args(argv)
+    if args.tcp is not None:
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            p.error("--tcp: expected HOST:PORT, e.g. 127.0.0.1:2087")
+    logging.basicConfig(stream=sys.stderr, level=args.log_level,
+                        format="sbatch-lsp %(levelname)s %(name)s: %(message)s")
+    from .app import server
+
+    if args.tcp is not None:
+        server.start_tcp(host, int(port))
+    else:
+        server.start_io()
+    return 0

@@ -1,0 +1,147 @@
+"""The language server: wiring LSP messages to the engine (pygls 2, lsprotocol).
+
+Diagnostics are pulled (``textDocument/diagnostic``) by clients that declare
+``textDocument.diagnostic`` and pushed (on didOpen, didChange, didSave) to the others, never
+both, so no client shows a finding twice.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lsprotocol import types as t
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from . import actions
+from .documents import Documents, Linted
+from .settings import parse_settings
+
+log = logging.getLogger("sbatch_lsp.server")
+NAME = "sbatch-lsp"
+
+
+class SbatchLanguageServer(LanguageServer):
+    """pygls' server plus the open documents' lints and the client's diagnostic model."""
+
+    def __init__(self):
+        super().__init__(NAME, __version__)
+        self.documents = Documents(self)
+        self.pull = False  # decided at initialize
+        self._published: dict[str, tuple] = {}
+        self._shown: set[str] = set()
+
+    # ---- helpers --------------------------------------------------------------------------
+    def caps(self, *path, default=None):
+        """A nested client capability (``caps("workspace", "diagnostics", "refresh_support")``)."""
+        node = self.client_capabilities
+        for name in path:
+            node = getattr(node, name, None) if node is not None else None
+        return default if node is None else node
+
+    def warn_once(self, message: str) -> None:
+        if message not in self._shown:
+            self._shown.add(message)
+            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning,
+                                                         message=f"sbatch-lsp: {message}"))
+
+    async def linted(self, uri: str) -> Linted:
+        linted = await self.documents.current(uri)
+        if linted.config_error:
+            self.warn_once(linted.config_error)
+        return linted
+
+    def schedule_publish(self, uri: str) -> None:
+        if not self.pull:
+            asyncio.ensure_future(self._publish(uri))
+
+    async def _publish(self, uri: str) -> None:
+        try:
+            linted = await self.linted(uri)
+        except Exception:  # logged; the server stays up
+            log.exception("linting %s failed", uri)
+            return
+        doc = self.workspace.text_documents.get(uri)
+        key = (linted.version, linted.generation)
+        if doc is None or doc.version != linted.version or self._published.get(uri) == key:
+            return  # closed, stale (a newer lint publishes), or already sent
+        self._published[uri] = key
+        self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(
+            uri=uri, diagnostics=linted.diagnostics, version=linted.version))
+
+    def relint_all(self) -> None:
+        """After a settings change: pull clients are asked to pull again, push clients get new
+        diagnostics for every open document."""
+        if self.pull:
+            if self.caps("workspace", "diagnostics", "refresh_support", default=False):
+                self.workspace_diagnostic_refresh(None)
+            return
+        for uri in list(self.workspace.text_documents):
+            self.schedule_publish(uri)
+
+    def apply_settings(self, value) -> None:
+        settings, error = parse_settings(value)
+        if error:
+            self.warn_once(error)
+        self.documents.set_settings(settings)
+
+
+server = SbatchLanguageServer()
+
+
+@server.feature(t.INITIALIZE)
+def initialize(ls: SbatchLanguageServer, params: t.InitializeParams) -> None:
+    ls.pull = ls.caps("text_document", "diagnostic") is not None
+    ls.apply_settings(params.initialization_options)
+
+
+@server.feature(t.TEXT_DOCUMENT_DID_OPEN)
+@server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
+@server.feature(t.TEXT_DOCUMENT_DID_SAVE)
+def changed(ls: SbatchLanguageServer, params) -> None:
+    ls.schedule_publish(params.text_document.uri)
+
+
+@server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
+def closed(ls: SbatchLanguageServer, params: t.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.documents.forget(uri)
+    if ls._published.pop(uri, None) is not None:
+        ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def configuration(ls: SbatchLanguageServer, params: t.DidChangeConfigurationParams) -> None:
+    ls.apply_settings(params.settings)
+    ls.relint_all()
+
+
+@server.feature(t.TEXT_DOCUMENT_DIAGNOSTIC,
+                t.DiagnosticOptions(identifier="sbatch-lint", inter_file_dependencies=False,
+                                    workspace_diagnostics=False))
+async def pull_diagnostics(ls: SbatchLanguageServer, params: t.DocumentDiagnosticParams):
+    linted = await ls.linted(params.text_document.uri)
+    if params.previous_result_id == linted.result_id:
+        return t.RelatedUnchangedDocumentDiagnosticReport(result_id=linted.result_id)
+    return t.RelatedFullDocumentDiagnosticReport(items=linted.diagnostics,
+                                                 result_id=linted.result_id)
+
+
+@server.feature(t.TEXT_DOCUMENT_CODE_ACTION,
+                t.CodeActionOptions(code_action_kinds=actions.KINDS))
+async def code_action(ls: SbatchLanguageServer, params: t.CodeActionParams):
+    linted = await ls.linted(params.text_document.uri)
+    only = params.context.only
+    versioned = bool(ls.caps("workspace", "workspace_edit", "document_changes", default=False))
+    out: list[t.CodeAction] = []
+    if actions.wanted(t.CodeActionKind.QuickFix, only):
+        pos = linted.positions
+        out += actions.quick_fixes(linted, pos.offset(params.range.start),
+                                   pos.offset(params.range.end), versioned)
+    for kind, make in ((actions.FIX_ALL, actions.fix_all),
+                       (t.CodeActionKind.RefactorRewrite, actions.srun_native)):
+        if actions.wanted(kind, only):
+            action = await ls.documents.derived(linted, make, versioned)
+            if action is not None:
+                out.append(action)
+    return out

@@ -1,0 +1,155 @@
+"""Linting open documents off the event loop, tied to their versions.
+
+One daemon thread lints; the event loop only takes snapshots (text, version) and turns results
+into messages, so hover, completion and the rest are answered while a long script is linted
+(the thread gives the interpreter lock up every few milliseconds). A request for a version that
+a newer one replaces before it starts is skipped, and whoever waited for it gets the newer
+result; a result for a version that is no longer current is never published.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from dataclasses import dataclass, field
+
+from lsprotocol import types as t
+
+from ..config import Config
+from ..lint import LintResult, lint
+from .diagnostics import lsp_diagnostics
+from .positions import Positions
+from .settings import Settings, config_for
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Linted:
+    """The lint of one snapshot of a document."""
+
+    uri: str
+    version: int | None
+    generation: int  # settings generation the lint used
+    text: str
+    result: LintResult
+    config: Config
+    positions: Positions
+    diagnostics: list[t.Diagnostic]
+    config_error: str | None = None
+    cache: dict = field(default_factory=dict)
+
+    @property
+    def result_id(self) -> str:
+        return f"{self.version}:{self.generation}"
+
+
+class _Job:
+    __slots__ = ("fn", "args", "future", "skip")
+
+    def __init__(self, fn, args, future):
+        self.fn, self.args, self.future, self.skip = fn, args, future, False
+
+
+class Worker:
+    """A single daemon thread running functions for the event loop (it never delays exit)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.loop = loop
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="sbatch-lint", daemon=True).start()
+
+    def submit(self, fn, *args) -> _Job:
+        job = _Job(fn, args, self.loop.create_future())
+        self.jobs.put(job)
+        return job
+
+    def _run(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job.skip:
+                continue
+            try:
+                value, exc = job.fn(*job.args), None
+            except BaseException as e:  # reported through the future
+                value, exc = None, e
+            self.loop.call_soon_threadsafe(_settle, job.future, value, exc)
+
+
+def _settle(future: asyncio.Future, value, exc) -> None:
+    if future.done():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(value)
+
+
+class Documents:
+    """The latest lint of each document, computed on demand."""
+
+    def __init__(self, server):
+        self.server = server
+        self.settings = Settings()
+        self.generation = 0
+        self._worker: Worker | None = None
+        self._jobs: dict[str, tuple[tuple, _Job]] = {}
+
+    def set_settings(self, settings: Settings) -> None:
+        """New editor settings: every later lint uses them."""
+        self.settings = settings
+        self.generation += 1
+
+    async def derived(self, linted: Linted, compute, *args):
+        """``compute(linted, *args)`` run on the lint thread, once per lint (fix-all and the
+        srun-native conversion lint the text again: they must not block the loop either)."""
+        key = (compute, args)
+        if key not in linted.cache:
+            linted.cache[key] = self._worker.submit(compute, linted, *args).future
+        return await asyncio.shield(linted.cache[key])
+
+    def forget(self, uri: str) -> None:
+        job = self._jobs.pop(uri, None)
+        if job is not None:
+            job[1].skip = True
+
+    def current(self, uri: str) -> asyncio.Future:
+        """A future of the :class:`Linted` for the document's current text and settings.
+
+        Raises whatever reading the document raises (an unknown URI whose file is missing)."""
+        doc = self.server.workspace.get_text_document(uri)
+        text = doc.source
+        key = (doc.version, self.generation, hash(text))
+        held = self._jobs.get(uri)
+        if held is not None and held[0] == key:
+            return held[1].future
+        if self._worker is None:
+            self._worker = Worker(asyncio.get_running_loop())
+        job = self._worker.submit(self._lint, uri, text, doc.version, doc.path, self.generation,
+                                  self.settings, doc.position_codec)
+        if held is not None and not held[1].future.done():
+            old = held[1]
+            old.skip = True  # not started yet: never run it; its waiters get the newer result
+            job.future.add_done_callback(lambda f, o=old.future: _forward(f, o))
+        self._jobs[uri] = (key, job)
+        return job.future
+
+    @staticmethod
+    def _lint(uri, text, version, path, generation, settings, codec) -> Linted:
+        config, error = config_for(path if uri.startswith("file:") else None, settings)
+        result = lint(text, path or uri, config)
+        pos = Positions(result.source, codec)
+        return Linted(uri, version, generation, text, result, config, pos,
+                      lsp_diagnostics(result, uri, pos), error)
+
+
+def _forward(src: asyncio.Future, dst: asyncio.Future) -> None:
+    if dst.done():
+        return
+    if src.cancelled():
+        dst.cancel()
+    elif src.exception() is not None:
+        dst.set_exception(src.exception())
+    else:
+        dst.set_result(src.result())
