@@ -516,7 +516,7 @@ class _Planner:
         d = job.directives
         tpn, ntasks = d.all("ntasks-per-node"), d.all("ntasks")
         old = job.tasks_per_node_default()
-        if ntasks and not job.nodes.known:
+        if ntasks and not job.nodes.known and job.ntasks.value != 1:  # one task: one node
             self.refuse("the job gives --ntasks without a --nodes count: the conversion cannot "
                         "tell how many nodes it spans (add --nodes)", ntasks[-1])
         for use in tpn:

@@ -213,6 +213,39 @@ def test_job_ntasks_becomes_ntasks_per_node_and_directive_is_added_when_missing(
     assert converted(bare).startswith(HEAD + "#SBATCH --ntasks-per-node=4\n#SBATCH --gpus")
 
 
+def test_single_task_job_without_nodes_becomes_one_node_of_n_tasks():
+    text = ("#!/bin/bash\n#SBATCH --ntasks=1\n#SBATCH --gpus=4\n"
+            "torchrun --standalone --nproc-per-node=4 train.py\n")
+    assert converted(text) == ("#!/bin/bash\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus=4\n"
+                               + ADDR + PORT + f"srun {WRAP} python train.py\n")
+    assert any("without a --nodes count" in m
+               for m in refused(text.replace("--ntasks=1", "--ntasks=2")))
+
+
+def test_the_one_task_per_node_spelling_is_dropped_from_the_training_step():
+    """SB201's second fix output converts like the original: the step inherits the job's
+    new layout."""
+    text = (HEAD + "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n" + ADDR + PORT +
+            'srun -l --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" '
+            "--ntasks-per-node=1 torchrun --nnodes=2 --nproc-per-node=8 "
+            "--rdzv-backend=c10d --rdzv-endpoint=$MASTER_ADDR:29400 train.py\n")
+    assert converted(text).endswith(f"\nsrun -l {WRAP} python train.py\n")
+    short = text.replace('--nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" '
+                         "--ntasks-per-node=1", "-N2 -n 2")
+    assert converted(short).endswith(f"\nsrun -l {WRAP} python train.py\n")
+
+
+def test_two_training_steps_share_one_set_of_exports():
+    step = ("srun torchrun --nnodes=2 --nproc-per-node=4 --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=29500 {}.py\n")
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n" +
+            step.format("train") + step.format("evaluate"))
+    out = converted(text)
+    assert out.count("export MASTER_ADDR=") == 1 and out.count("export MASTER_PORT=") == 1
+    assert out.endswith(f"{ADDR}{PORT}srun {WRAP} python train.py\n"
+                        f"srun {WRAP} python evaluate.py\n")
+
+
 def test_per_task_resources_are_rescaled_to_keep_the_node_total():
     text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=64\n"
             "#SBATCH --gpus-per-task=8\n#SBATCH --mem-per-cpu=4G\n" + ADDR + PORT +
