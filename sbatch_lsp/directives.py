@@ -131,6 +131,16 @@ class DirectiveBlock:
         uses = self.all(name)
         return uses[-1] if uses else None
 
+    def effective(self, component: int = 0) -> dict[str, OptionUse]:
+        """Each option's effective use in a heterogeneous ``component``, by canonical long name:
+        after prefix expansion, short forms and aliases, the last use wins (slurm-facts.md §2).
+        Refused uses are left out."""
+        out: dict[str, OptionUse] = {}
+        for o in self.options:
+            if o.ok and o.component == component:
+                out[o.name] = o
+        return out
+
     def value(self, name: str) -> str | None:
         use = self.get(name)
         return use.value if use else None
