@@ -224,13 +224,13 @@ class _Planner:
     def run(self) -> Conversion:
         job = self.job
         sites = [s for s in job.launches if s.launch.kind == "torchrun"]
+        unseen = self.unseen_launcher(sites)
+        if unseen is not None:
+            self.refuse("torchrun is started here in a way the linter cannot follow (the "
+                        "command or srun's options come from variables or arrays); "
+                        "convert this launch by hand", unseen)
+            return Conversion(self.text, refusals=self.refusals)
         if not sites:
-            unseen = self.unseen_launcher()
-            if unseen is not None:
-                self.refuse("torchrun is started here in a way the linter cannot follow (the "
-                            "command or srun's options come from variables or arrays); "
-                            "convert this launch by hand", unseen)
-                return Conversion(self.text, refusals=self.refusals)
             return Conversion(self.text, notes=["no torchrun launch: nothing to convert"])
         nprocs: dict[int, Word] = {}
         training: list[Step] = []
@@ -269,19 +269,27 @@ class _Planner:
             return Conversion(self.text, refusals=self.refusals, notes=self.notes)
         return Conversion(self.text, self.ordered(), notes=self.notes)
 
-    def unseen_launcher(self) -> Word | None:
+    def unseen_launcher(self, sites) -> Word | None:
         """A word that names torchrun where the job model found no launch: a command word
         ``torchrun``/``torch.distributed.run|launch``, or a variable whose value starts one
-        (``TORCHRUN=torchrun``, ``LAUNCHER="python -m torch.distributed.run …"``)."""
+        (``TORCHRUN=torchrun``, ``LAUNCHER="python -m torch.distributed.run …"``) and is read
+        by some expansion."""
         script = self.job.script
+        seen = {s.launch.anchor.start for s in sites}
         for cmd in script.walk():
             if _base(cmd.words[0]) in LOOKUPS if cmd.words else True:
                 continue  # `which torchrun`, `echo torchrun …`
+            if cmd.words[0].start in seen or any(w.start in seen for w in cmd.words[:8]):
+                continue
             for w in cmd.words:
                 if LAUNCHER_WORD.fullmatch(_base(w)) or w.value in TORCHRUN_MODULES:
                     return w
-        for a in script.assignments:
-            if a.value is not None and LAUNCHER_VALUE.search(a.value.text):
+        read = {id(script.value_at(e.name, w.start)) for cmd in script.walk()
+                for w in cmd.all_words() for e in w.expansions if e.name}
+        for a in script.assignments:  # a value some expansion reads (not one overwritten)
+            if a.value is not None and id(a) in read and \
+                    LAUNCHER_VALUE.search(a.value.text) and \
+                    not any(a.value.start <= x < a.value.end for x in seen):
                 return a.value
         return None
 
@@ -579,30 +587,40 @@ class _Planner:
                             f"({step.layout_note}), and the new --ntasks-per-node={n} would "
                             "change it; give it --ntasks", step.srun)
                 continue
+            # in a command string or a word-split variable the counts go unquoted (numbers)
+            script = step.command.script
+            nested = script is not None and script.parent is not None
+            q = "" if nested else '"'
             nodes = step.options.get("nodes")
             k_text = nodes.text.strip('"') if nodes is not None else "$SLURM_JOB_NUM_NODES"
             k = job.step_value(step, "nodes") if nodes is not None else job.nodes.value
             if t == 1:
-                total = f'"{k_text}"'
+                total = f"{q}{k_text}{q}"
             elif k is not None:
                 total = str(k * t)
+            elif re.fullmatch(r"\$\{?[A-Za-z_]\w*\}?", k_text):
+                total = f'{q}$(({k_text.lstrip("$")}*{t})){q}'
             else:
-                total = f'"$(({k_text.lstrip("$")}*{t}))"' if re.fullmatch(
-                    r"\$\{?[A-Za-z_]\w*\}?", k_text) else None
-                if total is None:
-                    self.refuse("cannot spell this step's old task count explicitly", step.srun)
-                    continue
+                self.refuse("cannot spell this step's old task count explicitly", step.srun)
+                continue
             add = ""
             if t != n:
                 self.drop_options(step, ("nodes", "ntasks-per-node"))
-                node_t = f'"{k_text}"' if nodes is None or nodes.text.startswith('"') \
-                    else nodes.text
+                node_t = nodes.text if nodes is not None else f"{q}{k_text}{q}"
                 add += f" --nodes={node_t} --ntasks={total} --ntasks-per-node={t}"
             if c_old is not None and "cpus-per-task" not in step.options:
                 add += f" --cpus-per-task={c_old}"
             if not add:
                 continue
-            if step.command.top() is not step.command and not step.command.in_substitution:
+            if nested and script.kind == "split":
+                # `S="srun …"; $S cmd`: the batch shell expands the value once, and the split
+                # words are not read again: the counts must expand where S is assigned
+                ctx = self.context(step.srun.end - 1)
+                if ctx is None or ctx[1] != "double":
+                    self.refuse("this srun is held in a variable whose quoting the conversion "
+                                "cannot extend; give it its layout by hand", step.srun)
+                    continue
+            elif nested:
                 text = self.nested_text(add, step.srun, step.srun.end)
                 if text is None:
                     continue
