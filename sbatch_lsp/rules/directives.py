@@ -194,11 +194,21 @@ def _move_to_srun(job, use, name, steps) -> Fix | None:
       "`# SBATCH`, `#sbatch`, indented `#SBATCH`: silently a comment")
 def directive_lookalike(job):
     """sbatch's directive test is ``xstrncmp(line, "#SBATCH", 7)`` at column 0 (slurm-facts.md
-    §1.3 rule 1): any other spelling is a comment and scanning goes on. ``##SBATCH`` is the usual
+    §1.3 rule 1): any other spelling is a comment and scanning goes on; the old ``#SLURM`` is
+    still read, with an error message (src/sbatch/opt.c ``_opt_batch_script``). ``##SBATCH`` is the usual
     way to disable a directive and gets no finding; a comment such as ``# sbatch job.sh`` (no
     option after the word) is prose, not a directive."""
     d = job.directives
     src = job.source
+    for dl in d.lines + d.late_lines:
+        if dl.magic != "#SBATCH":
+            start = src.line_starts[dl.line]
+            yield finding("SB102", start, start + len(dl.magic),
+                          f"`{dl.magic}` is the old spelling: sbatch still reads it but prints "
+                          "\"error: Change from #SLURM to #SBATCH in your script and verify the "
+                          "options are valid in sbatch\"; write `#SBATCH`",
+                          fixes=[Fix("write `#SBATCH`", (Edit(start, start + len(dl.magic),
+                                                              "#SBATCH"),))])
     for line, start, end in d.lookalikes:
         text = src.text[start:end]
         m = re.match(r"#+\s*sbatch(?=[ \t]+-|--)[ \t]*", text, re.IGNORECASE)
