@@ -296,4 +296,4 @@ def output_pattern(job):
             yield finding("SB113", *span,
                           f"`--{name}={value}` has no job id (`%j`): every run of this script "
                           "truncates the previous run's log; add `%j` (e.g. `slurm-%x-%j.out`) "
-                          "or set `--open-mode=append`", Severity.INFO)
+                          "or set `--open-mode=append`")
