@@ -219,3 +219,10 @@ def per_task_variables() -> frozenset[str]:
               "SLURM_STEP_NUM_TASKS", "SLURM_STEP_TASKS_PER_NODE", "SLURM_STEP_GPUS",
               "SLURM_LOCALID", "SLURM_PROCID"}
     return frozenset(names)
+
+
+@lru_cache(maxsize=1)
+def option_docs() -> dict[str, str]:
+    """One-line descriptions of the sbatch and pyxis options, in our own words (option_docs.json),
+    by long name; for hover and completion."""
+    return _load("option_docs.json")["options"]

@@ -13,8 +13,12 @@ from lsprotocol import types as t
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..source import Source
 from . import actions
+from .completion import complete
 from .documents import Documents, Linted
+from .hover import hover_text
+from .positions import Positions
 from .settings import parse_settings
 
 log = logging.getLogger("sbatch_lsp.server")
@@ -145,3 +149,40 @@ async def code_action(ls: SbatchLanguageServer, params: t.CodeActionParams):
             if action is not None:
                 out.append(action)
     return out
+
+
+def _snapshot(ls: SbatchLanguageServer, uri: str) -> Positions:
+    doc = ls.workspace.get_text_document(uri)
+    return Positions(Source(doc.source), doc.position_codec)
+
+
+@server.feature(t.TEXT_DOCUMENT_HOVER)
+def hover(ls: SbatchLanguageServer, params: t.HoverParams) -> t.Hover | None:
+    """Answered from the current text at once, never waiting for a lint."""
+    pos = _snapshot(ls, params.text_document.uri)
+    found = hover_text(pos.source, pos.offset(params.position),
+                       ls.documents.config(params.text_document.uri))
+    if found is None:
+        return None
+    markdown = t.MarkupKind.Markdown in (ls.caps("text_document", "hover", "content_format")
+                                         or [t.MarkupKind.Markdown])
+    body, start, end = found
+    return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown if markdown else
+                                            t.MarkupKind.PlainText, value=body),
+                   range=pos.range(start, end))
+
+
+@server.feature(t.TEXT_DOCUMENT_COMPLETION,
+                t.CompletionOptions(trigger_characters=["-", "=", "$", "%", ",", "{"]))
+def completion(ls: SbatchLanguageServer, params: t.CompletionParams) -> t.CompletionList:
+    pos = _snapshot(ls, params.text_document.uri)
+    src = pos.source
+    offset = pos.offset(params.position)
+    line = src.line_of(offset)
+    text = src.line_text(line)
+    col = offset - src.line_starts[line]
+    snippets = bool(ls.caps("text_document", "completion", "completion_item", "snippet_support",
+                            default=False))
+    items = complete(text, line, lambda c: pos.codec.client_num_units(text[:c]), col,
+                     ls.documents.config(params.text_document.uri), snippets)
+    return t.CompletionList(is_incomplete=False, items=items)

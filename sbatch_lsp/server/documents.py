@@ -95,6 +95,13 @@ class Documents:
         self.generation = 0
         self._worker: Worker | None = None
         self._jobs: dict[str, tuple[tuple, _Job]] = {}
+        self._last: dict[str, Linted] = {}
+
+    def config(self, uri: str) -> Config:
+        """The configuration of the document's latest finished lint (the editor's before that):
+        for hover and completion, which never wait for a lint."""
+        last = self._last.get(uri)
+        return last.config if last is not None else self.settings.config
 
     def set_settings(self, settings: Settings) -> None:
         """New editor settings: every later lint uses them."""
@@ -110,6 +117,7 @@ class Documents:
         return await asyncio.shield(linted.cache[key])
 
     def forget(self, uri: str) -> None:
+        self._last.pop(uri, None)
         job = self._jobs.pop(uri, None)
         if job is not None:
             job[1].skip = True
@@ -133,7 +141,12 @@ class Documents:
             old.skip = True  # not started yet: never run it; its waiters get the newer result
             job.future.add_done_callback(lambda f, o=old.future: _forward(f, o))
         self._jobs[uri] = (key, job)
+        job.future.add_done_callback(lambda f: self._keep(uri, f))
         return job.future
+
+    def _keep(self, uri: str, future: asyncio.Future) -> None:
+        if not future.cancelled() and future.exception() is None and uri in self._jobs:
+            self._last[uri] = future.result()
 
     @staticmethod
     def _lint(uri, text, version, path, generation, settings, codec) -> Linted:
