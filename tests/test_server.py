@@ -323,11 +323,25 @@ def test_shutdown_and_exit_are_clean_even_mid_lint(tmp_path):
         {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]
-    proc = subprocess.run([sys.executable, "-m", "sbatch_lsp.server"], input=b"".join(map(_frame, msgs)),
-                          capture_output=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr.decode()
-    assert b'"id": 2' in proc.stdout or b'"id":2' in proc.stdout
-    assert b"Traceback" not in proc.stderr
+    # the client keeps its end of stdin open, as editors do: exit must not wait for it
+    proc = subprocess.Popen([sys.executable, "-m", "sbatch_lsp.server"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(b"".join(map(_frame, msgs)))
+    proc.stdin.flush()
+    try:
+        proc.wait(timeout=120)  # a hang guard, not a timing check
+    finally:
+        proc.kill()
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.stdin.close()
+    assert proc.returncode == 0, err.decode()
+    assert b'"id": 2' in out or b'"id":2' in out
+    assert b"Traceback" not in err
+    # exit without shutdown: exit code 1 (LSP)
+    early = subprocess.run([sys.executable, "-m", "sbatch_lsp.server"],
+                           input=b"".join(map(_frame, [msgs[0], msgs[1], msgs[4]])),
+                           capture_output=True, timeout=120)
+    assert early.returncode == 1
 
 
 def test_command_line():

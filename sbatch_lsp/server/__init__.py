@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 
@@ -34,4 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         server.start_tcp(host, int(port))
     else:
         server.start_io()
-    return 0
+    # LSP: exit code 0 after a shutdown request, 1 otherwise. Leave at once: the stdin reader
+    # thread may still be blocked in a read that only the client's closing would end.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # pygls closed it on exit
+            pass
+    os._exit(0 if server.shut_down else 1)

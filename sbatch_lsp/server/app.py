@@ -19,6 +19,7 @@ from .completion import complete
 from .documents import Documents, Linted
 from .hover import hover_text
 from .positions import Positions
+from .symbols import document_symbols, inlay_hints
 from .settings import parse_settings
 
 log = logging.getLogger("sbatch_lsp.server")
@@ -32,8 +33,19 @@ class SbatchLanguageServer(LanguageServer):
         super().__init__(NAME, __version__)
         self.documents = Documents(self)
         self.pull = False  # decided at initialize
+        self.shut_down = False  # a shutdown request came before exit
         self._published: dict[str, tuple] = {}
         self._shown: set[str] = set()
+
+    def shutdown(self):
+        """Stop without waiting for pygls' stdin reader thread (blocked in a read until the
+        client closes the pipe; pygls' own shutdown waits for it, so `exit` took seconds)."""
+        if self._stop_event is not None:
+            self._stop_event.set()
+        if self._thread_pool:
+            self._thread_pool.shutdown(wait=False, cancel_futures=True)
+        if self._server:
+            self._server.close()
 
     # ---- helpers --------------------------------------------------------------------------
     def caps(self, *path, default=None):
@@ -49,27 +61,27 @@ class SbatchLanguageServer(LanguageServer):
             self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning,
                                                          message=f"sbatch-lsp: {message}"))
 
-    async def linted(self, uri: str) -> Linted:
-        linted = await self.documents.current(uri)
+    async def linted(self, uri: str, fresh: bool = False) -> Linted:
+        linted = await self.documents.current(uri, fresh)
         if linted.config_error:
             self.warn_once(linted.config_error)
         return linted
 
-    def schedule_publish(self, uri: str) -> None:
+    def schedule_publish(self, uri: str, fresh: bool = False) -> None:
         if not self.pull:
-            asyncio.ensure_future(self._publish(uri))
+            asyncio.ensure_future(self._publish(uri, fresh))
 
-    async def _publish(self, uri: str) -> None:
+    async def _publish(self, uri: str, fresh: bool) -> None:
         try:
-            linted = await self.linted(uri)
+            linted = await self.linted(uri, fresh)
         except Exception:  # logged; the server stays up
             log.exception("linting %s failed", uri)
             return
         doc = self.workspace.text_documents.get(uri)
-        key = (linted.version, linted.generation)
-        if doc is None or doc.version != linted.version or self._published.get(uri) == key:
+        if doc is None or doc.version != linted.version or \
+                self._published.get(uri) == linted.serial:
             return  # closed, stale (a newer lint publishes), or already sent
-        self._published[uri] = key
+        self._published[uri] = linted.serial
         self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(
             uri=uri, diagnostics=linted.diagnostics, version=linted.version))
 
@@ -99,11 +111,21 @@ def initialize(ls: SbatchLanguageServer, params: t.InitializeParams) -> None:
     ls.apply_settings(params.initialization_options)
 
 
+@server.feature(t.SHUTDOWN)
+def shutdown(ls: SbatchLanguageServer, params) -> None:
+    ls.shut_down = True
+
+
 @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
 @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
-@server.feature(t.TEXT_DOCUMENT_DID_SAVE)
 def changed(ls: SbatchLanguageServer, params) -> None:
     ls.schedule_publish(params.text_document.uri)
+
+
+@server.feature(t.TEXT_DOCUMENT_DID_SAVE)
+def saved(ls: SbatchLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
+    """Lint again even with the same text: a project configuration file may have changed."""
+    ls.schedule_publish(params.text_document.uri, fresh=True)
 
 
 @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
@@ -186,3 +208,18 @@ def completion(ls: SbatchLanguageServer, params: t.CompletionParams) -> t.Comple
     items = complete(text, line, lambda c: pos.codec.client_num_units(text[:c]), col,
                      ls.documents.config(params.text_document.uri), snippets)
     return t.CompletionList(is_incomplete=False, items=items)
+
+
+@server.feature(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+async def symbols(ls: SbatchLanguageServer, params: t.DocumentSymbolParams):
+    return document_symbols(await ls.linted(params.text_document.uri))
+
+
+@server.feature(t.TEXT_DOCUMENT_INLAY_HINT, t.InlayHintOptions(resolve_provider=False))
+async def hints(ls: SbatchLanguageServer, params: t.InlayHintParams):
+    if not ls.documents.settings.inlay_hints:
+        return []
+    linted = await ls.linted(params.text_document.uri)
+    if linted.version != ls.workspace.get_text_document(params.text_document.uri).version:
+        return []  # the text moved on while it was linted: positions would be wrong
+    return inlay_hints(linted)

@@ -9,6 +9,7 @@ result; a result for a version that is no longer current is never published.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import queue
 import threading
@@ -38,6 +39,7 @@ class Linted:
     positions: Positions
     diagnostics: list[t.Diagnostic]
     config_error: str | None = None
+    serial: int = 0  # distinct for every lint
     cache: dict = field(default_factory=dict)
 
     @property
@@ -122,15 +124,16 @@ class Documents:
         if job is not None:
             job[1].skip = True
 
-    def current(self, uri: str) -> asyncio.Future:
-        """A future of the :class:`Linted` for the document's current text and settings.
+    def current(self, uri: str, fresh: bool = False) -> asyncio.Future:
+        """A future of the :class:`Linted` for the document's current text and settings;
+        ``fresh`` lints again even so (after a save: a project file may have changed).
 
         Raises whatever reading the document raises (an unknown URI whose file is missing)."""
         doc = self.server.workspace.get_text_document(uri)
         text = doc.source
         key = (doc.version, self.generation, hash(text))
         held = self._jobs.get(uri)
-        if held is not None and held[0] == key:
+        if held is not None and held[0] == key and not fresh:
             return held[1].future
         if self._worker is None:
             self._worker = Worker(asyncio.get_running_loop())
@@ -154,7 +157,10 @@ class Documents:
         result = lint(text, path or uri, config)
         pos = Positions(result.source, codec)
         return Linted(uri, version, generation, text, result, config, pos,
-                      lsp_diagnostics(result, uri, pos), error)
+                      lsp_diagnostics(result, uri, pos), error, next(_SERIAL))
+
+
+_SERIAL = itertools.count(1)
 
 
 def _forward(src: asyncio.Future, dst: asyncio.Future) -> None:
