@@ -231,6 +231,22 @@ async def test_bad_input_never_kills_the_server(client: LanguageClient):
     assert acts is not None
 
 
+async def test_incremental_edits_after_a_form_feed_land_where_the_client_meant(client: LanguageClient):
+    # str.splitlines also breaks at \x0c: the server must count lines as LSP does (\n)
+    text = "#!/bin/bash\n#SBATCH --nodes=1\n# page\x0cbreak\nsrun hostname\n"
+    uri = uri_in(client, "ff.sbatch")
+    open_doc(client, uri, text)
+    await publish_for(client, uri, 1)
+    at = t.Position(4, 0)
+    client.text_document_did_change(t.DidChangeTextDocumentParams(
+        text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[t.TextDocumentContentChangePartial(range=t.Range(at, at),
+                                                            text="#SBATCH --time=10\n")]))
+    pub = await publish_for(client, uri, 2)
+    late = next(d for d in pub.diagnostics if d.code == "SB101")  # below srun: a late directive
+    assert late.range.start.line == 4
+
+
 async def test_closing_a_document_clears_its_diagnostics(client: LanguageClient):
     uri = uri_in(client, "close.sbatch")
     open_doc(client, uri, JOB)

@@ -16,7 +16,7 @@ from .. import __version__
 from ..source import Source
 from . import actions
 from .completion import complete
-from .documents import Documents, Linted
+from .documents import Documents, Linted, split_lines_as_lsp
 from .hover import hover_text
 from .positions import Positions
 from .symbols import document_symbols, inlay_hints
@@ -107,6 +107,7 @@ server = SbatchLanguageServer()
 
 @server.feature(t.INITIALIZE)
 def initialize(ls: SbatchLanguageServer, params: t.InitializeParams) -> None:
+    split_lines_as_lsp(ls.workspace)
     ls.pull = ls.caps("text_document", "diagnostic") is not None
     ls.apply_settings(params.initialization_options)
 

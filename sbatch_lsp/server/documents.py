@@ -12,10 +12,12 @@ import asyncio
 import itertools
 import logging
 import queue
+import re
 import threading
 from dataclasses import dataclass, field
 
 from lsprotocol import types as t
+from pygls.workspace import TextDocument, Workspace
 
 from ..config import Config
 from ..lint import LintResult, lint
@@ -24,6 +26,32 @@ from .positions import Positions
 from .settings import Settings, config_for
 
 log = logging.getLogger(__name__)
+
+
+LINES = re.compile(r"[^\n]*\n|[^\n]+$")
+
+
+class LspLinesDocument(TextDocument):
+    """pygls' document with the engine's (and LSP's) line breaks. pygls splits lines with
+    ``str.splitlines``, which also breaks at form feeds, ``\\x1c``-``\\x1e``, U+2028 and more: a
+    form feed in a comment then shifted every later line of an incremental edit, and the server's
+    copy of the text silently diverged from the editor's."""
+
+    @property
+    def lines(self):
+        return tuple(LINES.findall(self.source))
+
+
+def split_lines_as_lsp(workspace: Workspace) -> None:
+    """Make every document ``workspace`` creates an :class:`LspLinesDocument`."""
+    create = workspace._create_text_document
+
+    def _create(*args, **kwargs):
+        doc = create(*args, **kwargs)
+        doc.__class__ = LspLinesDocument
+        return doc
+
+    workspace._create_text_document = _create
 
 
 @dataclass
