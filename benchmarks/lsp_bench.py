@@ -6,7 +6,9 @@ issue notes; nothing here asserts a time).
 1. didChange -> publishDiagnostics on a 300-line and a 5,000-line multi-node script: each round
    sends one full-text change (a new version) and waits for the publish of that version;
    median and p95 of the wall time;
-2. server memory (VmRSS) after initialize, and after opening 50 documents (100-300 lines each)
+2. a hover sent right after each change of the 5,000-line script: its latency, and how often it
+   was answered before that lint's publish;
+3. server memory (VmRSS) after initialize, and after opening 50 documents (100-300 lines each)
    and receiving their diagnostics.
 """
 from __future__ import annotations
@@ -90,6 +92,22 @@ async def main(rounds: int) -> None:
             times.append(await wait_for(uri, v) - t0)
         print(f"didChange -> diagnostics, {lines}-line script ({rounds} changes): "
               f"median {1000 * statistics.median(times):.0f} ms, p95 {1000 * pct(times, 0.95):.0f} ms")
+    # a hover sent right after a change of the 5,000-line script, while it is linted
+    hovers, before_publish = [], 0
+    for v in range(rounds + 2, 2 * rounds + 2):
+        client.text_document_did_change(t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=v),
+            content_changes=[t.TextDocumentContentChangeWholeDocument(
+                text=text.replace("stage 1 on", f"stage 1 (edit {v}) on"))]))
+        t0 = time.perf_counter()
+        await client.text_document_hover_async(t.HoverParams(
+            text_document=t.TextDocumentIdentifier(uri), position=t.Position(6, 10)))
+        answered = time.perf_counter()
+        hovers.append(answered - t0)
+        before_publish += answered < await wait_for(uri, v)
+    print(f"hover during a 5,000-line lint: median {1000 * statistics.median(hovers):.0f} ms, "
+          f"p95 {1000 * pct(hovers, 0.95):.0f} ms; answered before that lint's publish "
+          f"{before_publish}/{rounds} times")
     uris = []
     for k in range(50):
         uri = f"file:///bench/doc{k}.sbatch"

@@ -34,7 +34,7 @@ class SbatchLanguageServer(LanguageServer):
         self.documents = Documents(self)
         self.pull = False  # decided at initialize
         self.shut_down = False  # a shutdown request came before exit
-        self._published: dict[str, tuple] = {}
+        self._published: dict[str, int] = {}  # uri -> serial of the lint last published
         self._shown: set[str] = set()
 
     def shutdown(self):

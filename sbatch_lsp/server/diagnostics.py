@@ -19,8 +19,8 @@ UNNECESSARY = {"SB001"}
 
 
 def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> t.Diagnostic:
-    """One finding as an LSP Diagnostic; ``data`` carries the finding's index-free identity
-    (code and offsets) so a code action can find it again in a newer lint."""
+    """One finding as an LSP Diagnostic (code actions never rely on what a client sends back:
+    they come from the server's own lint)."""
     tags = [TAGS[x] for x in d.tags if x in TAGS]
     if d.code in UNNECESSARY and t.DiagnosticTag.Unnecessary not in tags:
         tags.append(t.DiagnosticTag.Unnecessary)
@@ -37,7 +37,6 @@ def to_lsp(d: Diagnostic, uri: str, pos: Positions) -> t.Diagnostic:
                                            message=r.message)
             for r in d.related] or None,
         tags=tags or None,
-        data={"code": d.code, "start": d.start, "end": d.end},
     )
 
 
