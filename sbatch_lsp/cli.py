@@ -372,7 +372,6 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
     (the write path of ``--fix``); standard input is never written."""
     from . import output
     from .convert import convert_srun_native
-    from .lint import lint
     from .source import Source
 
     try:
@@ -396,8 +395,8 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
     new = conv.new_text
     diff = "".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
                                         display, display))
-    diff = output.mask_text(lint(text, display, cfg), output.mask_text(lint(new, display, cfg),
-                                                                       diff))
+    for result in conv.linted:
+        diff = output.mask_text(result, diff)
     msgs += [f"{display}: note: {note}" for note in conv.notes]
     if write and path != "-":
         try:

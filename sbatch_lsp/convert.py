@@ -33,7 +33,7 @@ launcher assembled from several variables, strings nested two deep).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .config import Config
 from .diagnostics import Edit, Fix
@@ -87,6 +87,9 @@ class Conversion:
     edits: tuple[Edit, ...] = ()
     refusals: list[Refusal] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the LintResults of the script and of the converted script, when
+    #: :func:`convert_srun_native` made them (the CLI masks secrets in its diff with them)
+    linted: tuple = field(default=(), repr=False, compare=False)
 
     @property
     def status(self) -> str:
@@ -142,7 +145,7 @@ def convert_srun_native(text: str, config: Config | None = None,
         return Conversion(text, refusals=[Refusal(
             f"internal error: the converted script would be wrong ({why}); please report it",
             0, 0)], notes=conv.notes)
-    return conv
+    return replace(conv, linted=(before, after))
 
 
 def plan(job: Job) -> Conversion:
@@ -152,6 +155,8 @@ def plan(job: Job) -> Conversion:
 
 
 class _Planner:
+    """One conversion of one job: collects edits, refusals and notes as it goes."""
+
     def __init__(self, job: Job):
         self.job = job
         self.text = job.source.text
@@ -237,7 +242,7 @@ class _Planner:
         batch: list[Command] = []  # launchers the batch shell runs: srun will
         for site in sites:
             la = site.launch
-            if la.flavour not in ("torchrun", "launch", "run"):
+            if la.flavour not in ("torchrun", "launch"):
                 self.refuse(f"{la.title} is started here: its own configuration cannot be "
                             "carried over to an srun-native launch", la.anchor)
                 continue
@@ -284,12 +289,16 @@ class _Planner:
             for w in cmd.words:
                 if LAUNCHER_WORD.fullmatch(_base(w)) or w.value in TORCHRUN_MODULES:
                     return w
-        read = {id(script.value_at(e.name, w.start)) for cmd in script.walk()
-                for w in cmd.all_words() for e in w.expansions if e.name}
-        for a in script.assignments:  # a value some expansion reads (not one overwritten)
-            if a.value is not None and id(a) in read and \
-                    LAUNCHER_VALUE.search(a.value.text) and \
-                    not any(a.value.start <= x < a.value.end for x in seen):
+        candidates = [a for a in script.assignments if a.value is not None and
+                      LAUNCHER_VALUE.search(a.value.text) and
+                      not any(a.value.start <= x < a.value.end for x in seen)]
+        if not candidates:
+            return None
+        names = {a.name for a in candidates}
+        reads = [(e.name, w.start) for cmd in script.walk() for w in cmd.all_words()
+                 for e in w.expansions if e.name in names]
+        for a in candidates:  # a value some expansion reads (not one overwritten)
+            if any(name == a.name and script.value_at(name, at) is a for name, at in reads):
                 return a.value
         return None
 

@@ -486,6 +486,16 @@ def test_cli_prints_a_diff_and_writes_atomically(tmp_path, capsys):
     assert "nothing to convert" in err
 
 
+def test_cli_diff_masks_secrets(tmp_path, capsys):
+    token = "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ012345"
+    path = tmp_path / "job.sbatch"
+    path.write_text(BASE.format(launcher="torchrun", extra="").replace(
+        "srun torchrun", f"export HF_TOKEN={token}\nsrun torchrun"))
+    assert main(["--convert", "srun-native", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "HF_TOKEN=hf_" in out and token not in out  # the context line, masked
+
+
 def test_cli_refusal_exit_code_and_message(tmp_path, capsys):
     path = tmp_path / "job.sbatch"
     text = BASE.format(launcher="torchrun", extra="--max-restarts=3")
