@@ -497,14 +497,20 @@ class _Planner:
                 continue
             if _sole_reference(vw) == "SLURM_" + name.upper().replace("-", "_"):
                 continue  # the job's value, which the directives rescale
-            new = _rescale(name, vw.value, old, n, cpus) if vw.value is not None and old \
-                else None
-            if new is None:
-                self.refuse(f"this step's --{name}={vw.text} cannot be rescaled from {old} to "
-                            f"{n} task(s) per node", vw)
-                continue
-            if new != vw.value:
-                self.edit(vw.start, vw.end, new)
+            self.rescale(name, vw.value, vw.start, vw.end, old, n, cpus, vw, vw.text)
+
+    def rescale(self, name: str, value: str | None, start: int, end: int, old: int | None,
+                n: int, cpus: tuple[int, int], where, shown: str | None) -> str | None:
+        """Replace ``value`` (at ``start:end``) by its share for ``n`` tasks per node instead of
+        ``old`` (see :func:`_rescale`); refuse, anchored on ``where``, when that cannot be
+        done. Returns the new value, or None."""
+        new = _rescale(name, value, old, n, cpus) if old and value is not None else None
+        if new is None:
+            self.refuse(f"--{name}={shown} cannot be rescaled from "
+                        f"{old or 'an unknown number of'} to {n} task(s) per node", where)
+        elif new != value:
+            self.edit(start, end, new)
+        return new
 
     def master_exports(self, launches: list[Command], sites) -> None:
         """Export MASTER_ADDR and MASTER_PORT once, above the first training launch, unless
@@ -554,13 +560,9 @@ class _Planner:
         cpus = _cpus(d.value("cpus-per-task"), old, n) if old else (1, 1)
         for name in PER_TASK:
             for use in d.all(name):
-                new = _rescale(name, use.value, old, n, cpus) if old else None
-                if new is None:
-                    self.refuse(f"--{name}={use.value} cannot be rescaled from "
-                                f"{old or 'an unknown number of'} to {n} task(s) per node", use)
-                    continue
-                if new != use.value:
-                    self.edit(use.value_start, use.value_end, new)
+                new = self.rescale(name, use.value, use.value_start, use.value_end, old, n,
+                                   cpus, use, use.value)
+                if new is not None and new != use.value:
                     self.notes.append(f"#SBATCH --{name}={use.value} is now {new}: each of the "
                                       f"{n} tasks per node gets its share")
                     if name == "cpus-per-task":
