@@ -72,6 +72,10 @@ async def test_hover_tells_the_effective_value_and_abbreviations(client: Languag
     assert "srun overwrites it" in h.contents.value
     assert h.range == t.Range(t.Position(7, col), t.Position(7, utf16(line)))
     assert await hover(client, uri, 5, 2) is None  # nothing to say about srun itself
+    # a heterogeneous job: each component has its own effective --nodes
+    het = (client.root / "het.sbatch").as_uri()
+    open_doc(client, het, "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH hetjob\n#SBATCH --nodes=4\nsrun hostname\n")
+    assert "Effective: `--nodes=2`" in (await hover(client, het, 1, 10)).contents.value
 
 
 async def test_completion_offers_every_option_with_a_value_snippet(client: LanguageClient):

@@ -119,7 +119,7 @@ def _option_use(block, use: OptionUse) -> str:
     if use.resolution is not None and use.resolution.abbreviated:
         body.append(f"`{use.typed}` is an abbreviation that getopt accepts for `--{use.name}`; "
                     "write it in full (a new option with the same prefix would break it).")
-    effective = block.get(use.name)
+    effective = block.effective(use.component).get(use.name)  # per hetjob component
     shown = f"--{use.name}" + (f"={effective.value}" if effective and effective.value is not None else "")
     if effective is use:
         body.append(f"Effective: `{shown}`.")
