@@ -90,7 +90,7 @@ def group_alive(pgid: int) -> list[str]:
 @contextmanager
 def code_server(env: dict, vsix: Path, settings: dict, workspace: Path, name: str):
     """code-server on a free loopback port with the extension installed and these user
-    settings; yields (url, env, artefact directory). On exit its whole process group
+    settings; yields (url, env, artefact directory, code-server's user data directory). On exit its whole process group
     (extension hosts, our server, file watchers) is stopped, and none may be left."""
     # a short path: code-server and Chromium put unix sockets here (at most 107 bytes)
     data = Path(tempfile.mkdtemp(prefix="sbl-e2e-"))
@@ -147,7 +147,7 @@ def code_server(env: dict, vsix: Path, settings: dict, workspace: Path, name: st
                     assert server.poll() is None, log_file.read_text()[-3000:]
                     assert time.monotonic() < deadline, "code-server did not answer /healthz"
                     time.sleep(0.2)
-            yield f"http://127.0.0.1:{port}", env, out
+            yield f"http://127.0.0.1:{port}", env, out, data / "user"
         finally:
             try:
                 os.killpg(pgid, signal.SIGTERM)
@@ -189,18 +189,23 @@ def test_quick_fix_in_code_server(tools, vsix, tmp_path):
         # reaches the server as an editor setting (the workspace has no project file)
         "sbatchLsp.severity": {"SB301": "warning"},
     }
-    with code_server(tools, vsix, settings, workspace, "quick-fix") as (url, env, out):
+    with code_server(tools, vsix, settings, workspace, "quick-fix") as (url, env, out, user):
         log = drive(env, {
             "url": url, "folder": str(workspace), "file": "train.sbatch",
             "problem": "srun starts 8 copies of this launcher",
             "fix": "run one task per node in this step",
             "fixedText": "--ntasks-per-node=1 --container-image",
             "keep": "is expanded once by the batch shell", "keepSeverity": "warning",
-            "out": str(out),
+            "restart": True, "out": str(out),
         }, out)
+        # the extension's output channel, as VS Code logged it
+        channel = "\n".join(p.read_text() for p in user.glob("logs/**/*sbatch-lsp*.log"))
     assert "Problems panel: 1 row(s)" in log and "SB201" in log
     assert "finding gone from the Problems panel" in log and "... as warning" in log
-    for shot in ("problems", "quickfix", "fixed"):
+    assert "undoing the fix brings the finding back" in log
+    assert "Restarting the server." in channel, channel
+    assert channel.count("(sbatchLsp.server.interpreter).") == 2, channel  # started twice
+    for shot in ("problems", "quickfix", "fixed", "restarted"):
         assert (out / f"{shot}.png").stat().st_size > 10_000
 
 
@@ -214,7 +219,7 @@ def test_no_server_found_says_how_to_install(tools, vsix, tmp_path):
     fake.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S \"$@\"\n")
     fake.chmod(0o755)
     settings = {"sbatchLsp.server.interpreter": str(fake)}
-    with code_server(tools, vsix, settings, workspace, "no-server") as (url, env, out):
+    with code_server(tools, vsix, settings, workspace, "no-server") as (url, env, out, _):
         log = drive(env, {
             "url": url, "folder": str(workspace), "file": "train.sbatch",
             "notification": "cannot import sbatch_lsp.server", "out": str(out),

@@ -6,6 +6,7 @@
 //   url, folder (absolute workspace path), file (name to open), problem (text of the Problems
 //   row), fix (quick-fix title), fixedText (editor text expected after the fix),
 //   keep (text of a Problems row that must stay), keepSeverity (its icon: error, warning, info),
+//   restart (run the restart command, undo the fix, see the finding back),
 //   out (screenshot directory); or, instead of problem/fix/..., notification (text of the
 //   notification the extension must show: when it cannot start a server)
 // CHROMIUM overrides the browser binary (default /usr/bin/chromium). Exit code 0 on success.
@@ -100,5 +101,20 @@ async function quickFix() {
     }
   }
   await page.screenshot({ path: `${o.out}/fixed.png` });
+  if (o.restart) {  // the extension's restart command, then the new server at work
+    await page.keyboard.press("F1");
+    await page.waitForSelector(".quick-input-widget input", { timeout: 15000 });
+    await page.keyboard.type("sbatch-lsp: Restart");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "Restart the language server" })
+      .first().waitFor({ timeout: 15000 });
+    await page.keyboard.press("Enter");
+    log("restart command run");
+    await page.waitForTimeout(1000);
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Z");
+    await row.first().waitFor({ timeout: 60000 });
+    log("after the restart, undoing the fix brings the finding back");
+    await page.screenshot({ path: `${o.out}/restarted.png` });
+  }
   log("screenshots written");
 }
