@@ -183,9 +183,11 @@ def test_quick_fix_in_code_server(tools, vsix, tmp_path):
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     shutil.copy(CASES / "F001.sbatch", workspace / "train.sbatch")
+    # the sbatch-lsp executable beside this interpreter (SBATCH_LSP_E2E_PYTHON: another one)
+    server = Path(os.environ.get("SBATCH_LSP_E2E_PYTHON", sys.executable)).with_name("sbatch-lsp")
+    assert server.is_file(), f"{server} is missing: pip install -e . installs it"
     settings = {
-        # SBATCH_LSP_E2E_PYTHON: another interpreter with the server (for trying a branch)
-        "sbatchLsp.server.interpreter": os.environ.get("SBATCH_LSP_E2E_PYTHON", sys.executable),
+        "sbatchLsp.server.path": str(server),
         # reaches the server as an editor setting (the workspace has no project file)
         "sbatchLsp.severity": {"SB301": "warning"},
     }
@@ -204,7 +206,7 @@ def test_quick_fix_in_code_server(tools, vsix, tmp_path):
     assert "finding gone from the Problems panel" in log and "... as warning" in log
     assert "undoing the fix brings the finding back" in log
     assert "Restarting the server." in channel, channel
-    assert channel.count("(sbatchLsp.server.interpreter).") == 2, channel  # started twice
+    assert channel.count(f"Starting {server} (sbatchLsp.server.path).") == 2, channel  # twice
     for shot in ("problems", "quickfix", "fixed", "restarted"):
         assert (out / f"{shot}.png").stat().st_size > 10_000
 

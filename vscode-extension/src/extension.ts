@@ -87,7 +87,7 @@ async function start(): Promise<void> {
     }
     return;
   }
-  output.appendLine(`Starting ${found.command} ${found.args.join(" ")} (${found.origin}).`);
+  output.appendLine(`Starting ${[found.command, ...found.args].join(" ")} (${found.origin}).`);
   const serverOptions: ServerOptions = {
     command: found.command,
     args: found.args,
