@@ -45,7 +45,8 @@ def hook_repo(tmp_path_factory):
     the hooks under test are the ones on disk, committed or not. Returns (path, sha, env)."""
     require_tool("git")
     base = tmp_path_factory.mktemp("precommit")
-    env = {**ENV, "PRE_COMMIT_HOME": str(base / "cache"), "HOME": str(base)}
+    # HOME stays: pip's cache there saves the hook environment's downloads
+    env = {**ENV, "PRE_COMMIT_HOME": str(base / "cache"), "GIT_CONFIG_GLOBAL": os.devnull}
     ENV.update(env)
     snap = base / "hooks"
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
