@@ -65,6 +65,7 @@ class _Flow:
         self.job = job
         self.per_task = per_task_variables()
         self.hits: dict[int, _Hit] = {}
+        self.carried: dict[int, list] | None = None
 
     def hit(self, exp, severity, where=None, message="") -> _Hit:
         h = self.hits.setdefault(exp.start, _Hit(exp))
@@ -73,17 +74,30 @@ class _Flow:
             h.related.append(Related(where.start, where.end, message))
         return h
 
-    def taint(self, word, seen=()) -> list:
-        """Per-task expansions whose batch-shell value this word carries."""
+    def taint(self, word) -> list:
+        """Per-task expansions whose batch-shell value this word carries: its own, and those
+        carried by the assignments its other expansions read (``value_at``), transitively."""
         out = [e for e in word.expansions if e.name in self.per_task and e.quoting in
                (UNQUOTED, DOUBLE)]
         for e in word.expansions:
-            if e.name and e.quoting in (UNQUOTED, DOUBLE) and e.name not in seen and \
-                    e.name not in self.per_task:
+            if e.name and e.quoting in (UNQUOTED, DOUBLE) and e.name not in self.per_task:
                 a = self.job.script.value_at(e.name, e.start)
                 if a is not None:
-                    out += self.taint(a.value, seen + (e.name,))
+                    out += self._carried()[id(a)]
         return out
+
+    def _carried(self) -> dict[int, list]:
+        """id(assignment) -> what its value carries, for every assignment of the batch script.
+
+        An expansion reads an assignment that ends before it, so in order of their ends every
+        assignment's sources come first: one pass, no recursion (a chain of 100,000
+        ``Vn=$Vn-1`` lines is linear, not a stack overflow)."""
+        if self.carried is None:
+            self.carried = {}
+            for a in sorted(self.job.script.assignments, key=lambda a: a.end):
+                if a.value is not None:
+                    self.carried[id(a)] = list({e.start: e for e in self.taint(a.value)}.values())
+        return self.carried
 
 
 @rule("SB301", "early-expanded-task-variable", Severity.ERROR,

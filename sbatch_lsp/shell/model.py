@@ -7,6 +7,7 @@ synthetic text whose characters each remember where they came from (``TextMap``)
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 UNQUOTED, DOUBLE, SINGLE, ESCAPED = "unquoted", "double", "single", "escaped"
@@ -163,17 +164,39 @@ class Script:
     kind: str = "batch"
     parent: Command | None = None
     data_spans: list[tuple[int, int]] = field(default_factory=list)  # strings spanning lines
+    #: value_at's index, built on first use for this many assignments (see _value_index)
+    _index: tuple[int, dict] = field(default=(-1, {}), repr=False)
 
     def value_at(self, name: str, before: int) -> Assignment | None:
-        """The assignment that gives ``name`` its value at offset ``before``: the last one that
-        ends before it and sets a value (``export NAME`` alone and ``NAME+=…`` do not replace it).
-        In ``CMD="$CMD --x"`` the ``$CMD`` therefore reads the previous value, as bash does."""
-        best = None
+        """The assignment that gives ``name`` its value at offset ``before``: the last one (by
+        start) that ends before it and sets a value (``export NAME`` alone and ``NAME+=…`` do not
+        replace it). In ``CMD="$CMD --x"`` the ``$CMD`` therefore reads the previous value, as bash
+        does. O(log n) in the script's assignments."""
+        ends, latest = self._value_index().get(name, ((), ()))
+        k = bisect_right(ends, before)
+        return latest[k - 1] if k else None
+
+    def _value_index(self) -> dict[str, tuple[list[int], list[Assignment]]]:
+        """name -> (ends ascending, the assignment with the greatest start among those ending
+        at or before each end); rebuilt when assignments were added since the last build."""
+        count, index = self._index
+        if count == len(self.assignments):
+            return index
+        by_name: dict[str, list[Assignment]] = {}
         for a in self.assignments:
-            if a.name == name and a.end <= before and a.value is not None and not a.append:
+            if a.value is not None and not a.append:
+                by_name.setdefault(a.name, []).append(a)
+        index = {}
+        for name, found in by_name.items():
+            found.sort(key=lambda a: a.end)
+            latest, best = [], None
+            for a in found:
                 if best is None or a.start > best.start:
                     best = a
-        return best
+                latest.append(best)
+            index[name] = ([a.end for a in found], latest)
+        self._index = (len(self.assignments), index)
+        return index
 
     def walk(self):
         """Every command of this script and of the scripts nested in it, depth first."""

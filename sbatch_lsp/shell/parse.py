@@ -442,22 +442,37 @@ def _nest_split(cmd: Command, k: int, tmap: TextMap, lookup, depth: int) -> None
 
 
 class _Lookup:
-    """Value of a variable as the current shell would expand it at a given point."""
+    """Value of a variable as the current shell would expand it at a given point.
+
+    Values are memoised per assignment. One built from more than ``MAX_VALUE_DEPTH`` levels of
+    variables, or longer than ``MAX_VALUE_CHARS`` once expanded, stays opaque (None), as an
+    unknown value does: real scripts nest a few levels, generated ones can nest thousands.
+    """
+
+    MAX_VALUE_DEPTH = 32
+    MAX_VALUE_CHARS = 65_536
 
     def __init__(self, script: Script, tmap: TextMap):
         self.script = script
         self.tmap = tmap
         self.active: set[int] = set()  # assignments being expanded (a guard against cycles)
+        self.known: dict[int, TextMap | None] = {}
 
     def __call__(self, name: str, at: int) -> TextMap | None:
         best = self.script.value_at(name, at)
-        if best is None or id(best) in self.active:
+        if best is None or id(best) in self.active or len(self.active) >= self.MAX_VALUE_DEPTH:
             return None
+        if id(best) in self.known:
+            return self.known[id(best)]
         s = self.tmap.index_of(best.value.start)
         if s is None:
             return None
         self.active.add(id(best))
         try:
-            return expand_for_shell(best.value, self.tmap, s, s + len(best.value.text), self)
+            value = expand_for_shell(best.value, self.tmap, s, s + len(best.value.text), self)
         finally:
             self.active.discard(id(best))
+        if len(value.text) > self.MAX_VALUE_CHARS:
+            value = None
+        self.known[id(best)] = value
+        return value
