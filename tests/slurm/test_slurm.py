@@ -127,10 +127,6 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           text=True)
 
 
-def has_convert() -> bool:
-    return "--convert" in cli("--help").stdout
-
-
 def changes(before: str, after: str) -> tuple[list[str], list[str]]:
     """The lines a fix removed and added (unified diff, no context)."""
     diff = list(difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0))
@@ -183,14 +179,15 @@ def fails_eaddrinuse(job: Job) -> list[str]:
 
 def fails_surplus_launchers(job: Job) -> list[str]:
     """srun ignored the step's --ntasks-per-node=1 and started 4 launchers for a 2-node c10d
-    rendezvous: the surplus ones lose the store when the admitted ones finish, or wait."""
+    rendezvous: the surplus ones lose the store when the admitted ones finish, or wait on."""
     assert (job.state, job.exit_code) != ("COMPLETED", "0:0"), job.output[-4000:]
-    evidence = [first_line(job, "can't honor --ntasks-per-node")]
+    agents = len(re.findall(r"Starting elastic_operator", job.output))
+    assert agents == NODES * PER_NODE, agents
+    evidence = [first_line(job, "can't honor --ntasks-per-node"),
+                f"{agents} torchrun agents started for --nnodes=2"]
     m = re.search(r"^.*RendezvousConnectionError: .*$", job.output, re.M)
-    if m:
-        evidence.append(m.group(0).strip())
-    else:
-        evidence.append(hung(job))
+    evidence.append(m.group(0).strip() if m else
+                    f"the surplus agents still waiting after {HANG_BOUND} s: cut with scancel")
     return evidence
 
 
@@ -230,8 +227,7 @@ class Scenario:
     ``fix`` is ``"cli"`` (``--fix --unsafe-fixes``), ``"engine:<message>"`` (the offered fix of
     that name, as an editor applies it), ``"convert"`` (``--convert srun-native --write``) or
     ``"page"`` (no automated fix: jobs/<name>.fixed.sbatch follows the rule page's recipe).
-    ``removed``/``added`` are the exact lines the fix changes (None: the conversion's shape is
-    checked instead). The bad run is cut with scancel after HANG_BOUND seconds, or as soon as
+    ``removed``/``added`` are the exact lines the fix changes. The bad run is cut with scancel after HANG_BOUND seconds, or as soon as
     its output matches ``cut_when`` (the failure has shown; what is left would only wait).
     """
 
@@ -240,8 +236,8 @@ class Scenario:
     bad: str
     fails: object
     fix: str
-    removed: tuple[str, ...] | None = None
-    added: tuple[str, ...] | None = None
+    removed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
     cut_when: str | None = None
 
     def __str__(self) -> str:
@@ -249,6 +245,8 @@ class Scenario:
 
 
 LAYOUT = '--nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1'
+RANKS = ("RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS "
+         "LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}")
 SCENARIOS = [
     Scenario(
         "SB201-static", "SB201", "sb201-static", fails_eaddrinuse,
@@ -265,7 +263,7 @@ SCENARIOS = [
          '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py',),
         (f'srun {LAYOUT} torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d '
          '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py',),
-        cut_when="RendezvousConnectionError"),
+        cut_when="RendezvousConnectionError: "),
     Scenario(
         "SB202", "SB202", "sb202", fails_two_worlds, "cli",
         ("srun bash -c 'torchrun --nproc-per-node=2 probe.py'",),
@@ -296,8 +294,19 @@ SCENARIOS = [
         "SB302", "SB302", "sb302", fails_empty_address, "cli",
         ('MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',),
         ('export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',)),
-    Scenario("convert", "SB201", "sb201", fails_surplus_launchers, "convert",
-             cut_when="RendezvousConnectionError"),
+    Scenario(
+        "convert-c10d", "SB201", "sb201", fails_surplus_launchers, "convert",
+        ('srun --ntasks-per-node=1 torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d '
+         '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py',),
+        ("export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
+         f"srun bash -c 'export {RANKS}; exec \"$@\"' bash python probe.py"),
+        cut_when="RendezvousConnectionError: "),
+    Scenario(
+        "convert-static", "SB201", "sb201-static", fails_eaddrinuse, "convert",
+        ("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --nproc-per-node=2 "
+         "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT probe.py'",),
+        (f"srun bash -c '{RANKS} python probe.py'",),
+        cut_when="EADDRINUSE"),
 ]
 
 #: bad runs by script, shared by the scenarios that start from the same script
@@ -343,18 +352,6 @@ def apply_fix(s: Scenario, bad: str, path: Path) -> str:
     return path.read_text()
 
 
-def check_conversion(removed: list[str], added: list[str]) -> None:
-    """The srun-native shape of issue 6: the torchrun step becomes one task per GPU with the
-    rank variables expanded per task, MASTER_PORT exported once; nothing else changes."""
-    assert len(removed) == 1 and "torchrun" in removed[0], removed
-    step = [a for a in added if a.startswith("srun ")]
-    assert len(step) == 1 and "torchrun" not in step[0], added
-    assert ("export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS"
-            in step[0]) and step[0].endswith("""exec "$@"' bash python probe.py"""), step
-    assert [a for a in added if a is not step[0]] == [
-        a for a in added if a.startswith("export MASTER_PORT=")], added
-
-
 def record(s: Scenario, bad: Job, evidence: list[str], fixed: Job, diff: tuple) -> None:
     """With SBATCH_LSP_SLURM_RECORD=path, append what was observed (docs/cluster-proof.md)."""
     path = os.environ.get("SBATCH_LSP_SLURM_RECORD")
@@ -372,8 +369,6 @@ def record(s: Scenario, bad: Job, evidence: list[str], fixed: Job, diff: tuple) 
 @pytest.mark.parametrize("s", SCENARIOS, ids=str)
 def test_bad_fails_and_fix_runs(s: Scenario, cluster, tmp_path):
     _require_torch()
-    if s.fix == "convert" and not has_convert():
-        pytest.skip("`sbatch-lint --convert srun-native` is not on this branch yet (issue 6 item 1)")
     bad = (JOBS / f"{s.bad}.sbatch").read_text()
     path = tmp_path / f"{s.bad}.sbatch"
     path.write_text(bad)
@@ -390,10 +385,7 @@ def test_bad_fails_and_fix_runs(s: Scenario, cluster, tmp_path):
     # 3. the fix, and nothing but the fix
     fixed = apply_fix(s, bad, path)
     removed, added = changes(bad, fixed)
-    if s.removed is None:
-        check_conversion(removed, added)
-    else:
-        assert (tuple(removed), tuple(added)) == (s.removed, s.added)
+    assert (tuple(removed), tuple(added)) == (s.removed, s.added)
 
     # 4. the fixed script runs: one world, distinct ranks, exit 0
     fixed_job = run(cluster, fixed, tmp_path / "fixed", RUN_BOUND)
@@ -404,16 +396,13 @@ def test_bad_fails_and_fix_runs(s: Scenario, cluster, tmp_path):
     record(s, bad_job, evidence, fixed_job, (removed, added))
 
 
-def test_sb201_preferred_fix_is_one_of_the_proven_ones(tmp_path):
-    """What ``--fix --unsafe-fixes`` does to the SB201 scripts is one of the fixes proven above:
-    the conversion (once it is on this branch) or one launcher per node."""
+def test_sb201_preferred_fix_is_the_proven_conversion(tmp_path):
+    """``--fix --unsafe-fixes`` on the SB201 scripts applies the srun-native conversion, whose
+    output the convert-* scenarios ran on the cluster."""
     for name in ("sb201", "sb201-static"):
-        bad = (JOBS / f"{name}.sbatch").read_text()
-        path = tmp_path / f"{name}.sbatch"
-        path.write_text(bad)
-        assert cli("--fix", "--unsafe-fixes", str(path)).returncode == 0
-        removed, added = changes(bad, path.read_text())
-        s = next(s for s in SCENARIOS if s.bad == name and s.fix.startswith("engine:"))
-        if (tuple(removed), tuple(added)) != (s.removed, s.added):
-            assert has_convert(), (removed, added)
-            check_conversion(removed, added)
+        fixed, converted = tmp_path / f"fix-{name}.sbatch", tmp_path / f"convert-{name}.sbatch"
+        for path in (fixed, converted):
+            path.write_text((JOBS / f"{name}.sbatch").read_text())
+        assert cli("--fix", "--unsafe-fixes", str(fixed)).returncode == 0
+        assert cli("--convert", "srun-native", "--write", str(converted)).returncode == 0
+        assert fixed.read_text() == converted.read_text() != (JOBS / f"{name}.sbatch").read_text()
