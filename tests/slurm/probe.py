@@ -13,17 +13,21 @@ import torch
 import torch.distributed as dist
 
 
+def say(line: str) -> None:
+    """One write(2) per line: the ranks of a node share the task's output pipe, and a line
+    written in one call (under PIPE_BUF) is never split by another rank's."""
+    os.write(1, (line + "\n").encode())
+
+
 def main() -> None:
-    print(f"START host={socket.gethostname()} RANK={os.environ.get('RANK')!r} "
-          f"LOCAL_RANK={os.environ.get('LOCAL_RANK')!r} WORLD_SIZE={os.environ.get('WORLD_SIZE')!r} "
-          f"MASTER_ADDR={os.environ.get('MASTER_ADDR')!r} MASTER_PORT={os.environ.get('MASTER_PORT')!r}",
-          flush=True)
+    env = {k: os.environ.get(k) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR",
+                                          "MASTER_PORT")}
+    say(f"START host={socket.gethostname()} " + " ".join(f"{k}={v!r}" for k, v in env.items()))
     dist.init_process_group("gloo", init_method="env://")
     total = torch.ones(1)
     dist.all_reduce(total)
-    print(f"PROBE rank={dist.get_rank()} local_rank={os.environ.get('LOCAL_RANK', '?')} "
-          f"world_size={dist.get_world_size()} host={socket.gethostname()} sum={int(total.item())}",
-          flush=True)
+    say(f"PROBE rank={dist.get_rank()} local_rank={os.environ.get('LOCAL_RANK', '?')} "
+        f"world_size={dist.get_world_size()} host={socket.gethostname()} sum={int(total.item())}")
     dist.destroy_process_group()
 
 

@@ -137,8 +137,7 @@ def changes(before: str, after: str) -> tuple[list[str], list[str]]:
 
 # -- what a run shows ---------------------------------------------------------------------------
 
-PROBE = re.compile(r"^PROBE rank=(\d+) local_rank=(\S+) world_size=(\d+) host=(\S+) sum=(\d+)$",
-                   re.M)
+PROBE = re.compile(r"PROBE rank=(\d+) local_rank=(\d+|\?) world_size=(\d+) host=(node\d) sum=(\d+)")
 
 
 def probes(job: Job) -> list[dict]:
