@@ -306,6 +306,30 @@ SCENARIOS = [
          "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT probe.py'",),
         (f"srun bash -c '{RANKS} python probe.py'",),
         cut_when="EADDRINUSE"),
+    # the conversion also takes the launches of SB202, SB205 and SB206 to the srun-native shape
+    # (SB205 and SB206 have no fix of their own: this is the CLI's automated way out for them)
+    Scenario(
+        "convert-SB202", "SB202", "sb202", fails_two_worlds, "convert",
+        ("#SBATCH --ntasks-per-node=1", "srun bash -c 'torchrun --nproc-per-node=2 probe.py'"),
+        ("#SBATCH --ntasks-per-node=2",
+         'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
+         "export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
+         f"srun bash -c '{RANKS} python probe.py'")),
+    Scenario(
+        "convert-SB205", "SB205", "sb205", fails_rendezvous("Rendezvous'ing worker group"),
+        "convert",
+        ("#SBATCH --ntasks-per-node=1", "torchrun --nnodes=2 --node_rank=0 --nproc_per_node=2 \\",
+         "  --master_addr=$MASTER_ADDR --master_port=29500 probe.py"),
+        ("#SBATCH --ntasks-per-node=2", "export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
+         f"srun bash -c 'export {RANKS}; exec \"$@\"' bash python probe.py")),
+    Scenario(
+        "convert-SB206", "SB206", "sb206", fails_rendezvous(r"rdzv_endpoint\s*: localhost:29500"),
+        "convert",
+        ("#SBATCH --ntasks-per-node=1",
+         "srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=localhost "
+         "--master-port=29500 --nproc-per-node=2 probe.py'"),
+        ("#SBATCH --ntasks-per-node=2", "export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
+         f"srun bash -c '{RANKS} python probe.py'")),
 ]
 
 #: bad runs by script, shared by the scenarios that start from the same script
