@@ -226,8 +226,9 @@ class Scenario:
     ``fix`` is ``"cli"`` (``--fix --unsafe-fixes``), ``"engine:<message>"`` (the offered fix of
     that name, as an editor applies it), ``"convert"`` (``--convert srun-native --write``) or
     ``"page"`` (no automated fix: jobs/<name>.fixed.sbatch follows the rule page's recipe).
-    ``removed``/``added`` are the exact lines the fix changes. The bad run is cut with scancel after HANG_BOUND seconds, or as soon as
-    its output matches ``cut_when`` (the failure has shown; what is left would only wait).
+    ``removed``/``added`` are the exact lines the fix changes. A bad run that ``may_hang`` is cut
+    with scancel after HANG_BOUND seconds (others after RUN_BOUND), or as soon as its output
+    matches ``cut_when`` (the failure has shown; what is left would only wait).
     """
 
     name: str
@@ -238,6 +239,7 @@ class Scenario:
     removed: tuple[str, ...] = ()
     added: tuple[str, ...] = ()
     cut_when: str | None = None
+    may_hang: bool = False
 
     def __str__(self) -> str:
         return self.name
@@ -262,7 +264,8 @@ SCENARIOS = [
          '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py',),
         (f'srun {LAYOUT} torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d '
          '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py',),
-        cut_when="RendezvousConnectionError: "),
+        cut_when="RendezvousConnectionError: ",
+        may_hang=True),
     Scenario(
         "SB202", "SB202", "sb202", fails_two_worlds, "cli",
         ("srun bash -c 'torchrun --nproc-per-node=2 probe.py'",),
@@ -277,18 +280,21 @@ SCENARIOS = [
          "  --master_addr=$MASTER_ADDR --master_port=29500 probe.py"),
         ("srun --ntasks-per-node=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID "
          "--nproc_per_node=2 \\",
-         "  --master_addr=$MASTER_ADDR --master_port=29500 probe.py'")),
+         "  --master_addr=$MASTER_ADDR --master_port=29500 probe.py'"),
+        may_hang=True),
     Scenario(
         "SB206", "SB206", "sb206", fails_rendezvous(r"rdzv_endpoint\s*: localhost:29500"),
         "page",
         ("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=localhost "
          "--master-port=29500 --nproc-per-node=2 probe.py'",),
         ("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=$MASTER_ADDR "
-         "--master-port=29500 --nproc-per-node=2 probe.py'",)),
+         "--master-port=29500 --nproc-per-node=2 probe.py'",),
+        may_hang=True),
     Scenario(
         "SB301", "SB301", "sb301", fails_all_rank_zero, "cli",
         ('srun bash -c "torchrun --nnodes=2 --nproc-per-node=2 --node-rank=$SLURM_NODEID \\',),
-        ('srun bash -c "torchrun --nnodes=2 --nproc-per-node=2 --node-rank=\\$SLURM_NODEID \\',)),
+        ('srun bash -c "torchrun --nnodes=2 --nproc-per-node=2 --node-rank=\\$SLURM_NODEID \\',),
+        may_hang=True),
     Scenario(
         "SB302", "SB302", "sb302", fails_empty_address, "cli",
         ('MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',),
@@ -299,7 +305,8 @@ SCENARIOS = [
          '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py',),
         ("export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
          f"srun bash -c 'export {RANKS}; exec \"$@\"' bash python probe.py"),
-        cut_when="RendezvousConnectionError: "),
+        cut_when="RendezvousConnectionError: ",
+        may_hang=True),
     Scenario(
         "convert-static", "SB201", "sb201-static", fails_eaddrinuse, "convert",
         ("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --nproc-per-node=2 "
@@ -321,7 +328,8 @@ SCENARIOS = [
         ("#SBATCH --ntasks-per-node=1", "torchrun --nnodes=2 --node_rank=0 --nproc_per_node=2 \\",
          "  --master_addr=$MASTER_ADDR --master_port=29500 probe.py"),
         ("#SBATCH --ntasks-per-node=2", "export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
-         f"srun bash -c 'export {RANKS}; exec \"$@\"' bash python probe.py")),
+         f"srun bash -c 'export {RANKS}; exec \"$@\"' bash python probe.py"),
+        may_hang=True),
     Scenario(
         "convert-SB206", "SB206", "sb206", fails_rendezvous(r"rdzv_endpoint\s*: localhost:29500"),
         "convert",
@@ -329,7 +337,8 @@ SCENARIOS = [
          "srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=localhost "
          "--master-port=29500 --nproc-per-node=2 probe.py'"),
         ("#SBATCH --ntasks-per-node=2", "export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
-         f"srun bash -c '{RANKS} python probe.py'")),
+         f"srun bash -c '{RANKS} python probe.py'"),
+        may_hang=True),
 ]
 
 #: bad runs by script, shared by the scenarios that start from the same script
@@ -401,7 +410,8 @@ def test_bad_fails_and_fix_runs(s: Scenario, cluster, tmp_path):
 
     # 2. it really fails on the cluster
     if s.bad not in _BAD_RUNS:
-        job = run(cluster, bad, tmp_path / "bad", HANG_BOUND, s.cut_when)
+        job = run(cluster, bad, tmp_path / "bad", HANG_BOUND if s.may_hang else RUN_BOUND,
+                  s.cut_when)
         _BAD_RUNS[s.bad] = (job, s.fails(job))
     bad_job, evidence = _BAD_RUNS[s.bad]
 
