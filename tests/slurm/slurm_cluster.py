@@ -24,6 +24,7 @@ bridge vanish with them. ``stop`` returns the PIDs still alive (none, unless som
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
@@ -138,7 +139,8 @@ class Cluster:
 
     def _make_host(self, name: str) -> None:
         holder = subprocess.Popen(["unshare", "--net", "--uts", "--mount", "--propagation", "private",
-                                   "--", "sleep", "infinity"], stdin=subprocess.DEVNULL)
+                                   "--", "sleep", "infinity"], stdin=subprocess.DEVNULL,
+                                  preexec_fn=_die_with_parent)
         self.holders[name] = holder
         hosts = self.directory / "etc" / f"hosts.{name}"
         hosts.write_text(HOSTS_FILE)
@@ -213,7 +215,8 @@ class Cluster:
     def _daemon(self, name: str, argv: list[str]) -> None:
         log = open(self.directory / "log" / f"{name}.out", "ab")
         self.daemons[name] = subprocess.Popen([*self._enter(name), *argv], stdin=subprocess.DEVNULL,
-                                              stdout=log, stderr=subprocess.STDOUT, env=self.env)
+                                              stdout=log, stderr=subprocess.STDOUT, env=self.env,
+                                              preexec_fn=_die_with_parent)
         log.close()
 
     def log_tail(self, lines: int = 15) -> str:
@@ -303,6 +306,13 @@ class Cluster:
         # the batch step's output file is complete once the job has ended
         return Job(job_id, info["JobState"], info.get("ExitCode", "?"),
                    out.read_text(errors="replace") if out.exists() else "", cancelled)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it when the test process dies without calling stop()
+    (an interrupted pytest-xdist worker), so no daemon or namespace holder outlives the run.
+    prctl(PR_SET_PDEATHSIG) survives the exec of nsenter, unshare, slurmd and sleep."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
 def _alive(pid: int) -> bool:

@@ -36,7 +36,7 @@ from slurm_cluster import HOSTS, Cluster, Job  # noqa: E402
 from sbatch_lsp.fixer import apply_edits  # noqa: E402
 from sbatch_lsp.lint import lint  # noqa: E402
 
-pytestmark = [pytest.mark.slurm, pytest.mark.xdist_group("slurm")]
+pytestmark = pytest.mark.slurm
 
 JOBS = HERE / "jobs"
 #: seconds a job that hangs is given before scancel; a healthy run of these jobs takes about 10 s
@@ -88,10 +88,11 @@ def _processes_mentioning(text: str) -> list[int]:
     return found
 
 
-def test_cluster_hosts_are_distinct(cluster, tmp_path):
+def check_hosts_are_distinct(cluster, tmp_path):
     """Each node has its own hostname, address and hosts file; the canonical MASTER_ADDR line
     names the first node, which resolves on the other; --gpus-per-node=2 is granted; none of
     the cluster's addresses exists in the host's own namespace."""
+    tmp_path.mkdir(parents=True)
     script = tmp_path / "hosts.sbatch"
     script.write_text(
         "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=2\n#SBATCH --gpus-per-node=2\n"
@@ -398,9 +399,20 @@ def record(s: Scenario, bad: Job, evidence: list[str], fixed: Job, diff: tuple) 
                 "removed": diff[0], "added": diff[1]}) + "\n")
 
 
-@pytest.mark.parametrize("s", SCENARIOS, ids=str)
-def test_bad_fails_and_fix_runs(s: Scenario, cluster, tmp_path):
+def test_on_the_cluster(cluster, subtests, tmp_path):
+    """One test item, so that one worker runs every job on one cluster (pytest-xdist cannot
+    group items under pytest 9): the cluster's own shape, then each scenario as a subtest."""
     _require_torch()
+    with subtests.test("hosts"):
+        check_hosts_are_distinct(cluster, tmp_path / "hosts")
+    for s in SCENARIOS:
+        with subtests.test(s.name):
+            prove(s, cluster, tmp_path / s.name)
+
+
+def prove(s: Scenario, cluster: Cluster, tmp_path: Path) -> None:
+    """The five steps of the module docstring for one scenario."""
+    tmp_path.mkdir(parents=True)
     bad = (JOBS / f"{s.bad}.sbatch").read_text()
     path = tmp_path / f"{s.bad}.sbatch"
     path.write_text(bad)
