@@ -44,6 +44,7 @@ class FileReport:
     fixed_script: bytes | None = None  # `--fix -`: the fixed script, for standard output
     fixed: int = 0
     remaining: int = 0
+    job_script: bool = True  # False: read, but not a job script, so no rule applies
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -234,6 +235,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         # nothing to report or fix (lint() agrees); skip loading the engine (pre-commit
         # passes every shell script, and importing the parsers is most of a run's time)
         rep.items = []
+        rep.job_script = False
         if path == "-" and args_d["fix"]:
             rep.fixed_script = text.encode(encoding)
         return rep
@@ -463,7 +465,12 @@ def _report(reports: list[FileReport], jobs, args) -> int:
     else:
         body = "\n".join(lines)
         if args.format == "text":
+            others = sum(not r.job_script for r in reports)
             summary = f"Linted {linted} file(s): {total} finding(s)."
+            if others:
+                summary = (f"Linted {linted} file(s): {total} finding(s); {others} file(s) not "
+                           "job scripts (no `#SBATCH` line, not *.sbatch/*.slurm), so no rule "
+                           "applied.")
             if args.fix:
                 summary += f" Fixed {fixed}."
             body = (body + "\n" + summary) if body else summary

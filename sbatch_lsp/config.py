@@ -18,6 +18,10 @@ TOP_KEYS = {"select", "ignore", "extend-select", "severity", "fail-on", "profile
 PROFILE_KEYS = {"slurm-version", "pyxis", "gpus-per-node", "gpu-arch", "shared-prefixes"}
 ARCHS = {"ampere", "hopper", "blackwell"}
 CODE = re.compile(r"^SB\d{0,3}$")
+#: Slurm's release months since 17.02 (17.02, 17.11, 18.08, 19.05, ..., 25.11, 26.05)
+RELEASE_MONTHS = {2, 5, 8, 11}
+#: a ``[tool.sbatch-lint]`` header (or a sub-table of it) in a pyproject.toml's text
+OWN_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*[\"']?sbatch-lint\b", re.M)
 
 
 class ConfigError(ValueError):
@@ -68,19 +72,26 @@ class Config:
 
 
 def parse_codes(value, where: str) -> frozenset[str]:
-    """Rule codes or prefixes from a string or list (``ALL`` = every rule); ConfigError names
-    ``where`` for anything else."""
+    """Rule codes, prefixes or rule names from a string or list (``ALL`` = every rule), as codes
+    and prefixes; ConfigError names ``where`` for anything else."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: expected a list of rule codes such as [\"SB201\", \"SB4\"]")
     out = set()
-    for v in value:
-        v = v.strip().upper()
+    for item in value:
+        v = item.strip().upper()
         if v == "ALL":
             v = "SB"
         if not CODE.match(v):
-            raise ConfigError(f"{where}: {v!r} is not a rule code (SBnnn or a prefix such as SB4)")
+            from .rules import RULES  # only for names: the rules are not loaded otherwise
+
+            by_name = {r.name: code for code, r in RULES.items()}
+            v = by_name.get(item.strip().lower())
+            if v is None:
+                raise ConfigError(f"{where}: {item.strip()!r} is not a rule code or name "
+                                  "(SBnnn, a prefix such as SB4, or a name such as "
+                                  "torchrun-per-task)")
         out.add(v)
     return frozenset(out)
 
@@ -133,9 +144,13 @@ def _profile(table, where: str, base: Profile) -> Profile:
     if "slurm-version" in table:
         v = str(table["slurm-version"])
         try:
-            version_key(v)
+            major, month = version_key(v)
         except ValueError as exc:
             raise ConfigError(f"{where}.slurm-version: {exc}") from None
+        if month not in RELEASE_MONTHS or (major, month) > version_key(NEWEST_RELEASE):
+            raise ConfigError(f"{where}.slurm-version: {v!r} is not a Slurm release the option "
+                              f"table knows (releases are YY.02, .05, .08 or .11, up to "
+                              f"{NEWEST_RELEASE})")
         p = replace(p, slurm_version=v)
     if "pyxis" in table:
         v = table["pyxis"]
@@ -209,6 +224,10 @@ def find_config(start: Path) -> Path | None:
                 with py.open("rb") as f:
                     if "sbatch-lint" in tomllib.load(f).get("tool", {}):
                         return py
-            except (OSError, tomllib.TOMLDecodeError):
+            except OSError:
                 continue
+            except tomllib.TOMLDecodeError:
+                # broken TOML: ours if it names our table (load_file then reports the error)
+                if OWN_TABLE.search(py.read_text("utf-8", "replace")):
+                    return py
     return None

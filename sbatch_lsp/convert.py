@@ -527,9 +527,22 @@ class _Planner:
                 continue
             if any(a.start < first.start for a in job.batch_assignments(name)):
                 line = "export " + name  # keep the script's own value
+            else:
+                self.note_replaced_option(sites, name)
             lines.append(indent + line + "\n")
         if lines:
             self.edit(at, at, "".join(lines), rank=1)
+
+    def note_replaced_option(self, sites, name: str) -> None:
+        """Say so when the launcher's own ``--master-addr``/``--master-port`` gives way to the
+        exported ``name`` (a site may open only some ports; the user decides)."""
+        option = "master-" + name.split("_")[1].lower()
+        for site in sites:
+            word = site.launch.args.get(option)
+            if word is not None and word.text.strip('"') not in (f"${name}", f"${{{name}}}"):
+                self.notes.append(f"the launcher's --{option}={word.text} is replaced by the "
+                                  f"exported {name}; set {name} yourself if that value matters")
+                return
 
     # ---- directives and the other steps ---------------------------------------------------
     def directives(self, n: int) -> tuple[int | None, int | None]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 from .lint import LintResult
 from .rules import RULES
@@ -82,9 +83,11 @@ def format_text(result: LintResult, path: str, color: bool = False) -> str:
             # measure the caret on the text as shown (a masked secret is shorter)
             src = result.source
             start, end = src.line_starts[line - 1], src.line_end(line - 1)
-            text = masked(result, start, end)
-            lead = len(masked(result, start, min(d.start, end)))
-            width = len(masked(result, d.start, min(max(d.end, d.start), end)))
+            text = masked(result, start, end).expandtabs(8)
+            before = masked(result, start, min(d.start, end))
+            marked = masked(result, d.start, min(max(d.end, d.start), end))
+            lead = _columns(before.expandtabs(8))
+            width = _columns((before + marked).expandtabs(8)) - lead
             out.append(f"  {line:>4} | {text}")
             out.append(f"       | {' ' * lead}{'^' * max(1, width)}")
         for r in d.related:
@@ -93,6 +96,13 @@ def format_text(result: LintResult, path: str, color: bool = False) -> str:
         for f in d.fixes[:2]:
             out.append(f"  fix ({f.applicability}): {f.message}")
     return "\n".join(out)
+
+
+def _columns(text: str) -> int:
+    """Terminal columns ``text`` (no tabs) takes: East Asian wide and full-width characters
+    take two (Unicode UAX #11), combining marks none, everything else one."""
+    return sum(0 if unicodedata.combining(c) else
+               2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
 
 
 def format_concise(result: LintResult, path: str) -> str:

@@ -117,6 +117,50 @@ def test_bad_config_names_the_key(tmp_path):
     assert r.returncode == 2 and "slurm-versio" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_a_broken_pyproject_that_holds_our_table_is_an_error_not_ignored(tmp_path):
+    (tmp_path / "j.sbatch").write_text(BAD)
+    (tmp_path / "pyproject.toml").write_text('[tool.sbatch-lint]\nignore = ["SB201"\n')
+    r = run([str(tmp_path / "j.sbatch")])
+    assert r.returncode == 2 and "pyproject.toml: invalid TOML" in r.stderr
+    # broken elsewhere but naming our table: still ours, still an error
+    (tmp_path / "pyproject.toml").write_text('[tool.ruff\n[tool.sbatch-lint]\nignore = ["SB201"]\n')
+    assert run([str(tmp_path / "j.sbatch")]).returncode == 2
+    # a broken pyproject.toml without our table is someone else's: linted with the defaults
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff\n")
+    assert run([str(tmp_path / "j.sbatch")]).returncode == 1
+
+
+def test_the_summary_counts_named_files_that_are_not_job_scripts(tmp_path):
+    (tmp_path / "build.sh").write_text("#!/bin/bash\nset -x\necho hi\n")
+    (tmp_path / "j.sbatch").write_text(BAD)
+    r = run([str(tmp_path / "build.sh"), str(tmp_path / "j.sbatch")])
+    assert r.stdout.rstrip().endswith(
+        "Linted 2 file(s): 1 finding(s); 1 file(s) not job scripts (no `#SBATCH` line, not "
+        "*.sbatch/*.slurm), so no rule applied.")
+    assert run([str(tmp_path / "j.sbatch")]).stdout.rstrip().endswith(
+        "Linted 1 file(s): 1 finding(s).")
+
+
+def test_select_and_ignore_take_rule_names(tmp_path):
+    (tmp_path / "j.sbatch").write_text(BAD)
+    r = run(["--format", "json", "--ignore", "torchrun-per-task", str(tmp_path / "j.sbatch")])
+    assert "SB201" not in {i["code"] for i in json.loads(r.stdout)}
+    r = run(["--select", "torchrun-per-task", "--format", "json", str(tmp_path / "j.sbatch")])
+    assert {i["code"] for i in json.loads(r.stdout)} == {"SB201"}
+    r = run(["--ignore", "no-such-rule", str(tmp_path / "j.sbatch")])
+    assert r.returncode == 2 and "'no-such-rule' is not a rule code or name" in r.stderr
+
+
+@pytest.mark.parametrize("version,ok", [("22.05", True), ("25.11", True), ("26.05", True),
+                                        ("99.1", False), ("22.06", False), ("27.05", False)])
+def test_slurm_version_must_be_a_release_the_table_knows(tmp_path, version, ok):
+    (tmp_path / ".sbatch-lint.toml").write_text(f'[profile]\nslurm-version = "{version}"\n')
+    (tmp_path / "j.sbatch").write_text(GOOD)
+    r = run([str(tmp_path / "j.sbatch")])
+    assert (r.returncode == 0) == ok, r.stderr
+    assert ok or "is not a Slurm release the option table knows" in r.stderr
+
+
 def test_config_ignore_and_severity(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         "[tool.sbatch-lint]\nignore = ['SB201']\n[tool.sbatch-lint.severity]\nSB202 = 'info'\n")

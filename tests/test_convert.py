@@ -567,3 +567,15 @@ def test_generated_scripts_convert_or_refuse_and_conversion_is_idempotent(text):
         assert r.returncode == 0, (new, r.stderr)
     assert not _loud(new)["SB201"]
     assert convert_srun_native(new, path="gen.sbatch").status == "unchanged"
+
+
+def test_a_replaced_master_address_or_port_is_said():
+    text = (HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n"
+            'head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)\n'
+            "srun torchrun --nnodes=2 --nproc-per-node=4 --node-rank=$SLURM_NODEID "
+            "--master-addr=$MASTER_ADDR --master-port=29533 train.py\n")
+    conv = convert_srun_native(text, path="t.sbatch")
+    assert conv.status == "converted" and PORT in conv.new_text
+    assert conv.notes.count("the launcher's --master-port=29533 is replaced by the exported "
+                            "MASTER_PORT; set MASTER_PORT yourself if that value matters") == 1
+    assert not any("--master-addr" in n for n in conv.notes)  # it named the variable itself

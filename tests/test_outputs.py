@@ -181,3 +181,19 @@ def test_concise_is_one_line_per_finding(tmp_path):
     assert all(x.startswith("bad.sbatch:") for x in lines)
     assert len(lines) == len(json.loads(run(["--format", "json", "bad.sbatch"],
                                             cwd=tmp_path).stdout))
+
+
+def test_text_caret_stands_under_the_range_after_tabs_and_wide_characters():
+    from sbatch_lsp.lint import lint
+    from sbatch_lsp.output import format_text
+
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+            "#SBATCH --gpus-per-node=8\n\techo \"日本\" && torchrun --nproc-per-node=8 train.py\n")
+    out = format_text(lint(text), "t.sbatch").splitlines()
+    k = next(i for i, line in enumerate(out) if line.startswith("t.sbatch:5:") and "SB202" in line)
+    shown, caret = out[k + 1], out[k + 2]
+    # the shown line expands the tab; 日 and 本 take two columns each in a terminal
+    assert shown.endswith('|         echo "日本" && torchrun --nproc-per-node=8 train.py')
+    bar = shown.index("|")
+    column = len(shown[:shown.index("torchrun")]) + 2  # two wide characters before it
+    assert caret.index("^") == column and caret[bar] == "|"
