@@ -389,3 +389,13 @@ async def test_srun_native_conversion_is_a_refactoring(client: LanguageClient):
     await publish_for(client, plain, 1)
     assert await code_actions(client, plain, t.Range(t.Position(0, 0), t.Position(0, 0)),
                               only=["refactor.rewrite"]) in ([], ())
+
+
+def test_bad_json_is_one_log_line_not_a_traceback():
+    message = b"Content-Length: 10\r\n\r\n{not json}"
+    r = subprocess.run([sys.executable, "-m", "sbatch_lsp.server"], input=message,
+                       capture_output=True, timeout=60)
+    err = r.stderr.decode()
+    assert "Unable to handle message (JSONDecodeError:" in err
+    assert "Traceback" not in err
+    assert r.returncode == 1  # stdin closed without a shutdown request (LSP: exit code 1)

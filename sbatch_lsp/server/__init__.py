@@ -11,6 +11,24 @@ import os
 import sys
 
 
+class _Formatter(logging.Formatter):
+    """One line per record: an exception is shown as ``Type: message`` (its traceback only at
+    ``--log-level DEBUG``), so a client that sends bad JSON or drops the connection does not
+    fill the editor's log with pygls' and asyncio's tracebacks."""
+
+    def __init__(self, fmt: str, tracebacks: bool):
+        super().__init__(fmt)
+        self.tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self.tracebacks or not record.exc_info:
+            return super().format(record)
+        kind, exc = record.exc_info[0], record.exc_info[1]
+        line = logging.LogRecord(record.name, record.levelno, record.pathname, record.lineno,
+                                 f"{record.getMessage()} ({kind.__name__}: {exc})", None, None)
+        return super().format(line)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``sbatch-lsp`` and ``python -m sbatch_lsp.server``; returns the exit code."""
     from .. import __version__
@@ -27,8 +45,10 @@ def main(argv: list[str] | None = None) -> int:
         host, _, port = args.tcp.rpartition(":")
         if not host or not port.isdigit():
             p.error("--tcp: expected HOST:PORT, e.g. 127.0.0.1:2087")
-    logging.basicConfig(stream=sys.stderr, level=args.log_level,
-                        format="sbatch-lsp %(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Formatter("sbatch-lsp %(levelname)s %(name)s: %(message)s",
+                                    tracebacks=args.log_level == "DEBUG"))
+    logging.basicConfig(level=args.log_level, handlers=[handler])
     from .app import server
 
     if args.tcp is not None:
