@@ -283,11 +283,10 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
 def _explain(code: str) -> int:
     from importlib import resources
 
-    from .rules import RULES
+    from .rules import RULES, code_of
 
     typed = code.strip()
-    by_name = {r.name: c for c, r in RULES.items()}
-    code = by_name.get(typed.lower(), typed.upper())
+    code = code_of(typed)
     if code not in RULES:
         print(f"sbatch-lint: unknown rule {typed!r}; see --list-rules", file=sys.stderr)
         return 2

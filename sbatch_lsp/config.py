@@ -84,11 +84,10 @@ def parse_codes(value, where: str) -> frozenset[str]:
         if v == "ALL":
             v = "SB"
         if not CODE.match(v):
-            from .rules import RULES  # only for names: the rules are not loaded otherwise
+            from .rules import code_of  # only for names: the rules are not loaded otherwise
 
-            by_name = {r.name: code for code, r in RULES.items()}
-            v = by_name.get(item.strip().lower())
-            if v is None:
+            v = code_of(item)
+            if not CODE.match(v):
                 raise ConfigError(f"{where}: {item.strip()!r} is not a rule code or name "
                                   "(SBnnn, a prefix such as SB4, or a name such as "
                                   "torchrun-per-task)")

@@ -12,7 +12,7 @@ from .config import Config
 from .diagnostics import Diagnostic, Severity
 from .directives import LOOKALIKE, read_directives
 from .job import Job
-from .rules import RULES, finding
+from .rules import RULES, code_of, finding
 from .rules.secrets import Secret, credential_values
 from .shell.parse import parse_script
 from .source import Source, is_job_script
@@ -104,13 +104,7 @@ def _data_lines(source: Source, script) -> frozenset[int]:
 def _suppression_codes(text: str) -> list[str]:
     """The codes of a suppression comment: codes, prefixes (``SB2``) or rule names, as code
     prefixes (upper case)."""
-    by_name = {r.name: c for c, r in RULES.items()}
-    out = []
-    for item in text.split(","):
-        item = item.strip()
-        if item:
-            out.append(by_name.get(item.lower(), item.upper()))
-    return out
+    return [code_of(item) for item in text.split(",") if item.strip()]
 
 
 def _suppress(source: Source, script, diags: list[Diagnostic], config: Config) -> list[Diagnostic]:

@@ -37,6 +37,17 @@ def rule(code: str, name: str, severity: Severity, summary: str):
     return deco
 
 
+def code_of(typed: str) -> str:
+    """The code of the rule named ``typed`` (``torchrun-per-task`` -> ``SB201``); anything else
+    comes back stripped and upper-cased (a code or prefix such as ``SB2``, for the caller to
+    check). Suppression comments, --select/--ignore, --explain and hover all read names so."""
+    typed = typed.strip()
+    for code, r in RULES.items():
+        if r.name == typed.lower():
+            return code
+    return typed.upper()
+
+
 def meta(code: str, name: str, severity: Severity, summary: str) -> None:
     """Register a meta rule produced by the engine itself (no check function)."""
     RULES[code] = Rule(code, name, severity, summary, None)

@@ -10,7 +10,7 @@ from ..directives import OptionUse, read_directives
 from ..lint import SUPPRESS
 from ..options import (Option, option_docs, pyxis_options, resolve_long, sbatch_options,
                        short_table, slurm_env_vars)
-from ..rules import RULES
+from ..rules import RULES, code_of
 from ..source import Source
 
 VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
@@ -50,8 +50,7 @@ def _suppression(own: str, m: re.Match, col: int, start: int):
         pos += len(item) + 1
         if a <= col <= b and b > a:
             typed = own[a:b]
-            by_name = {r.name: c for c, r in RULES.items()}
-            prefix = by_name.get(typed.lower(), typed.upper())
+            prefix = code_of(typed)
             codes = sorted(c for c in RULES if c.startswith(prefix))
             if not codes:
                 return f"`{typed}` names no rule: this suppression does nothing", start + a, start + b
