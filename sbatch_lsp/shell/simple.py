@@ -111,15 +111,9 @@ def _word_end(line: str, i: int) -> int | None:
                 return None
             i = j + 1
         elif c == "$":
-            if line.startswith("${", i):
-                m = BRACED.match(line, i)
-                if not m:
-                    return None
-                i = m.end()
-            elif line.startswith("$(", i) or line.startswith("$'", i) or line.startswith('$"', i):
+            i = _after_dollar(line, i)
+            if i is None:
                 return None
-            else:
-                i += 1
         elif c in SPECIAL:
             return None
         else:
@@ -127,17 +121,24 @@ def _word_end(line: str, i: int) -> int | None:
     return i
 
 
+def _after_dollar(text: str, i: int, quoted: bool = False) -> int | None:
+    """Offset after the ``$`` at ``i`` and what it expands (``$NAME`` reads on as plain word
+    characters, a simple ``${...}`` whole), or ``None`` for a substitution or ``${...}`` outside
+    the subset; unquoted, ``$'...'`` and ``$"..."`` are outside it too."""
+    if text.startswith("${", i):
+        m = BRACED.match(text, i)
+        return m.end() if m else None
+    if text.startswith("$(", i) or not quoted and text.startswith(("$'", '$"'), i):
+        return None
+    return i + 1
+
+
 def _plain_dollars(text: str) -> bool:
     """True if every ``$`` in double-quoted ``text`` starts a plain ``$NAME`` or simple ``${...}``."""
     k = text.find("$")
     while k >= 0:
-        if text.startswith("$(", k):
+        end = _after_dollar(text, k, quoted=True)
+        if end is None:
             return False
-        if text.startswith("${", k):
-            m = BRACED.match(text, k)
-            if not m:
-                return False
-            k = text.find("$", m.end())
-        else:
-            k = text.find("$", k + 1)
+        k = text.find("$", end)
     return True
