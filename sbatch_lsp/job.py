@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from . import options as opts
 from .config import Profile
 from .directives import DirectiveBlock, OptionUse
-from .launchers import Launch, find_launch
+from .launchers import Launch, find_launch, option_value
 from .shell.model import Command, Script, Word
 from .shell.parse import shell_string_index
 from .source import Source
@@ -458,13 +458,5 @@ def _read_srun_options(words, start, table, shorts, may_hold_options=lambda w: T
             takes = shorts.get(letter, True)
             value = w.tail(2, v[2:]) if takes and len(v) > 2 else None
         option_words[name] = w
-        if value is not None:
-            options[name] = value
-            i += 1
-        elif takes and i + 1 < len(words):
-            options[name] = words[i + 1]
-            i += 2
-        else:
-            options[name] = w
-            i += 1
+        options[name], i = option_value(words, i, value, takes)
     return options, option_words, hidden, i

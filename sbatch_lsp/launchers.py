@@ -176,16 +176,21 @@ def _with_options(kind: str, flavour: str, argv: list[Word], start: int,
         takes = None if known is None else known.get(key, known.get(name, None))
         if takes is None:  # an option we do not know takes the next word unless it is an option
             takes = not eq and i + 1 < len(words) and not (words[i + 1].value or "x").startswith("-")
-        if eq:
-            args[key] = w.tail(w.text.find("=") + 1, val)
-            i += 1
-        elif takes and i + 1 < len(words):
-            args[key] = words[i + 1]
-            i += 2
-        else:
-            args[key] = w
-            i += 1
+        inline = w.tail(w.text.find("=") + 1, val) if eq else None
+        args[key], i = option_value(words, i, inline, takes)
     return Launch(kind, flavour, argv[0], argv, args, argv[i:], hidden)
+
+
+def option_value(words: list[Word], i: int, inline: Word | None,
+                 takes: bool) -> tuple[Word, int]:
+    """The value of the option ``words[i]`` and the index after it: its ``inline`` value
+    (``--opt=v``, ``-n4``), else the next word when the option takes one, else the option word
+    itself (a flag)."""
+    if inline is not None:
+        return inline, i + 1
+    if takes and i + 1 < len(words):
+        return words[i + 1], i + 2
+    return words[i], i + 1
 
 
 def find_launch(words: list[Word]) -> Launch | None:
