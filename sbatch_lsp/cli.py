@@ -465,11 +465,9 @@ def _report(reports: list[FileReport], jobs, args) -> int:
         body = "\n".join(lines)
         if args.format == "text":
             others = sum(not r.job_script for r in reports)
-            summary = f"Linted {linted} file(s): {total} finding(s)."
-            if others:
-                summary = (f"Linted {linted} file(s): {total} finding(s); {others} file(s) not "
-                           "job scripts (no `#SBATCH` line, not *.sbatch/*.slurm), so no rule "
-                           "applied.")
+            summary = f"Linted {linted} file(s): {total} finding(s)" + (
+                f"; {others} file(s) not job scripts (no `#SBATCH` line, not *.sbatch/*.slurm), "
+                "so no rule applied." if others else ".")
             if args.fix:
                 summary += f" Fixed {fixed}."
             body = (body + "\n" + summary) if body else summary
