@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sbatch_lsp.convert import convert_srun_native  # noqa: E402
-from sbatch_lsp.diagnostics import Severity  # noqa: E402
-from sbatch_lsp.lint import lint  # noqa: E402
+from sbatch_lsp.convert import convert_srun_native
+from sbatch_lsp.diagnostics import Severity
+from sbatch_lsp.lint import lint
 
 TORCHRUN = re.compile(r"torchrun|torch\.distributed\.(run|launch)")
 
@@ -68,7 +68,7 @@ def main() -> int:
             continue
         try:
             status, problems = check(text, p.name)
-        except Exception as exc:  # the invariant: never a traceback
+        except Exception as exc:  # noqa: BLE001  (the invariant: never a traceback)
             status, problems = "crashed", [f"{type(exc).__name__}: {exc}"]
         counts[status] += 1
         if status == "refused":

@@ -39,7 +39,7 @@ def main() -> int:
         t0 = time.perf_counter()
         try:
             r = lint(text, f.name)
-        except Exception as exc:  # the engine must never raise
+        except Exception as exc:  # noqa: BLE001  (the engine must never raise)
             crashes.append((f.name, repr(exc)))
             continue
         times.append(time.perf_counter() - t0)
@@ -60,7 +60,7 @@ def main() -> int:
                 unparsed.append((f.name, ch.start_line + 1, text))
     valid_unparsed = 0
     if args.bash_check:
-        for name, line, text in unparsed:
+        for _name, _line, text in unparsed:
             ok = subprocess.run(["bash", "-n"], input=text, text=True,
                                 capture_output=True).returncode == 0
             valid_unparsed += ok

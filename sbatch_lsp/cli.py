@@ -261,7 +261,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
                 _write_atomic(path, outcome.text, encoding)
         else:
             result = lint(text, display, cfg)
-    except Exception as exc:  # pragma: no cover - lint() itself catches rule errors
+    except Exception as exc:  # noqa: BLE001  # pragma: no cover - lint() catches rule errors
         rep.error = f"{display}: internal error: {type(exc).__name__}: {exc}"
         return rep
     rep.remaining = len(result.diagnostics)
@@ -357,7 +357,8 @@ def _main(argv) -> int:
     if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
         with ProcessPoolExecutor(max_workers=min(os.cpu_count() or 2, 8)) as ex:
             reports = list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_data)
-                                                   for f, d, c in jobs]), chunksize=8))
+                                                   for f, d, c in jobs], strict=True),
+                                  chunksize=8))
     else:
         reports = [process(f, d, c, args_d, stdin_data) for f, d, c in jobs]
     return _report(reports, jobs, args)
@@ -437,7 +438,7 @@ def _report(reports: list[FileReport], jobs, args) -> int:
     errors: list[str] = []
     fail = False
     total = fixed = linted = 0
-    for rep, (_, _, cfg) in zip(reports, jobs):
+    for rep, (_, _, cfg) in zip(reports, jobs, strict=True):
         if rep.error:
             print(f"sbatch-lint: {rep.error}", file=sys.stderr)
             errors.append(rep.error)

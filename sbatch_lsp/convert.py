@@ -376,7 +376,7 @@ class _Planner:
         else:  # python [opts] -m torch.distributed.run|launch: keep the interpreter
             first = next(w for i, w in enumerate(la.words)
                          if (w.value or "").startswith("-m") and
-                         ((w.value[2:] or (la.words[i + 1].value if i + 1 < len(la.words)
+                         (((w.value or "")[2:] or (la.words[i + 1].value if i + 1 < len(la.words)
                                            else None)) in TORCHRUN_MODULES))
             head = "-m" if (la.has("module") or la.has("m")) else ""
         last = la.words[k - 1]
@@ -462,7 +462,9 @@ class _Planner:
         if not inside(prog) or prog.start < lm.end:
             return None
         gap = self.text[lm.end:prog.start]
-        return lm.end + re.search(r"[ \t]*(\\\n[ \t]*)*$", gap).start()
+        tail = re.search(r"[ \t]*(\\\n[ \t]*)*$", gap)
+        assert tail is not None  # the pattern matches the empty end of any text
+        return lm.end + tail.start()
 
     def training_step(self, step: Step, n: int) -> None:
         """The training step inherits the job's new layout: drop its own task counts, rescale
@@ -520,7 +522,8 @@ class _Planner:
             return
         first = min(launches, key=lambda c: c.start)
         at = job.source.line_start_at(first.start)
-        indent = re.match(r"[ \t]*", self.text[at:]).group(0)
+        rest = self.text[at:]
+        indent = rest[:len(rest) - len(rest.lstrip(" \t"))]
         lines = []
         for name, line in (("MASTER_ADDR", MASTER_ADDR), ("MASTER_PORT", MASTER_PORT)):
             if job.exported(name, before=first.start):
@@ -556,7 +559,7 @@ class _Planner:
             self.refuse("the job gives --ntasks without a --nodes count: the conversion cannot "
                         "tell how many nodes it spans (add --nodes)", ntasks[-1])
         for use in tpn:
-            if use.value != str(n):
+            if use.value != str(n) and use.value_start is not None and use.value_end is not None:
                 self.edit(use.value_start, use.value_end, str(n))
         for k, use in enumerate(ntasks):
             if not tpn and k == len(ntasks) - 1:
@@ -569,10 +572,12 @@ class _Planner:
             at = job.source.line_with_break(line)[1]
             nl = "" if self.text[at - 1:at] == "\n" else "\n"
             self.edit(at, at, f"{nl}#SBATCH --ntasks-per-node={n}\n", rank=0)
-        changed = (None, None)
+        changed: tuple[int | None, int | None] = (None, None)
         cpus = _cpus(d.value("cpus-per-task"), old, n) if old else (1, 1)
         for name in PER_TASK:
             for use in d.all(name):
+                if use.value_start is None or use.value_end is None:
+                    continue  # a flag without a value: nothing to rescale
                 new = self.rescale(name, use.value, use.value_start, use.value_end, old, n,
                                    cpus, use, use.value)
                 if new is not None and new != use.value:
@@ -636,7 +641,7 @@ class _Planner:
                 add += f" --cpus-per-task={c_old}"
             if not add:
                 continue
-            if nested and script.kind == "split":
+            if nested and script is not None and script.kind == "split":
                 # `S="srun …"; $S cmd`: the batch shell expands the value once, and the split
                 # words are not read again: the counts must expand where S is assigned
                 ctx = self.context(step.srun.end - 1)

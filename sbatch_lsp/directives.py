@@ -137,7 +137,7 @@ class DirectiveBlock:
         Refused uses are left out."""
         out: dict[str, OptionUse] = {}
         for o in self.options:
-            if o.ok and o.component == component:
+            if o.ok and o.name is not None and o.component == component:
                 out[o.name] = o
         return out
 

@@ -199,8 +199,8 @@ class Job:
         """Tasks per node of a plain ``srun CMD`` in this allocation."""
         if self.ntasks_per_node.known:
             return self.ntasks_per_node.value
-        if self.ntasks.known:
-            if self.nodes.known and self.nodes.value:
+        if self.ntasks.value is not None:
+            if self.nodes.value:
                 return math.ceil(self.ntasks.value / self.nodes.value)
             if self.ntasks.value == 1:
                 return 1
@@ -211,7 +211,7 @@ class Job:
 
     def multi_node(self) -> bool | None:
         """True when the job asks for more than one node, False for one, None if unknown."""
-        if self.nodes.known:
+        if self.nodes.value is not None:
             return self.nodes.value > 1
         return None
 
@@ -262,7 +262,7 @@ class Job:
         command (``LAUNCHER="torchrun …"``) is the command itself."""
         name = next((e.name for e in w.expansions if e.name), None)
         a = self.script.value_at(name, w.start) if name else None
-        if a is None:
+        if a is None or a.value is None:  # value_at() finds only assignments with a value
             return True
         return (a.value.value or a.value.text).lstrip("\"'( \t\n\\").startswith("-")
 
@@ -309,7 +309,7 @@ class Job:
     def _job_ntasks(self) -> int | None:
         if self.ntasks.known:
             return self.ntasks.value
-        if self.ntasks_per_node.known and self.nodes.known:
+        if self.ntasks_per_node.value is not None and self.nodes.value is not None:
             return self.ntasks_per_node.value * self.nodes.value
         return None
 
@@ -412,7 +412,7 @@ def _find_srun(words: list[Word]) -> int | None:
     for k, w in enumerate(words[:4]):
         if (w.value or "").rsplit("/", 1)[-1] == "srun":
             return k
-        if not (w.value or "").rsplit("/", 1)[-1] in ("time", "nohup", "exec", "command",
+        if (w.value or "").rsplit("/", 1)[-1] not in ("time", "nohup", "exec", "command",
                                                         "stdbuf", "env"):
             return None
     return None

@@ -47,7 +47,7 @@ WRAPPERS = {
 }
 #: wrappers with a subcommand: (name, subcommand) -> (options taking a value, or None when any
 #: option followed by a non-option word takes it; positional words before the command)
-SUBCOMMAND_WRAPPERS = {
+SUBCOMMAND_WRAPPERS: dict[tuple[str, str | None], tuple[set[str] | None, int]] = {
     ("uv", "run"): ({"--with", "--python", "-p", "--project", "--directory", "--extra",
                      "--group", "--env-file", "--index", "--package"}, 0),
     **{(tool, sub): ({"-B", "--bind", "--env", "--pwd", "-W", "--workdir", "-H", "--home",
@@ -206,9 +206,10 @@ def find_launch(words: list[Word]) -> Launch | None:
         while i < len(argv) and (argv[i].value or "").startswith("-") and argv[i].value != "-m" \
                 and not (argv[i].value or "").startswith("-m"):
             i += 1
-        if i < len(argv) and (argv[i].value or "").startswith("-m"):
-            mod = argv[i].value[2:] or (argv[i + 1].value if i + 1 < len(argv) else None)
-            j = i + (1 if argv[i].value[2:] else 2)
+        flag = argv[i].value or "" if i < len(argv) else ""
+        if flag.startswith("-m"):
+            mod = flag[2:] or (argv[i + 1].value if i + 1 < len(argv) else None)
+            j = i + (1 if flag[2:] else 2)
             if mod in TORCHRUN_MODULES:
                 return _with_options("torchrun", TORCHRUN_MODULES[mod], argv, j, TORCHRUN_OPTS,
                                      None)

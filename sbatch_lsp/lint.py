@@ -14,6 +14,7 @@ from .directives import LOOKALIKE, read_directives
 from .job import Job
 from .rules import RULES, code_of, finding
 from .rules.secrets import Secret, credential_values
+from .shell.model import Chunk
 from .shell.parse import parse_script
 from .source import Source, is_job_script
 
@@ -51,13 +52,16 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
             continue
         try:
             diags.extend(r.check(job))
-        except Exception as exc:  # a bug in a rule must not hide the others
+        except Exception as exc:  # noqa: BLE001  (a bug in a rule must not hide the others)
             tb = traceback.extract_tb(exc.__traceback__)[-1]
             if config.enabled("SB003"):
                 diags.append(finding("SB003", 0, 0,
                                      f"internal error in rule {code} ({r.name}): "
                                      f"{type(exc).__name__} at {tb.filename.rsplit('/', 1)[-1]}:"
                                      f"{tb.lineno}; please report it"))
+    if config.enabled("SB003"):
+        diags += [finding("SB003", 0, 0, f"internal error in the shell parser: {err}; please "
+                          "report it") for err in script.internal_errors]
     if config.enabled("SB002"):
         for ch in script.chunks:
             if ch.parser == "none":
@@ -94,7 +98,7 @@ def _merge_repeats(diags: list[Diagnostic]) -> list[Diagnostic]:
 
 
 def _data_lines(source: Source, script) -> frozenset[int]:
-    lines = set()
+    lines: set[int] = set()
     for s, e in [(h.start, h.end) for h in script.heredocs] + list(script.data_spans):
         a, b = source.line_of(s), source.line_of(max(s, e - 1))
         lines.update(range(a + (0 if s == source.line_starts[a] else 1), b + 1))
@@ -111,7 +115,7 @@ def _suppress(source: Source, script, diags: list[Diagnostic], config: Config) -
     """Apply ``# sbatch-lint: disable=`` (the next command, or this line) and
     ``disable-file=``; each takes codes, prefixes or rule names. Report suppressions that
     suppress nothing, or name no rule, as SB001."""
-    chunk_by_line = {}
+    chunk_by_line: dict[int, Chunk] = {}
     for ch in script.chunks:
         for ln in range(ch.start_line, ch.end_line + 1):
             chunk_by_line.setdefault(ln, ch)

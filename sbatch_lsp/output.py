@@ -220,7 +220,7 @@ def format_sarif(results: list[dict], errors: list[str], version: str) -> str:
     could not be linted as tool execution notifications."""
     from pathlib import Path
 
-    invocation = {"executionSuccessful": not errors}
+    invocation: dict[str, object] = {"executionSuccessful": not errors}
     if errors:
         invocation["toolExecutionNotifications"] = [
             {"level": "error", "message": {"text": e}} for e in errors]

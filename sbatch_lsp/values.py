@@ -150,7 +150,7 @@ def _check_time(name: str, value: str) -> ValueProblem | None:
     parts = re.split(r"[-:]", value)
     fields = []
     if "-" in value:
-        fields = [(parts[i], lim) for i, lim in zip(range(1, len(parts)), (24, 60, 60))]
+        fields = [(parts[i], lim) for i, lim in zip(range(1, len(parts)), (24, 60, 60), strict=False)]
     elif value.count(":") == 2:
         fields = [(parts[1], 60), (parts[2], 60)]
     elif value.count(":") == 1:
@@ -336,7 +336,7 @@ def _check_distribution(value: str) -> ValueProblem | None:
         return None
     if not value or value.startswith(","):
         return _refused("distribution", value, expected)
-    base, _, flags = value.partition(",")
+    base, _, _flags = value.partition(",")
     levels = [t for t in base.split(":") if t]
     if not levels or len(levels) > 3:
         return _refused("distribution", value, expected)
@@ -521,7 +521,7 @@ def _check_wait_all_nodes(value: str) -> ValueProblem | None:
 
 
 def _check_get_user_env(value: str) -> ValueProblem | None:
-    n, rest = _strtol(value)
+    _, rest = _strtol(value)
     if rest == "" or rest[:1] in ("s", "S", "l", "L"):
         return None
     return _refused("get-user-env", value, "use [TIMEOUT][S|L]")

@@ -21,8 +21,8 @@ VAR = st.sampled_from(["SLURM_PROCID", "SLURM_NODEID", "SLURM_JOB_NUM_NODES", "M
                        "MASTER_PORT", "HF_TOKEN", "NNODES", "CMD", "HF_HOME"])
 LAUNCH = st.sampled_from([
     "torchrun --nnodes={n} --nproc-per-node=8 --node-rank={r} --master-addr=$MASTER_ADDR t.py",
-    "python -m torch.distributed.run --nproc_per_node 8 --rdzv_backend c10d "
-    "--rdzv_endpoint $H:29400 t.py",
+    ("python -m torch.distributed.run --nproc_per_node 8 --rdzv_backend c10d "
+    "--rdzv_endpoint $H:29400 t.py"),
     "accelerate launch --num_machines {n} --machine_rank {r} t.py",
     "python pretrain_gpt.py --tensor-model-parallel-size 4", "uv run --no-sync python t.py",
     "deepspeed --hostfile h t.py", "colossalai run --nproc_per_node 8 t.py",

@@ -4,7 +4,6 @@ through the editor's own workspace-edit code (tests/editors/)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,9 @@ from conftest import require_tool
 from lsp_support import CASES, ROOT
 from sbatch_lsp.fixer import apply_edits
 from sbatch_lsp.lint import lint
+
+# each editor run has its own 300 s bound; the default per-test timeout would cut it short
+pytestmark = pytest.mark.timeout(900)
 
 EDITORS = ROOT / "tests" / "editors"
 def _cases_with_a_fix():

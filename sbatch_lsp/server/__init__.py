@@ -23,9 +23,9 @@ class _Formatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         if self.tracebacks or not record.exc_info:
             return super().format(record)
-        kind, exc = record.exc_info[0], record.exc_info[1]
+        exc = record.exc_info[1]
         line = logging.LogRecord(record.name, record.levelno, record.pathname, record.lineno,
-                                 f"{record.getMessage()} ({kind.__name__}: {exc})", None, None)
+                                 f"{record.getMessage()} ({type(exc).__name__}: {exc})", None, None)
         return super().format(line)
 
 

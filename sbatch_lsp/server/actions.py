@@ -40,7 +40,7 @@ def workspace_edit(linted: Linted, edits: list[Edit], versioned: bool) -> t.Work
 def quick_fixes(linted: Linted, start: int, end: int, versioned: bool) -> list[t.CodeAction]:
     """Quick fixes and suppressions for the findings whose range touches [start, end]."""
     out = []
-    for d, lsp in zip(linted.result.diagnostics, linted.diagnostics):
+    for d, lsp in zip(linted.result.diagnostics, linted.diagnostics, strict=True):
         if d.end < start or d.start > end:
             continue
         preferred = True

@@ -36,6 +36,7 @@ class SbatchLanguageServer(LanguageServer):
         self.shut_down = False  # a shutdown request came before exit
         self._published: dict[str, int] = {}  # uri -> serial of the lint last published
         self._shown: set[str] = set()
+        self._tasks: set[asyncio.Task] = set()  # publishes in flight (the loop keeps weak refs)
 
     def shutdown(self):
         """Stop without waiting for pygls' stdin reader thread (blocked in a read until the
@@ -50,7 +51,7 @@ class SbatchLanguageServer(LanguageServer):
     # ---- helpers --------------------------------------------------------------------------
     def caps(self, *path, default=None):
         """A nested client capability (``caps("workspace", "diagnostics", "refresh_support")``)."""
-        node = self.client_capabilities
+        node: object = self.client_capabilities
         for name in path:
             node = getattr(node, name, None) if node is not None else None
         return default if node is None else node
@@ -69,7 +70,9 @@ class SbatchLanguageServer(LanguageServer):
 
     def schedule_publish(self, uri: str, fresh: bool = False) -> None:
         if not self.pull:
-            asyncio.ensure_future(self._publish(uri, fresh))
+            task = asyncio.ensure_future(self._publish(uri, fresh))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def _publish(self, uri: str, fresh: bool) -> None:
         try:
@@ -158,7 +161,7 @@ async def pull_diagnostics(ls: SbatchLanguageServer, params: t.DocumentDiagnosti
                 t.CodeActionOptions(code_action_kinds=actions.KINDS))
 async def code_action(ls: SbatchLanguageServer, params: t.CodeActionParams):
     linted = await ls.linted(params.text_document.uri)
-    only = params.context.only
+    only = list(params.context.only) if params.context.only is not None else None
     versioned = bool(ls.caps("workspace", "workspace_edit", "document_changes", default=False))
     out: list[t.CodeAction] = []
     if actions.wanted(t.CodeActionKind.QuickFix, only):

@@ -38,7 +38,6 @@ PATTERNS = {
     "%u": "user name", "%x": "job name", "%b": "job array index modulo 10",
 }
 PATTERN_OPTIONS = {"output", "error", "input"}
-TOKEN = re.compile(r"\S*$")
 DOLLAR = re.compile(r"\$\{?([A-Za-z0-9_]*)$")
 
 
@@ -58,7 +57,7 @@ def complete(line_text: str, line: int, character_of, col: int, config: Config,
     if line_text.startswith("#SBATCH"):
         if col < len("#SBATCH"):
             return []
-        tok = TOKEN.search(before).group(0)
+        tok = before.split()[-1] if before and not before[-1].isspace() else ""
         tok_start = col - len(tok)
         if tok.startswith("--") and "=" in tok:
             return _values(tok, tok_start, config, edit_range)

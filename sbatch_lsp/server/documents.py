@@ -51,7 +51,7 @@ def split_lines_as_lsp(workspace: Workspace) -> None:
         doc.__class__ = LspLinesDocument
         return doc
 
-    workspace._create_text_document = _create
+    workspace._create_text_document = _create  # type: ignore[method-assign]
 
 
 @dataclass
@@ -102,7 +102,7 @@ class Worker:
                 continue
             try:
                 value, exc = job.fn(*job.args), None
-            except BaseException as e:  # reported through the future
+            except BaseException as e:  # noqa: BLE001  (reported through the future)
                 value, exc = None, e
             self.loop.call_soon_threadsafe(_settle, job.future, value, exc)
 
@@ -138,12 +138,18 @@ class Documents:
         self.settings = settings
         self.generation += 1
 
+    def _lint_thread(self) -> Worker:
+        """The thread that lints, started on first use (inside the server's event loop)."""
+        if self._worker is None:
+            self._worker = Worker(asyncio.get_running_loop())
+        return self._worker
+
     async def derived(self, linted: Linted, compute, *args):
         """``compute(linted, *args)`` run on the lint thread, once per lint (fix-all and the
         srun-native conversion lint the text again: they must not block the loop either)."""
         key = (compute, args)
         if key not in linted.cache:
-            linted.cache[key] = self._worker.submit(compute, linted, *args).future
+            linted.cache[key] = self._lint_thread().submit(compute, linted, *args).future
         return await asyncio.shield(linted.cache[key])
 
     def forget(self, uri: str) -> None:
@@ -163,9 +169,7 @@ class Documents:
         held = self._jobs.get(uri)
         if held is not None and held[0] == key and not fresh:
             return held[1].future
-        if self._worker is None:
-            self._worker = Worker(asyncio.get_running_loop())
-        job = self._worker.submit(self._lint, uri, text, doc.version, doc.path, self.generation,
+        job = self._lint_thread().submit(self._lint, uri, text, doc.version, doc.path, self.generation,
                                   self.settings, doc.position_codec)
         if held is not None and not held[1].future.done():
             old = held[1]
@@ -196,7 +200,7 @@ def _forward(src: asyncio.Future, dst: asyncio.Future) -> None:
         return
     if src.cancelled():
         dst.cancel()
-    elif src.exception() is not None:
-        dst.set_exception(src.exception())
+    elif (exc := src.exception()) is not None:
+        dst.set_exception(exc)
     else:
         dst.set_result(src.result())

@@ -67,7 +67,7 @@ def inlay_hints(linted: Linted) -> list[t.InlayHint]:
     job = linted.result.job
     if job is None or not job.directives.lines:
         return []
-    if not (job.nodes.known and job.gpus_per_node.known and job.gpus_per_node.value):
+    if job.nodes.value is None or not job.gpus_per_node.value:
         return []
     total = job.nodes.value * job.gpus_per_node.value
     label = f"{total} GPUs ({job.nodes.value} × {job.gpus_per_node.value})"

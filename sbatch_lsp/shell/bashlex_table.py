@@ -17,6 +17,7 @@ import hashlib
 import importlib.machinery
 import sys
 from pathlib import Path
+from typing import Any
 
 _MODULE = "bashlex.yacc"
 _TABLE_FILE = Path(__file__).with_name("_bashlex_lalr.py")
@@ -42,7 +43,7 @@ def _stored_table():
     return _bashlex_lalr
 
 
-def _table_class(base):
+def _table_class(base: Any) -> Any:
     class StoredLRTable(base):
         """bashlex's ``LRTable``, with the action and goto tables read from ``_bashlex_lalr``."""
 
@@ -79,8 +80,8 @@ class _YaccHook:
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None:
             return None
-        self._loader = spec.loader
-        spec.loader = self
+        self._loader: Any = spec.loader
+        spec.loader = self  # type: ignore[assignment]  # PEP 451, without the importlib.abc bases
         return spec
 
     def create_module(self, spec):
@@ -108,9 +109,9 @@ def build_table() -> tuple[str, dict, dict]:
 
     current = yacc.LRTable
     slow = getattr(current, "slow", current)
-    captured = {}
+    captured: dict[str, Any] = {}
 
-    class Capture(slow):
+    class Capture(slow):  # type: ignore[misc, valid-type]  # a class known at run time
         def __init__(self, grammar, log=None):
             super().__init__(grammar, log)
             captured.update(signature=grammar_signature(grammar), action=self.lr_action, goto=self.lr_goto)

@@ -160,10 +160,12 @@ class Script:
     assignments: list[Assignment] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
     heredocs: list[Heredoc] = field(default_factory=list)
-    functions: dict[str, tuple[int, int]] = field(default_factory=dict)
+    functions: dict[str | None, tuple[int, int]] = field(default_factory=dict)  # None: unnamed
     kind: str = "batch"
     parent: Command | None = None
     data_spans: list[tuple[int, int]] = field(default_factory=list)  # strings spanning lines
+    #: bugs met while building the model (a mask that raised): each becomes an SB003 finding
+    internal_errors: list[str] = field(default_factory=list)
     #: value_at's index, built on first use for this many assignments (see _value_index)
     _index: tuple[int, dict] = field(default=(-1, {}), repr=False)
 

@@ -7,15 +7,16 @@ exception a parser raises is caught; a chunk that no parser reads is recorded (S
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from . import bashlex_table, chunker, masks, simple
 
-bashlex_table.install()
-import bashlex  # noqa: E402  (after install(): bashlex then skips building its parse table)
-
 from .model import UNQUOTED, Assignment, Chunk, Command, Heredoc, Script, Word
 from .words import TextMap, expand_for_shell, scan_word
+
+bashlex_table.install()
+import bashlex  # noqa: E402  (after install(): bashlex then skips building its parse table)
 
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
@@ -65,9 +66,15 @@ class _Builder:
                 self._simple_command(tokens, s)
                 chunk.parser = "simple"
                 continue
+            masked = None
             if len(chunk_text) <= MAX_BASHLEX_CHUNK:
                 try:
                     masked = masks.apply_all(chunk_text)
+                except masks.MaskError as exc:  # a bug: reported (SB003), tree-sitter reads it
+                    self.script.internal_errors.append(
+                        f"{exc} on lines {chunk.start_line + 1}-{chunk.end_line + 1}")
+            if masked is not None:
+                try:
                     if len(masked) != len(chunk_text):
                         masked = chunk_text
                     nodes = bashlex.parse(masked)
@@ -77,7 +84,7 @@ class _Builder:
                     continue
                 except RecursionError:
                     err = "RecursionError"
-                except Exception as exc:  # bashlex raises many types (parsing.md §1)
+                except Exception as exc:  # noqa: BLE001  (bashlex raises many types)
                     err = f"{type(exc).__name__}: {exc}"[:200]
                 del self.script.commands[before:]
                 del self.script.assignments[n_assign:]
@@ -86,7 +93,7 @@ class _Builder:
                 if self._ts_chunk(chunk_text, s):
                     chunk.parser = "tree-sitter"
                     continue
-            except Exception as exc:  # pragma: no cover - tree-sitter does not raise on text
+            except Exception as exc:  # noqa: BLE001  # pragma: no cover - tree-sitter does not raise
                 err = f"{type(exc).__name__}: {exc}"[:200]
             chunk.error = err or "syntax error"
         return self.script
@@ -133,7 +140,7 @@ class _Builder:
             if s <= cmd.start and cmd.end <= e:
                 cmd.background = True
 
-    def _bl_command(self, node, base: int, function: str | None, subst: bool) -> None:
+    def _bl_command(self, node, base: int, function: str | None, subst: bool) -> Command:
         words: list[Word] = []
         prefix: list[tuple[int, int]] = []
         heredocs: list[Heredoc] = []
@@ -179,7 +186,7 @@ class _Builder:
                     idx[pos] = ci
                     pos += 1
             idx[len(data)] = len(chunk_text)
-            conv = idx.__getitem__
+            conv: Callable[[int], int] = idx.__getitem__
         else:
             conv = int
         self._ts_walk(tree.root_node, base, conv, None, False)
@@ -226,7 +233,8 @@ class _Builder:
             self._ts_walk(c, base, conv, function, sub)
 
     def _ts_command(self, node, base, conv, function, subst) -> None:
-        words, prefix = [], []
+        words: list[Word] = []
+        prefix: list[tuple[int, int]] = []
         for c in node.named_children:
             s, e = base + conv(c.start_byte), base + conv(c.end_byte)
             if c.type == "variable_assignment" and not words and node.type == "command":
@@ -340,7 +348,7 @@ def shell_string_index(words: list[Word]) -> int | None:
             continue
         j = k + 1
         while j < len(words) and (words[j].value or "").startswith("-"):
-            flag = words[j].value
+            flag = words[j].value or ""
             j += 1
             if not flag.startswith("--") and "c" in flag[1:]:
                 return j if j < len(words) else None
@@ -426,10 +434,10 @@ def _nest_split(cmd: Command, k: int, tmap: TextMap, lookup, depth: int) -> None
                 words.append(Word(m.text, w.start, w.end, m.text, [], early))
             original[id(words[-1])] = w
             continue
-        for m in re.finditer(r"\S+", val.text):
-            start, end = val.orig_span(m.start(), m.end())
-            words.append(Word(m.group(0), start, end, m.group(0), [],
-                              val.early_in(m.start(), m.end())))
+        for part in re.finditer(r"\S+", val.text):
+            start, end = val.orig_span(part.start(), part.end())
+            words.append(Word(part.group(0), start, end, part.group(0), [],
+                              val.early_in(part.start(), part.end())))
     inner = Script(kind="split", parent=cmd)
     split = Command(words, [], cmd.start, cmd.end, function=cmd.function, script=inner)
     inner.commands.append(split)
@@ -464,15 +472,17 @@ class _Lookup:
             return None
         if id(best) in self.known:
             return self.known[id(best)]
+        assert best.value is not None  # value_at() finds only assignments with a value
         s = self.tmap.index_of(best.value.start)
         if s is None:
             return None
         self.active.add(id(best))
         try:
-            value = expand_for_shell(best.value, self.tmap, s, s + len(best.value.text), self)
+            value: TextMap | None = expand_for_shell(best.value, self.tmap, s,
+                                                     s + len(best.value.text), self)
         finally:
             self.active.discard(id(best))
-        if len(value.text) > self.MAX_VALUE_CHARS:
+        if value is not None and len(value.text) > self.MAX_VALUE_CHARS:
             value = None
         self.known[id(best)] = value
         return value

@@ -111,9 +111,10 @@ def _word_end(line: str, i: int) -> int | None:
                 return None
             i = j + 1
         elif c == "$":
-            i = _after_dollar(line, i)
-            if i is None:
+            after = _after_dollar(line, i)
+            if after is None:
                 return None
+            i = after
         elif c in SPECIAL:
             return None
         else:

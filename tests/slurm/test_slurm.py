@@ -36,7 +36,8 @@ from slurm_cluster import HOSTS, Cluster, Job  # noqa: E402
 from sbatch_lsp.fixer import apply_edits  # noqa: E402
 from sbatch_lsp.lint import lint  # noqa: E402
 
-pytestmark = pytest.mark.slurm
+# the session fixture builds the cluster (minutes); each job has its own bound
+pytestmark = [pytest.mark.slurm, pytest.mark.timeout(1200)]
 
 JOBS = HERE / "jobs"
 #: seconds a job that hangs is given before scancel; a healthy run of these jobs takes about 10 s
@@ -253,18 +254,18 @@ SCENARIOS = [
     Scenario(
         "SB201-static", "SB201", "sb201-static", fails_eaddrinuse,
         "engine:run one task per node in this step",
-        ("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --nproc-per-node=2 "
-         "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT probe.py'",),
-        (f"srun {LAYOUT} bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID "
-         "--nproc-per-node=2 --master-addr=$MASTER_ADDR --master-port=$MASTER_PORT probe.py'",),
+        (("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --nproc-per-node=2 "
+         "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT probe.py'"),),
+        ((f"srun {LAYOUT} bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID "
+         "--nproc-per-node=2 --master-addr=$MASTER_ADDR --master-port=$MASTER_PORT probe.py'"),),
         cut_when="EADDRINUSE"),
     Scenario(
         "SB201-c10d", "SB201", "sb201", fails_surplus_launchers,
         "engine:run one task per node in this step",
-        ('srun --ntasks-per-node=1 torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d '
-         '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py',),
-        (f'srun {LAYOUT} torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d '
-         '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py',),
+        (('srun --ntasks-per-node=1 torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d '
+         '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py'),),
+        ((f'srun {LAYOUT} torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d '
+         '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py'),),
         cut_when="RendezvousConnectionError: ",
         may_hang=True),
     Scenario(
@@ -272,24 +273,24 @@ SCENARIOS = [
         ("srun bash -c 'torchrun --nproc-per-node=2 probe.py'",),
         ('export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',
          "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 10000))",
-         """srun bash -c 'torchrun --nnodes="$SLURM_JOB_NUM_NODES" --node-rank="$SLURM_NODEID" """
+         ("""srun bash -c 'torchrun --nnodes="$SLURM_JOB_NUM_NODES" --node-rank="$SLURM_NODEID" """
          """--master-addr="$MASTER_ADDR" --master-port="$MASTER_PORT" --nproc-per-node=2 """
-         """probe.py'""")),
+         """probe.py'"""))),
     Scenario(
         "SB205", "SB205", "sb205", fails_rendezvous("Rendezvous'ing worker group"), "page",
         ("torchrun --nnodes=2 --node_rank=0 --nproc_per_node=2 \\",
          "  --master_addr=$MASTER_ADDR --master_port=29500 probe.py"),
-        ("srun --ntasks-per-node=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID "
-         "--nproc_per_node=2 \\",
+        (("srun --ntasks-per-node=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID "
+         "--nproc_per_node=2 \\"),
          "  --master_addr=$MASTER_ADDR --master_port=29500 probe.py'"),
         may_hang=True),
     Scenario(
         "SB206", "SB206", "sb206", fails_rendezvous(r"rdzv_endpoint\s*: localhost:29500"),
         "page",
-        ("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=localhost "
-         "--master-port=29500 --nproc-per-node=2 probe.py'",),
-        ("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=$MASTER_ADDR "
-         "--master-port=29500 --nproc-per-node=2 probe.py'",),
+        (("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=localhost "
+         "--master-port=29500 --nproc-per-node=2 probe.py'"),),
+        (("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=$MASTER_ADDR "
+         "--master-port=29500 --nproc-per-node=2 probe.py'"),),
         may_hang=True),
     Scenario(
         "SB301", "SB301", "sb301", fails_all_rank_zero, "cli",
@@ -302,16 +303,16 @@ SCENARIOS = [
         ('export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)',)),
     Scenario(
         "convert-c10d", "SB201", "sb201", fails_surplus_launchers, "convert",
-        ('srun --ntasks-per-node=1 torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d '
-         '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py',),
+        (('srun --ntasks-per-node=1 torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d '
+         '--rdzv-endpoint="$MASTER_ADDR:29400" probe.py'),),
         ("export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
          f"srun bash -c 'export {RANKS}; exec \"$@\"' bash python probe.py"),
         cut_when="RendezvousConnectionError: ",
         may_hang=True),
     Scenario(
         "convert-static", "SB201", "sb201-static", fails_eaddrinuse, "convert",
-        ("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --nproc-per-node=2 "
-         "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT probe.py'",),
+        (("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --nproc-per-node=2 "
+         "--master-addr=$MASTER_ADDR --master-port=$MASTER_PORT probe.py'"),),
         (f"srun bash -c '{RANKS} python probe.py'",),
         cut_when="EADDRINUSE"),
     # the conversion also takes the launches of SB202, SB205 and SB206 to the srun-native shape
@@ -335,8 +336,8 @@ SCENARIOS = [
         "convert-SB206", "SB206", "sb206", fails_rendezvous(r"rdzv_endpoint\s*: localhost:29500"),
         "convert",
         ("#SBATCH --ntasks-per-node=1",
-         "srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=localhost "
-         "--master-port=29500 --nproc-per-node=2 probe.py'"),
+         ("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=localhost "
+         "--master-port=29500 --nproc-per-node=2 probe.py'")),
         ("#SBATCH --ntasks-per-node=2", "export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
          f"srun bash -c '{RANKS} python probe.py'"),
         may_hang=True),
