@@ -39,11 +39,12 @@ def _lines(log_id: str) -> list[str]:
     return (LOGS / f"{log_id}.log").read_text(encoding="utf-8").splitlines()
 
 
-def test_every_log_has_its_metadata():
+def test_every_log_has_its_metadata_and_the_set_is_large_enough():
     logs = {p.stem for p in LOGS.glob("L*.log")}
     metas = set(_ids())
     assert logs == metas, (sorted(logs - metas), sorted(metas - logs))
     assert all(re.fullmatch(r"L\d{3}", i) for i in logs), sorted(logs)
+    assert len(logs) >= 30  # issue 12, item 6
 
 
 @pytest.mark.parametrize("log_id", _ids())
