@@ -250,7 +250,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             result = outcome.before
             d = "".join(difflib.unified_diff(text.splitlines(True), outcome.text.splitlines(True),
                                              display, display))
-            rep.diff = output.mask_text(result, output.mask_text(outcome.result, d))
+            rep.diff = result.mask(outcome.result.mask(d))
         elif args_d["fix"]:
             outcome = fix_text(text, display, cfg, unsafe=args_d["unsafe"])
             result = outcome.result
@@ -372,7 +372,6 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
     2 unreadable; the unified diff (secrets masked); messages for standard error, each
     ``path:line:column: …``. With ``write`` the file is replaced atomically in its own encoding
     (the write path of ``--fix``); standard input is never written."""
-    from . import output
     from .convert import convert_srun_native
     from .source import Source
 
@@ -398,7 +397,7 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
     diff = "".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
                                         display, display))
     for result in conv.linted:
-        diff = output.mask_text(result, diff)
+        diff = result.mask(diff)
     msgs += [f"{display}: note: {note}" for note in conv.notes]
     if write and path != "-":
         try:

@@ -58,7 +58,7 @@ def choose(result: LintResult, unsafe: bool, codes: set[str] | None = None) -> t
     taken: list[Edit] = []
     chosen: list[Fix] = []
     skipped = 0
-    for d in result.diagnostics:
+    for d in result.fixable:
         if codes is not None and d.code not in codes:
             continue
         for fix in d.fixes:

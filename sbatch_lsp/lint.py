@@ -13,7 +13,7 @@ from .diagnostics import Diagnostic, Severity
 from .directives import LOOKALIKE, read_directives
 from .job import Job
 from .rules import RULES, code_of, finding
-from .rules.secrets import Secret, credential_values
+from .secrets import Masker, Secret, credential_values, mask
 from .shell.model import Chunk
 from .shell.parse import parse_script
 from .source import Source, is_job_script
@@ -23,13 +23,40 @@ SUPPRESS = re.compile(r"#\s*sbatch-lint:\s*(disable|disable-file)\s*=\s*([A-Za-z
 
 @dataclass
 class LintResult:
-    """Diagnostics (sorted by position) plus what the output layers need: the Source, the Job
-    (None for unreadable input) and the secret spans to mask."""
+    """What every face reads: the Source, the Job (None when the text is not a job script) and
+    the diagnostics (sorted by position), already masked: no message, related note, fix title
+    or fix edit holds a detected secret (DESIGN.md "Secrets"). ``secrets`` are the detected
+    spans; :meth:`excerpt` and :meth:`mask` show source text and other strings (diffs) masked.
+
+    ``unmasked`` holds the same findings with the fixes as the rules made them, for the fixer
+    alone (``--fix`` writes the script's own text back); no face may print it."""
 
     source: Source
     diagnostics: list[Diagnostic]
     job: Job | None = None
     secrets: list[Secret] = field(default_factory=list)
+    masker: Masker = field(default_factory=Masker)
+    unmasked: list[Diagnostic] | None = None
+
+    @property
+    def fixable(self) -> list[Diagnostic]:
+        """The findings whose fixes the fixer applies (unmasked: see the class docstring)."""
+        return self.unmasked if self.unmasked is not None else self.diagnostics
+
+    def excerpt(self, start: int, end: int) -> str:
+        """``source.text[start:end]`` with every secret touching it masked (``hf_****``)."""
+        text = self.source.text[start:end]
+        for sec in sorted(self.secrets, key=lambda s: -s.start):
+            if sec.end <= start or sec.start >= end:
+                continue
+            s, e = max(sec.start, start) - start, min(sec.end, end) - start
+            text = text[:s] + mask(self.source.text[sec.start:sec.end]) + text[e:]
+        return text
+
+    def mask(self, text: str) -> str:
+        """``text`` (a diff, a log line) with this result's secret values and any token format
+        masked."""
+        return self.masker.text(text)
 
 
 def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> LintResult:
@@ -80,7 +107,9 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
             d.name = RULES[d.code].name
     diags.sort(key=Diagnostic.sort_key)
     secrets = credential_values(job)
-    return LintResult(source, diags, job, secrets)
+    masker = Masker.of(text, secrets)
+    shown = [masker.diagnostic(d, text) for d in diags]
+    return LintResult(source, shown, job, secrets, masker, diags)
 
 
 def _merge_repeats(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -1,7 +1,9 @@
 """Formatters for the CLI: text (with masked source excerpts), concise, json, github, sarif.
 
 Columns: 1-based, in code points; ``end_column`` is exclusive (DESIGN.md "Interfaces").
-No output contains a detected secret value: excerpts are masked.
+No output contains a detected secret value: the result's findings arrive masked
+(:func:`sbatch_lsp.lint.lint`), and source excerpts are shown through
+:meth:`LintResult.excerpt`.
 """
 from __future__ import annotations
 
@@ -11,8 +13,6 @@ import unicodedata
 
 from .lint import LintResult
 from .rules import RULES
-from .rules.secrets import mask
-
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -25,23 +25,7 @@ def _pos(result: LintResult, offset: int) -> tuple[int, int]:
 def masked(result: LintResult, start: int, end: int) -> str:
     """``source.text[start:end]`` as it may be shown: every secret touching it masked
     (``hf_****``), control characters as U+FFFD so a script cannot drive the terminal."""
-    src = result.source
-    text = src.text[start:end]
-    for sec in sorted(result.secrets, key=lambda s: -s.start):
-        if sec.end <= start or sec.start >= end:
-            continue
-        s, e = max(sec.start, start) - start, min(sec.end, end) - start
-        text = text[:s] + mask(src.text[sec.start:sec.end]) + text[e:]
-    return CONTROL.sub("\ufffd", text)
-
-
-def mask_text(result: LintResult, text: str) -> str:
-    """Mask every secret value of ``result`` wherever it appears in ``text`` (for diffs)."""
-    for sec in result.secrets:
-        value = result.source.text[sec.start:sec.end]
-        if value:
-            text = text.replace(value, mask(value))
-    return text
+    return CONTROL.sub("\ufffd", result.excerpt(start, end))
 
 
 def _range(result: LintResult, start: int, end: int) -> dict:
@@ -166,7 +150,7 @@ def _region(result: LintResult, start: int, end: int, snippet: bool = False) -> 
 
 def to_sarif_results(result: LintResult, path: str) -> list[dict]:
     """SARIF ``result`` objects for one file (``ruleIndex`` follows :func:`sarif_rules`).
-    Messages and inserted texts pass through :func:`mask_text`: no secret value leaves."""
+    Messages and inserted texts arrive masked; the snippet is a masked excerpt."""
     index = {code: i for i, code in enumerate(sorted(RULES))}
     artifact = _artifact(path)
 
@@ -178,19 +162,19 @@ def to_sarif_results(result: LintResult, path: str) -> list[dict]:
     for d in result.diagnostics:
         res = {
             "ruleId": d.code, "ruleIndex": index[d.code], "level": SARIF_LEVEL[d.severity.label],
-            "message": {"text": mask_text(result, d.message)},
+            "message": {"text": d.message},
             "locations": [location(d.start, d.end, snippet=True)],
         }
         if d.related:
             res["relatedLocations"] = [
-                location(r.start, r.end) | {"id": i, "message": {"text": mask_text(result, r.message)}}
+                location(r.start, r.end) | {"id": i, "message": {"text": r.message}}
                 for i, r in enumerate(d.related, 1)]
         if d.fixes:
             res["fixes"] = [{
-                "description": {"text": mask_text(result, f.message)},
+                "description": {"text": f.message},
                 "artifactChanges": [{"artifactLocation": artifact, "replacements": [
                     {"deletedRegion": _region(result, e.start, e.end),
-                     "insertedContent": {"text": mask_text(result, e.new_text)}}
+                     "insertedContent": {"text": e.new_text}}
                     for e in f.edits]}],
                 "properties": {"applicability": f.applicability},
             } for f in d.fixes]

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sbatch_lsp.rules.secrets import PLUGIN_PREFILTER, _detectors, find_secrets
+from sbatch_lsp.secrets import PLUGIN_PREFILTER, _detectors, find_secrets
 
 PATTERNS = [pytest.param(rx, id=f"{kind}-{i}") for i, (kind, rx) in enumerate(_detectors())]
 

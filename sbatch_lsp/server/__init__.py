@@ -21,12 +21,24 @@ class _Formatter(logging.Formatter):
         self.tracebacks = tracebacks
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record as one line (a traceback only at DEBUG), every secret in it masked: the
+        token formats, and the values the open documents' lints found (pygls logs whole
+        messages, document texts included, at DEBUG)."""
         if self.tracebacks or not record.exc_info:
-            return super().format(record)
-        exc = record.exc_info[1]
-        line = logging.LogRecord(record.name, record.levelno, record.pathname, record.lineno,
-                                 f"{record.getMessage()} ({type(exc).__name__}: {exc})", None, None)
-        return super().format(line)
+            text = super().format(record)
+        else:
+            exc = record.exc_info[1]
+            line = logging.LogRecord(record.name, record.levelno, record.pathname, record.lineno,
+                                     f"{record.getMessage()} ({type(exc).__name__}: {exc})",
+                                     None, None)
+            text = super().format(line)
+        app = sys.modules.get(f"{__name__}.app")  # the documents whose secrets are known
+        server = getattr(app, "server", None)
+        if server is None:
+            from ..secrets import Masker, find_secrets
+
+            return Masker.of(text, find_secrets(text)).text(text)
+        return server.documents.masker(text).text(text)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -124,8 +124,11 @@ def fix_all(linted: Linted, versioned: bool) -> t.CodeAction | None:
         start = src.line_starts[i1] if i1 < len(old) else len(linted.text)
         end = src.line_starts[i2] if i2 < len(old) else len(linted.text)
         edits.append(Edit(start, end, "".join(new[j1:j2])))
+    shown = linted.result.masker.edits(linted.text, edits)
+    if shown is None:
+        return None  # a secret would travel in the edit (`sbatch-lint --fix` still applies it)
     return t.CodeAction(title=f"Fix all safe sbatch-lint findings ({outcome.applied})",
-                        kind=FIX_ALL, edit=workspace_edit(linted, edits, versioned))
+                        kind=FIX_ALL, edit=workspace_edit(linted, shown, versioned))
 
 
 def srun_native(linted: Linted, versioned: bool) -> t.CodeAction | None:
@@ -136,9 +139,12 @@ def srun_native(linted: Linted, versioned: bool) -> t.CodeAction | None:
     conv = convert_srun_native(linted.text, linted.config, linted.result.source.path)
     if conv.status != "converted":
         return None
+    edits = linted.result.masker.edits(linted.text, list(conv.edits))
+    if edits is None:
+        return None  # a secret would travel in the edit (`--convert srun-native` still shows it masked)
     return t.CodeAction(title="Convert torchrun launches to srun-native (one Slurm task per GPU)",
                         kind=t.CodeActionKind.RefactorRewrite,
-                        edit=workspace_edit(linted, list(conv.edits), versioned))
+                        edit=workspace_edit(linted, edits, versioned))
 
 
 def _lines(text: str) -> list[str]:

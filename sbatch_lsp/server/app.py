@@ -57,6 +57,8 @@ class SbatchLanguageServer(LanguageServer):
         return default if node is None else node
 
     def warn_once(self, message: str) -> None:
+        """Show ``message`` (masked) once per server run."""
+        message = self.documents.masker(message).text(message)
         if message not in self._shown:
             self._shown.add(message)
             self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning,
@@ -193,6 +195,7 @@ def hover(ls: SbatchLanguageServer, params: t.HoverParams) -> t.Hover | None:
     markdown = t.MarkupKind.Markdown in (ls.caps("text_document", "hover", "content_format")
                                          or [t.MarkupKind.Markdown])
     body, start, end = found
+    body = ls.documents.masker(pos.source.text).text(body)
     return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown if markdown else
                                             t.MarkupKind.PlainText, value=body),
                    range=pos.range(start, end))

@@ -21,6 +21,7 @@ from pygls.workspace import TextDocument, Workspace
 
 from ..config import Config
 from ..lint import LintResult, lint
+from ..secrets import Masker, find_secrets
 from .diagnostics import lsp_diagnostics
 from .positions import Positions
 from .settings import Settings, config_for
@@ -132,6 +133,13 @@ class Documents:
         for hover and completion, which never wait for a lint."""
         last = self._last.get(uri)
         return last.config if last is not None else self.settings.config
+
+    def masker(self, text: str = "") -> Masker:
+        """A masker for ``text`` (a document snapshot, a log line) that also knows every
+        secret value the latest lints of the open documents found: for the faces answered
+        without waiting for a lint (hover) and for the server's log."""
+        known = [v for linted in list(self._last.values()) for v in linted.result.masker.values]
+        return Masker.of(text, find_secrets(text), known)
 
     def set_settings(self, settings: Settings) -> None:
         """New editor settings: every later lint uses them."""

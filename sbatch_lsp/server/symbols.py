@@ -31,17 +31,18 @@ def document_symbols(linted: Linted) -> list[t.DocumentSymbol]:
         return []
     pos = linted.positions
     src = linted.result.source
+    shown = linted.result.mask
     out = []
     block = job.directives
     if block.lines:
         first = src.line_starts[block.lines[0].line]
         last = block.lines[-1]
         children = [t.DocumentSymbol(
-            name=f"--{u.name}" + (f"={u.value}" if u.value is not None else ""),
+            name=shown(f"--{u.name}" + (f"={u.value}" if u.value is not None else "")),
             kind=t.SymbolKind.Property, range=pos.range(u.start, u.end),
             selection_range=pos.range(u.start, u.name_end)) for u in block.options if u.ok]
         out.append(t.DocumentSymbol(
-            name="#SBATCH directives", detail=_resources(job) or None,
+            name="#SBATCH directives", detail=shown(_resources(job)) or None,
             kind=t.SymbolKind.Namespace, range=pos.range(first, last.end),
             selection_range=pos.range(first, first + len("#SBATCH")),
             children=children))
@@ -55,7 +56,7 @@ def document_symbols(linted: Linted) -> list[t.DocumentSymbol]:
             layout.append(f"{step.tasks_per_node} task(s)/node")
         line_end = src.line_end(src.line_of(cmd.start))
         out.append(t.DocumentSymbol(
-            name=f"srun {words}".strip(), detail=", ".join(layout) or None,
+            name=shown(f"srun {words}".strip()), detail=", ".join(layout) or None,
             kind=t.SymbolKind.Event, range=pos.range(cmd.start, max(cmd.end, cmd.start)),
             selection_range=pos.range(step.srun.start, min(step.srun.end, line_end))))
     return out
@@ -76,5 +77,5 @@ def inlay_hints(linted: Linted) -> list[t.InlayHint]:
     if seconds:
         label += f", {total * seconds / 3600:g} GPU-hours at --time={limit}"
     end = linted.positions.position(job.directives.lines[-1].end)
-    return [t.InlayHint(position=end, label=label, padding_left=True,
+    return [t.InlayHint(position=end, label=linted.result.mask(label), padding_left=True,
                         tooltip="sbatch-lsp: what this job requests (sbatchLsp inlayHints)")]

@@ -1,0 +1,100 @@
+"""SB5xx: credentials in job scripts.
+
+Slurm keeps a copy of every batch script (``scontrol write batch_script``, accounting), so a
+literal token leaks to admins and accounting even from a private repository. Detection and
+masking live in :mod:`sbatch_lsp.secrets`; these rules report what it finds.
+"""
+from __future__ import annotations
+
+import re
+
+from ..secrets import credential_name, credential_values, random_literal
+from ..shell.model import DOUBLE, UNQUOTED
+from . import Edit, Fix, Related, Severity, finding, rule
+
+
+@rule("SB501", "hardcoded-credential", Severity.ERROR,
+      "a literal token in the script (git and Slurm's stored job script keep copies)")
+def hardcoded_credential(job):
+    for sec in credential_values(job):
+        fixes = []
+        a = next((a for a in job.script.assignments if a.value is not None and
+                  a.value.start <= sec.start and sec.end <= a.value.end), None)
+        if a is not None and a.value.value is not None and \
+                sec.end - sec.start == len(a.value.value):
+            name = a.name
+            file = ("${HF_TOKEN_FILE:-$HOME/.cache/huggingface/token}" if name.startswith("HF")
+                    else f"$HOME/.secrets/{name.lower()}")
+            fixes.append(Fix(f"read {name} from a file at run time",
+                             (Edit(a.value.start, a.value.end, f"\"$(cat \"{file}\")\""),),
+                             safe=False))
+        yield finding("SB501", sec.start, sec.end,
+                      f"a {sec.kind} is written into the script: git history and Slurm's stored "
+                      "copy of the job script keep it; revoke it now and read it at run time from "
+                      "a 0600 file or the submitting environment", fixes=fixes)
+
+
+XTRACE_SHEBANG = re.compile(r"#!\S*(?:\s+\S*)?\s+-[A-Za-z]*x")
+
+
+def _xtrace_switch(args: list) -> bool | None:
+    """True when ``set ARGS`` turns xtrace on (``-x``, ``-Eeuxo``, ``-o xtrace``), False when it
+    turns it off (``+x``, ``+o xtrace``), None when it leaves it alone."""
+    for k, a in enumerate(args):
+        if not a:
+            continue
+        if a in ("-o", "+o") and k + 1 < len(args) and args[k + 1] == "xtrace":
+            return a == "-o"
+        if re.fullmatch(r"[-+][A-Za-z]*x[A-Za-z]*", a):
+            return a[0] == "-"
+    return None
+
+
+@rule("SB502", "exposed-credential", Severity.WARNING,
+      "a credential printed by `set -x`, passed on a command line, or expanded into `bash -c`")
+def exposed_credential(job):
+    assigned_by: dict[int, list] = {}
+    for a in job.script.assignments:
+        if a.command is not None and a.value is not None and credential_name(a.name) and (
+                a.value.value is None or random_literal(a.value.value)):
+            assigned_by.setdefault(id(a.command), []).append(a)
+    # where xtrace was turned on: (start, end), or None while it is off
+    first = job.source.line_text(0)
+    xtrace = (0, len(first)) if XTRACE_SHEBANG.match(first) else None
+    for cmd in sorted(job.script.commands, key=lambda c: c.start):
+        argv = cmd.argv()
+        if argv and argv[0] == "set":
+            switch = _xtrace_switch(argv[1:])
+            if switch is not None:
+                xtrace = (cmd.start, cmd.end) if switch else None
+        if xtrace is not None:
+            # xtrace prints assignments with their expanded value (``+ export HF_TOKEN=hf_…``):
+            # a token read at run time (``"$(< file)"``, ``$OTHER``) is printed into the job's
+            # output file, and so is a literal one (SB501 reports the literal itself). The range
+            # is the name, so SB501's fix (literal -> ``"$(cat …)"``) keeps the same finding
+            # instead of creating a new one.
+            for a in assigned_by.get(id(cmd), ()):
+                yield finding("SB502", a.start, a.start + len(a.name),
+                              f"`set -x` prints this assignment with the expanded value of "
+                              f"{a.name} into the job's output file; turn xtrace off around it "
+                              "(`set +x` … `set -x`)",
+                              related=[Related(*xtrace, "xtrace is on from here")])
+        if not cmd.words or argv[0] in ("export", "declare", "local", "readonly", "unset"):
+            continue
+        if argv[0] in ("[", "[[", "test") and xtrace is None:
+            continue  # a builtin test: no process, nothing in `ps`
+        for w in cmd.words[1:]:
+            for e in w.expansions:
+                if not e.name or not credential_name(e.name) or e.quoting not in (UNQUOTED,
+                                                                                    DOUBLE):
+                    continue
+                why = []
+                related = []
+                if xtrace is not None:
+                    why.append("`set -x` prints the expanded value into the job's output file")
+                    related.append(Related(*xtrace, "xtrace is on from here"))
+                why.append("a command-line argument is visible to every user in `ps`")
+                yield finding("SB502", e.start, e.end,
+                              f"${e.name} is passed on the command line: " + "; ".join(why)
+                              + "; let the tool read it from the environment or a file",
+                              related=related)

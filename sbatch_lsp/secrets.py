@@ -1,0 +1,237 @@
+"""Secret detection and masking: infrastructure, not a rule (SB501/SB502 read it).
+
+Detection finds credential values in a script's text: token formats anywhere, inside longer words
+too (``extrahf_…``, ``key=hf_…``), comments and directive values included, and literal values
+assigned to credential-named variables. Token formats come from detect-secrets' plugins; Hugging
+Face and W&B keys, which it lacks, are added here.
+
+Masking happens once, at the result boundary: :func:`sbatch_lsp.lint.lint` hands every face a
+result whose messages, related notes and fixes hold no detected value (:class:`Masker`), so no
+output of any kind (CLI formats, ``--diff``, LSP, logs) carries one. Only ``--fix`` and the fixer
+see the unmasked fixes, because they must write the script's own text back.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from .diagnostics import Diagnostic, Edit, Fix, Related
+
+if TYPE_CHECKING:
+    from .job import Job
+
+#: a credential word as a whole ``_``-separated part of a name (HF_TOKEN, DOCKER_PASSWD), not
+#: inside another word (TOKENIZER, MAX_NEW_TOKENS)
+CRED_NAME = re.compile(r"(?:^|_)(TOKEN|API_?KEY|SECRET|PASSWORD|PASSWD|PASS|ACCESS_KEY|"
+                       r"PRIVATE_KEY|AUTH)(?:_|$)", re.IGNORECASE)
+#: parts that make a credential-looking name a count or a setting (NUM_TOKENS, TOKEN_LEN)
+QUANTITY = re.compile(r"(?:^|_)(MAX|MIN|NUM|LEN|LENGTH|COUNT|PER|SIZE|LIMIT|IDS?|TYPES?)(?:_|$)",
+                      re.IGNORECASE)
+#: formats detect-secrets lacks; no leading word boundary, so a token glued to another word
+#: (``extrahf_…``, ``--comment=xhf_…``) is found too
+OWN_FORMATS = [
+    ("Hugging Face token", re.compile(r"hf_[A-Za-z0-9]{30,}")),
+    ("W&B API key", re.compile(r"(?:WANDB_API_KEY\s*=\s*['\"]?|wandb\s+login\s+(?:--relogin\s+)?)"
+                               r"([0-9a-f]{40}|[A-Za-z0-9_-]{40,86})\b")),
+]
+#: names that hold where a credential is, not the credential (``HF_TOKEN_FILE``, ``…_PATH``);
+#: SB501's own fix reads ``${HF_TOKEN_FILE:-…}``, which must not raise SB502
+NOT_CRED_NAME = re.compile(r"(_FILE|_PATH|_DIR|_HOME)$", re.IGNORECASE)
+PLACEHOLDER = re.compile(r"^(<.*>|\$.*|.*your[_-]?(token|key|secret).*|.*_here|x{6,}|\*{3,}|"
+                         r"changeme|dummy|example.*|.*\.\.\..*|none|null|)$", re.IGNORECASE)
+PLUGINS = ("aws.AWSKeyDetector", "github_token.GitHubTokenDetector",
+           "gitlab_token.GitLabTokenDetector", "openai.OpenAIDetector", "slack.SlackDetector",
+           "stripe.StripeDetector", "private_key.PrivateKeyDetector",
+           "pypi_token.PypiTokenDetector", "npm.NpmDetector", "sendgrid.SendGridDetector",
+           "discord.DiscordBotTokenDetector", "telegram_token.TelegramBotTokenDetector",
+           "twilio.TwilioKeyDetector", "jwt.JwtTokenDetector", "mailchimp.MailchimpDetector",
+           "azure_storage_key.AzureStorageKeyDetector", "artifactory.ArtifactoryDetector")
+#: a line can hold one of our own formats only if it says this
+OWN_PREFILTER = re.compile(r"hf_|wandb", re.IGNORECASE)
+#: a substring every detect-secrets format above needs (one alternative per denylist pattern;
+#: tests/test_secrets.py checks it against strings generated from the plugins' own patterns).
+#: Importing detect-secrets costs ~250 ms, so it is loaded only for lines that pass this.
+PLUGIN_PREFILTER = re.compile(
+    r"A3T|ABIA|ACCA|AKIA|ASIA|(?i:aws|xox|hooks\.slack)|gh[pousr]_|GR1348941|sk-|k_live_|"
+    r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|"
+    r"PRIVATE KEY|PuTTY|pypi-|_authToken|SG\.|\.[A-Za-z\d_-]{6}\.|\d{8,10}:|AC[a-z0-9]{32}|"
+    r"SK[a-z0-9]{32}|eyJ|-us\d|AccountKey=|AKC|AP[\dA-F]")
+#: prefixes a mask keeps, so a reader still sees which kind of token it was
+KEPT_PREFIX = re.compile(r"(hf_|gh[pousr]_|github_pat_|glpat-|sk-|xox[abpr]-|AKIA|npm_|pypi-)")
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A detected credential: kind and the character span ``[start, end)`` of its value in the
+    text it was found in (the value itself is never printed)."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@lru_cache(maxsize=1)
+def _detectors() -> list[tuple[str, re.Pattern]]:
+    """(kind, regex) pairs from detect-secrets' format plugins (imported lazily: start-up)."""
+    import importlib
+
+    out = []
+    for spec in PLUGINS:
+        mod, cls = spec.rsplit(".", 1)
+        try:
+            plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{mod}"), cls)
+        except (ImportError, AttributeError):
+            continue
+        for rx in getattr(plugin, "denylist", ()):
+            out.append((plugin.secret_type, rx))
+    return out
+
+
+def find_secrets(text: str) -> list[Secret]:
+    """Every token-format credential in ``text`` (comments, directive values and the inside of
+    longer words included), as non-overlapping spans in character offsets, sorted."""
+    found: dict[tuple[int, int], Secret] = {}
+    offset = 0
+    for line in text.split("\n"):
+        if OWN_PREFILTER.search(line):
+            for kind, rx in OWN_FORMATS:
+                for m in rx.finditer(line):
+                    g = 1 if m.groups() else 0
+                    s, e = m.span(g)
+                    found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
+        if PLUGIN_PREFILTER.search(line):
+            for kind, rx in _detectors():
+                for m in rx.finditer(line):
+                    # a group of secret length is the value inside its context (AWS secret key);
+                    # a short one is a prefix (``ghp`` of a GitHub token): keep the whole match
+                    g = 1 if m.groups() and len(m.group(1) or "") >= 16 else 0
+                    s, e = m.span(g)
+                    if e - s >= 8 and not PLACEHOLDER.match(line[s:e]):
+                        found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
+        offset += len(line) + 1
+    # drop spans inside (or overlapping) earlier ones
+    out: list[Secret] = []
+    for sec in sorted(found.values(), key=lambda x: (x.start, -x.end)):
+        if out and sec.start < out[-1].end:
+            continue
+        out.append(sec)
+    return out
+
+
+def mask(value: str) -> str:
+    """``hf_abc…`` -> ``hf_****``: keep a short known prefix, hide the rest."""
+    m = KEPT_PREFIX.match(value)
+    return (m.group(1) if m else "") + "****"
+
+
+def credential_name(name: str) -> bool:
+    """``HF_TOKEN``, ``WANDB_API_KEY``, ``redis_password`` …, but not ``HF_TOKEN_FILE``,
+    ``SECRETS_DIR``, ``TOKENIZER`` or ``MAX_NEW_TOKENS``."""
+    return bool(CRED_NAME.search(name)) and not NOT_CRED_NAME.search(name) and \
+        not QUANTITY.search(name)
+
+
+def random_literal(v: str) -> bool:
+    """A literal that looks like a real key: not a placeholder, 16+ characters mixing letters and
+    digits, 8+ distinct characters, no blanks, slashes or ``$``."""
+    return not PLACEHOLDER.match(v) and len(v) >= 16 and bool(re.search(r"[0-9]", v)) and \
+        bool(re.search(r"[A-Za-z]", v)) and len(set(v)) >= 8 and not re.search(r"[\s/$]", v)
+
+
+def credential_values(job: Job) -> list[Secret]:
+    """Secrets in the job: format matches plus literal values of credential-named assignments
+    (computed once per job), sorted by offset."""
+    return job.derived(_credential_values)
+
+
+def _credential_values(job: Job) -> list[Secret]:
+    secrets = list(find_secrets(job.source.text))
+    for a in job.script.assignments:
+        if a.value is None or a.value.value is None or not credential_name(a.name):
+            continue
+        v = a.value.value
+        if not random_literal(v):
+            continue
+        s = a.value.start + (1 if a.value.text[:1] in "\"'" else 0)
+        e = s + len(v)
+        if not any(x.start < e and s < x.end for x in secrets):
+            secrets.append(Secret(f"literal {a.name}", s, e))
+    return sorted(secrets, key=lambda x: x.start)
+
+
+@dataclass(frozen=True)
+class Masker:
+    """Masks the detected values of one text wherever they reappear, plus any token format.
+
+    ``values`` are the secret values (longest first, so a value inside another is masked as
+    part of the longer one).
+    """
+
+    values: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, text: str, secrets: Iterable[Secret], extra: Iterable[str] = ()) -> Masker:
+        """The masker for ``text`` given the secrets detected in it (:func:`credential_values`
+        or :func:`find_secrets`), plus ``extra`` values known from elsewhere (an earlier
+        lint)."""
+        values = {text[s.start:s.end] for s in secrets} | set(extra)
+        return cls(tuple(sorted((v for v in values if v), key=lambda v: (-len(v), v))))
+
+    def text(self, s: str) -> str:
+        """``s`` with every known value and every token format in it masked (``hf_****``)."""
+        for v in self.values:
+            if v in s:
+                s = s.replace(v, mask(v))
+        for sec in reversed(find_secrets(s)):
+            s = s[:sec.start] + mask(s[sec.start:sec.end]) + s[sec.end:]
+        return s
+
+    def carries(self, s: str) -> bool:
+        """Whether ``s`` holds a known value or a token format."""
+        return any(v in s for v in self.values) or bool(find_secrets(s))
+
+    def edits(self, text: str, edits: Sequence[Edit]) -> list[Edit] | None:
+        """``edits`` (offsets into ``text``) as they may be shown and sent to an editor: an edit
+        whose new text carries a secret is split into the character-level changes it makes
+        (a token it only copies stays out of the edit); None when a secret would still travel
+        in the new text (the fix then cannot be shown without it)."""
+        out: list[Edit] = []
+        for e in edits:
+            if not self.carries(e.new_text):
+                out.append(e)
+                continue
+            old = text[e.start:e.end]
+            sm = difflib.SequenceMatcher(None, old, e.new_text, autojunk=False)
+            for tag, i1, i2, j1, j2 in sm.get_opcodes():
+                if tag == "equal":
+                    continue
+                part = Edit(e.start + i1, e.start + i2, e.new_text[j1:j2])
+                if self.carries(part.new_text):
+                    return None
+                out.append(part)
+        return out
+
+    def diagnostic(self, d: Diagnostic, text: str) -> Diagnostic:
+        """``d`` as every face may show it: message, related notes and fix titles masked; each
+        fix's edits as :meth:`edits` gives them, and a fix that cannot be shown without a secret
+        left out (``--fix`` still applies it from the unmasked result)."""
+        if not self.values and not any(self.carries(s) for s in _strings(d)):
+            return d
+        fixes = []
+        for f in d.fixes:
+            edits = self.edits(text, f.edits)
+            if edits is not None:
+                fixes.append(Fix(self.text(f.message), tuple(edits), f.safe))
+        return replace(d, message=self.text(d.message),
+                       related=[Related(r.start, r.end, self.text(r.message)) for r in d.related],
+                       fixes=fixes)
+
+
+def _strings(d: Diagnostic) -> list[str]:
+    """Every text a finding carries (message, notes, fix titles and inserted texts)."""
+    return [d.message, *(r.message for r in d.related),
+            *(s for f in d.fixes for s in (f.message, *(e.new_text for e in f.edits)))]
