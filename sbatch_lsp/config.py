@@ -73,26 +73,42 @@ class Config:
 
 def parse_codes(value, where: str) -> frozenset[str]:
     """Rule codes, prefixes or rule names from a string or list (``ALL`` = every rule), as codes
-    and prefixes; ConfigError names ``where`` for anything else."""
+    and prefixes. ConfigError names ``where`` for a value that is not a list of strings and for
+    an entry that names no rule (``SB99``, ``SB999``, a misspelt name): such an entry would
+    silently select or ignore nothing."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: expected a list of rule codes such as [\"SB201\", \"SB4\"]")
+    from .rules import RULES, code_of  # loaded only when a configuration names codes
+
     out = set()
     for item in value:
         v = item.strip().upper()
         if v == "ALL":
             v = "SB"
         if not CODE.match(v):
-            from .rules import code_of  # only for names: the rules are not loaded otherwise
-
             v = code_of(item)
             if not CODE.match(v):
                 raise ConfigError(f"{where}: {item.strip()!r} is not a rule code or name "
                                   "(SBnnn, a prefix such as SB4, or a name such as "
                                   "torchrun-per-task)")
+        if not any(code.startswith(v) for code in RULES):
+            raise ConfigError(f"{where}: {item.strip()!r} matches no rule "
+                              "(see sbatch-lint --list-rules)")
         out.add(v)
     return frozenset(out)
+
+
+def _level(value, where: str) -> Severity:
+    """A severity from a configuration value (a string); ConfigError names ``where``."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected one of \"error\", \"warning\", \"info\", "
+                          f"\"hint\" (a string), not {type(value).__name__} {value!r}")
+    try:
+        return Severity.parse(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def from_table(table: dict, where: str, base: Config | None = None) -> Config:
@@ -113,20 +129,19 @@ def from_table(table: dict, where: str, base: Config | None = None) -> Config:
         sev = table["severity"]
         if not isinstance(sev, dict):
             raise ConfigError(f"{where}: severity: expected a table such as {{SB204 = \"error\"}}")
+        from .rules import RULES, code_of
+
         out = dict(cfg.severity)
-        for code, level in sev.items():
-            if not re.fullmatch(r"SB\d{3}", code):
-                raise ConfigError(f"{where}: severity: {code!r} is not a rule code")
-            try:
-                out[code] = Severity.parse(str(level))
-            except ValueError as exc:
-                raise ConfigError(f"{where}: severity.{code}: {exc}") from None
+        for typed, level in sev.items():
+            code = code_of(typed)
+            if code not in RULES:
+                raise ConfigError(f"{where}: severity: {typed!r} is not a rule code or name "
+                                  "(one rule per key, e.g. SB204 or gpu-count-mismatch; see "
+                                  "sbatch-lint --list-rules)")
+            out[code] = _level(level, f"{where}: severity.{typed}")
         cfg = replace(cfg, severity=out)
     if "fail-on" in table:
-        try:
-            cfg = replace(cfg, fail_on=Severity.parse(str(table["fail-on"])))
-        except ValueError as exc:
-            raise ConfigError(f"{where}: fail-on: {exc}") from None
+        cfg = replace(cfg, fail_on=_level(table["fail-on"], f"{where}: fail-on"))
     if "profile" in table:
         cfg = replace(cfg, profile=_profile(table["profile"], f"{where}: profile", cfg.profile))
     return cfg
@@ -141,7 +156,10 @@ def _profile(table, where: str, base: Profile) -> Profile:
                           f"(known: {', '.join(sorted(PROFILE_KEYS))})")
     p = base
     if "slurm-version" in table:
-        v = str(table["slurm-version"])
+        v = table["slurm-version"]
+        if not isinstance(v, str):
+            raise ConfigError(f"{where}.slurm-version: expected a string such as \"22.05\" "
+                              f"(quoted: TOML reads {v!r} as a {type(v).__name__})")
         try:
             major, month = version_key(v)
         except ValueError as exc:
@@ -164,7 +182,8 @@ def _profile(table, where: str, base: Profile) -> Profile:
         p = replace(p, gpus_per_node=v)
     if "gpu-arch" in table:
         v = table["gpu-arch"]
-        if not isinstance(v, dict) or not all(str(a).lower() in ARCHS for a in v.values()):
+        if not isinstance(v, dict) or not all(isinstance(a, str) and a.lower() in ARCHS
+                                              for a in v.values()):
             raise ConfigError(f"{where}.gpu-arch: expected a table partition = "
                               "\"ampere\"|\"hopper\"|\"blackwell\"")
         p = replace(p, gpu_arch={str(k): str(a).lower() for k, a in v.items()})
