@@ -26,7 +26,21 @@ OTHER_LANGUAGES = (".md", ".rst", ".txt", ".py", ".ipynb", ".json", ".yaml", ".y
                    ".cfg", ".ini", ".html", ".js", ".ts", ".c", ".h", ".cpp", ".go", ".rs",
                    ".java", ".r", ".R", ".jl", ".lua", ".pl", ".rb", ".csv", ".log", ".out")
 MAX_BYTES = 64 * 1024 * 1024
+EXIT_CODES = """exit codes:
+  0  no finding at or above --fail-on (default: the configuration's fail-on, else warning),
+     or --exit-zero
+  1  a finding at or above it
+  2  a usage, configuration or I/O error"""
 PARALLEL_MIN_FILES = 24
+
+
+#: The subcommands (DESIGN.md "Interfaces": ``sbatch-lint show|triage|profile …``): name ->
+#: (module, one-line summary). The module is imported only when its subcommand runs, and has
+#: ``main(argv: list[str]) -> int`` (argv: the words after the name; its own ``--help``). To plug
+#: a subcommand in, add its line here; one not built yet is simply absent, and its name is then
+#: an ordinary path. A file named like a subcommand is linted as ``./show``.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+}
 
 
 class UsageError(Exception):
@@ -50,9 +64,18 @@ class FileReport:
 
 
 def _parser() -> argparse.ArgumentParser:
+    listed = "".join(f"\n  sbatch-lint {name} …  {summary}"
+                     for name, (_, summary) in sorted(SUBCOMMANDS.items()))
+    epilog = EXIT_CODES
+    if SUBCOMMANDS:
+        epilog = (f"subcommands (each has --help):{listed}\n(a file named like one is "
+                  f"written with its folder: ./{min(SUBCOMMANDS)})\n\n{epilog}")
     p = argparse.ArgumentParser(
-        prog="sbatch-lint",
-        description="Lint Slurm batch scripts for the launch mistakes sbatch accepts silently.")
+        prog="sbatch-lint", usage="%(prog)s [options] [PATH ...]" + (
+            f"\n       %(prog)s {{{','.join(sorted(SUBCOMMANDS))}}} ..." if SUBCOMMANDS else ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Lint Slurm batch scripts for the launch mistakes sbatch accepts silently.",
+        epilog=epilog)
     p.add_argument("paths", nargs="*", help="files or directories ('-' reads standard input)")
     p.add_argument("--format", choices=("text", "concise", "json", "github", "sarif"), default="text")
     p.add_argument("--output-file", metavar="PATH", help="write the report here")
@@ -313,8 +336,14 @@ def _list_rules() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``sbatch-lint`` and ``python -m sbatch_lsp``; returns the exit code."""
+    """Entry point of ``sbatch-lint`` and ``python -m sbatch_lsp``; returns the exit code.
+
+    ``argv`` (default: ``sys.argv[1:]``) whose first word names a subcommand of
+    :data:`SUBCOMMANDS` runs that subcommand's ``main`` with the rest; anything else lints."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        if argv and argv[0] in SUBCOMMANDS:
+            return _subcommand(argv[0], argv[1:])
         return _main(argv)
     except UsageError as exc:
         print(f"sbatch-lint: error: {exc}", file=sys.stderr)
@@ -328,7 +357,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _main(argv) -> int:
+def _subcommand(name: str, argv: list[str]) -> int:
+    """Run subcommand ``name`` (its module imported now) with ``argv``."""
+    from importlib import import_module
+
+    module, _ = SUBCOMMANDS[name]
+    return int(import_module(module).main(argv))
+
+
+def _main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.explain:
         return _explain(args.explain)
