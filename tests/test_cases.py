@@ -18,7 +18,7 @@ if not (CASES_DIR / "expected.json").is_file():
 IMPLEMENTED = {"SB100", "SB101", "SB102", "SB103", "SB104", "SB105", "SB106", "SB107", "SB108",
                "SB109", "SB110", "SB111", "SB112", "SB113", "SB201", "SB202", "SB203", "SB204",
                "SB205", "SB206", "SB207", "SB301", "SB302", "SB401", "SB402", "SB403", "SB501",
-               "SB502"}
+               "SB502", "SB601"}
 
 
 def _cases():
