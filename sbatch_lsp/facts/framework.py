@@ -50,6 +50,8 @@ MEGATRON_FLAGS = {
     "no-async-tensor-model-parallel-allreduce": "no_async_allreduce",
     "hidden-size": "hidden", "moe-ffn-hidden-size": "moe_ffn_hidden",
     "moe-router-topk": "topk",
+    # Megatron-DeepSpeed (bigscience-workshop/Megatron-DeepSpeed): DeepSpeed's pipeline engine
+    "deepspeed": "deepspeed",
     # slime / OpenRLHF: the actor's world, sized by the framework (Ray), not by srun
     "actor-num-nodes": "world_nodes", "actor-num-gpus-per-node": "world_gpus_per_node",
 }
@@ -69,7 +71,7 @@ OVERRIDE = re.compile(r"^\+{0,2}(model|train|trainer)\.([a-z_]+)=(.*)$")
 TRAINER_KEYS = {"num_nodes": "world_nodes", "devices": "world_gpus_per_node"}
 #: keys whose value is a flag (present = on) on a Megatron-LM command line
 FLAG_KEYS = {"sp", "gqa", "decrease_gbs", "embedding_in_split", "loss_in_split", "fsdp",
-             "moe_overlap", "no_async_allreduce"}
+             "moe_overlap", "no_async_allreduce", "deepspeed"}
 #: keys whose value is text, not a number
 TEXT_KEYS = {"pp_layout", "hybrid", "rampup"}
 TRUE = {"true", "1", "yes", "on"}
@@ -82,6 +84,9 @@ JOB_NODES = {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}
 JOB_GPUS = {"SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE"}
 REF = re.compile(r'^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)(\[[@*]\])?\}?"?$')
 MAX_DEPTH = 4
+#: settings only Megatron's parallel layout has: a program with none of them and no Megatron,
+#: NeMo or Bridge entry point is not read as a Megatron run
+SIGNATURE = {"tp", "pp", "cp", "ep", "etp", "vpp", "vpp_layers"}
 
 
 @dataclass(frozen=True)
@@ -111,8 +116,10 @@ class World:
 @dataclass
 class FrameworkRun:
     """A Megatron-style run: where it starts (``anchor``, the entry point word), which framework
-    reads the settings (``kind``: ``megatron-lm``, ``bridge``, ``nemo`` or ``megatron-core``
-    for other programs that pass Megatron's flags on), its settings and its world."""
+    reads the settings (``kind``: ``megatron-lm``, ``bridge``, ``nemo``,
+    ``megatron-deepspeed`` (``--deepspeed``: DeepSpeed's pipeline engine splits the layers and
+    sizes the batch) or ``megatron-core`` for other programs that pass Megatron's flags on), its
+    settings and its world."""
 
     kind: str
     anchor: Word
@@ -126,12 +133,20 @@ class FrameworkRun:
         """The setting ``key``, or None when the command line does not give it."""
         return self.settings.get(key)
 
+    @property
+    def defaults_known(self) -> bool:
+        """Whether an absent setting has Megatron-LM's argparse default (1 for the parallel
+        sizes). NeMo and Megatron-Bridge recipes and YAML configs bring their own defaults,
+        which the script does not show."""
+        return self.kind not in ("bridge", "nemo")
+
     def size(self, key: str, default: int | None = 1) -> int | None:
-        """An integer setting's value, ``default`` when absent (Megatron's defaults are 1 for
-        the parallel sizes), None when present but not a literal number."""
+        """An integer setting's value; when absent, ``default`` (Megatron's defaults are 1 for
+        the parallel sizes) if :attr:`defaults_known`, else None; None when present but not a
+        literal number."""
         s = self.settings.get(key)
         if s is None:
-            return default
+            return default if self.defaults_known else None
         return s.value if isinstance(s.value, int) and not isinstance(s.value, bool) else None
 
     def on(self, key: str) -> bool:
@@ -155,14 +170,18 @@ class Release:
 
 
 # ---- words: expanding what the batch shell gives a command line -------------------------
-def _literal_words(value: Word) -> list[Word]:
+def _literal_words(value: Word) -> list[Word] | None:
     """The words of an assignment's literal value, each a Word whose span is its place in the
     source: an array ``(--tp 2 "--pp" 4)`` is read as the shell reads its elements, a string
     ``"--tp 2 --pp 4"`` as word splitting reads its value (on blanks, quotes kept literal)."""
     text, base = value.text, value.start
     if len(text) != value.end - value.start:
-        return []  # not a verbatim slice of the source: the spans would be wrong
+        return None  # not a verbatim slice of the source: the spans would be wrong
     if text.startswith("("):
+        if "$(" in text or "`" in text:
+            return None  # a command substitution inside: its words are not known
+        # comments inside an array literal are not elements
+        text = re.sub(r"(^|(?<=[\s(]))#[^\n]*", lambda m: " " * len(m.group(0)), text)
         pattern = r"""(?:[^\s()"'\\]|\\.|"[^"]*"|'[^']*')+"""
         unquote = True
     else:
@@ -202,9 +221,10 @@ def _value_words(name: str, before: int, script: Script) -> list[Word] | None:
         return None
     found = _literal_words(base.value)
     for a in script.assignments:
-        if a.name == name and a.append and a.value is not None and base.start < a.start and \
-                a.end <= before:
-            found += _literal_words(a.value)
+        if found is not None and a.name == name and a.append and a.value is not None and \
+                base.start < a.start and a.end <= before:
+            more = _literal_words(a.value)
+            found = None if more is None else found + more
     return found
 
 
@@ -215,6 +235,10 @@ def _int(w: Word | None, script: Script, job_nodes: int | None = None,
     literal; None otherwise."""
     if w is None:
         return None
+    if len(w.early) == 1 and w.early[0].name and w.value == f"_{w.early[0].name}_":
+        # the batch shell put an unknown `$NAME` into a command string: it stands for NAME
+        name = w.early[0].name
+        return job_nodes if name in JOB_NODES else gpus_per_node if name in JOB_GPUS else None
     if w.value is not None:
         v = w.value.strip()
         return int(v) if v.isdigit() else None
@@ -243,14 +267,17 @@ def read_settings(words: list[Word], script: Script) -> dict[str, Setting]:
         w = words[i]
         v = w.value if w.value is not None else w.text
         i += 1
-        m = OVERRIDE.match(v) if w.value is not None else None
+        verbatim = len(w.text) == w.end - w.start  # offsets into the text are source offsets
+        m = OVERRIDE.match(v)
         if m:
             group, name, val = m.groups()
             key = TRAINER_KEYS.get(name) if group == "trainer" else OVERRIDE_KEYS.get(name)
             if key is None:
                 continue
             cut = len(v) - len(val)
-            vword = w.tail(cut, val) if len(w.text) == len(v) else w
+            # `model.tensor_model_parallel_size="$TP"`: present, its value read through $TP
+            vword = w.tail(cut, val if w.value is not None else None) \
+                if verbatim and (w.value is None or len(w.text) == len(v)) else w
             setting = _setting(key, val, vword, v[:cut - 1].lstrip("+"), script, hydra=True)
             if setting is not None:
                 out[key] = setting
@@ -267,7 +294,7 @@ def read_settings(words: list[Word], script: Script) -> dict[str, Setting]:
             continue
         if eq:
             vword = w.tail(len(w.text) - len(inline), inline) if w.value is not None and \
-                len(w.text) == len(v) else w
+                verbatim and len(w.text) == len(v) else w
         elif i < len(words):
             vword = words[i]
             i += 1
@@ -309,6 +336,8 @@ def _setting(key: str, text: str, w: Word, spelled: str, script: Script,
 def _kind(words: list[Word], settings: dict[str, Setting]) -> str:
     """Which framework reads the settings."""
     texts = [w.value or "" for w in words[:4]]
+    if "deepspeed" in settings:
+        return "megatron-deepspeed"
     if any(MEGATRON_LM_ENTRY.search(t) for t in texts):
         return "megatron-lm"
     if any(BRIDGE_ENTRY.search(t) for t in texts):
@@ -396,16 +425,16 @@ def _framework_runs(job) -> list[FrameworkRun]:
         program = launch.program if launch is not None and launch.kind == "torchrun" else \
             (launch.words[1:] if launch is not None and launch.kind == "python" else words)
         settings = read_settings(program, job.script)
-        if not (settings.keys() - {"world_nodes", "world_gpus_per_node", "hidden"}):
-            continue
+        kind = _kind(program, settings)
+        if kind in ("megatron-core", "megatron-deepspeed") and not settings.keys() & SIGNATURE:
+            continue  # batch-size or shape flags alone do not make a program Megatron
         anchor = next((w for w in program if w.value and w.value.endswith(".py")),
                       program[0] if program else argv[0])
         if (anchor.start, anchor.end) in seen:
             continue
         seen.add((anchor.start, anchor.end))
         world, native = _world(job, program, settings, launch, step)
-        runs.append(FrameworkRun(_kind(program, settings), anchor, settings, world, launch,
-                                 native, program))
+        runs.append(FrameworkRun(kind, anchor, settings, world, launch, native, program))
     return runs
 
 

@@ -191,8 +191,8 @@ def _layer_checks(run: FrameworkRun):
     layers = run.size("layers", None)
     vpp_layers = run.size("vpp_layers", None)
     vpp = run.size("vpp", None)
-    if pp is None or run.get("pp_layout") or run.get("hybrid"):
-        return
+    if pp is None or run.get("pp_layout") or run.get("hybrid") or run.kind == "megatron-deepspeed":
+        return  # DeepSpeed's PipelineModule partitions layers itself (partition_method)
     pp_s = run.get("pp")
     related = [Related(pp_s.start, pp_s.end, f"PP = {pp}")] if pp_s else []
     if (vpp_layers is not None or (vpp or 1) > 1) and pp <= 1:
@@ -267,8 +267,8 @@ def global_batch_divisibility(job):
         gbs, mbs = run.size("gbs", None), run.size("mbs", None)
         if world is None or sizes is None or gbs is None or mbs is None:
             continue
-        if run.get("rampup") or run.on("decrease_gbs"):
-            continue
+        if run.get("rampup") or run.on("decrease_gbs") or run.kind == "megatron-deepspeed":
+            continue  # Megatron-DeepSpeed takes the batch from the DeepSpeed config
         model = _mul(sizes)
         if world % model:
             continue  # SB601 reports the world first
@@ -404,6 +404,8 @@ def cuda_device_max_connections(job):
         w.value == "--sequence-parallel" for w in words)
     if value != "1" and not fsdp_o and not deepspeed:
         for run in runs:
+            if run.kind == "megatron-deepspeed" and not run.on("sp"):
+                continue
             why = _needs_one(run, arch, version)
             if why is None:
                 continue
