@@ -400,8 +400,9 @@ def _world(job, run_words: list[Word], settings: dict[str, Setting], launch: Lau
 # ---- runs -------------------------------------------------------------------------------
 def framework_runs(job) -> list[FrameworkRun]:
     """Every Megatron-style run of the job (computed once per job): launch sites whose program
-    carries framework settings, and srun steps whose argv does when the job model found no
-    launcher in them (``srun python pretrain_gpt.py $ARGS``)."""
+    carries framework settings, srun steps whose argv does when the job model found no
+    launcher in them (``srun python pretrain_gpt.py $ARGS``), and ``ray job submit -- CMD``
+    entrypoints."""
     return job.derived(_framework_runs)
 
 
@@ -418,6 +419,7 @@ def _framework_runs(job) -> list[FrameworkRun]:
         if site.step is not None:
             covered.add(id(site.step))
     candidates += [(s.argv, s) for s in job.steps if id(s) not in covered]
+    candidates += [(argv, None) for argv in _ray_jobs(job)]
     seen: set[tuple[int, int]] = set()
     for argv, step in candidates:
         words = expand(argv, job.script)
@@ -436,6 +438,20 @@ def _framework_runs(job) -> list[FrameworkRun]:
         world, native = _world(job, program, settings, launch, step)
         runs.append(FrameworkRun(kind, anchor, settings, world, launch, native, program))
     return runs
+
+
+def _ray_jobs(job) -> list[list[Word]]:
+    """The entrypoints of ``ray job submit … -- CMD`` commands (slime, OpenRLHF, verl start
+    their trainers so; the framework then sizes the world from its own flags)."""
+    out = []
+    for cmd in job.script.walk():
+        vals = [w.value for w in cmd.words[:3]]
+        if cmd.in_substitution or vals[:3] != ["ray", "job", "submit"]:
+            continue
+        k = next((i for i, w in enumerate(cmd.words) if w.value == "--"), None)
+        if k is not None and k + 1 < len(cmd.words):
+            out.append(cmd.words[k + 1:])
+    return out
 
 
 # ---- the Megatron-Core release ----------------------------------------------------------

@@ -80,10 +80,10 @@ def parallelism_divisibility(job):
 
 def _world_checks(run: FrameworkRun, release: Release | None):
     world = run.world.size
-    sizes = _sizes(run, "tp", "pp", "cp", "ep")
+    sizes = _sizes(run, "tp", "pp", "cp")
     if world is None or sizes is None:
         return
-    tp, pp, cp, ep = sizes
+    tp, pp, cp = sizes
     model = tp * pp * cp
     related = [_world_related(run)]
     if world % model:
@@ -96,7 +96,8 @@ def _world_checks(run: FrameworkRun, release: Release | None):
             f"{model} or change the sizes", related=related)
         return
     etp_given = run.size("etp", None)
-    if ep == 1 and etp_given is None:
+    ep = run.size("ep")
+    if ep is None or ep == 1 and etp_given is None:
         return
     etp = etp_given if etp_given is not None else tp
     dp = world // model
@@ -182,11 +183,12 @@ def layers_pipeline_split(job):
     layers per stage % layers per virtual stage; a virtual pipeline needs PP > 1. Skipped for
     layout strings and hybrid patterns (validated elsewhere); uneven first/last stages are
     checked as Megatron-Core does (middle layers % middle stages)."""
+    release = megatron_core_release(job)
     for run in framework_runs(job):
-        yield from _layer_checks(run)
+        yield from _layer_checks(run, release)
 
 
-def _layer_checks(run: FrameworkRun):
+def _layer_checks(run: FrameworkRun, release: Release | None):
     pp = run.size("pp")
     layers = run.size("layers", None)
     vpp_layers = run.size("vpp_layers", None)
@@ -222,12 +224,21 @@ def _layer_checks(run: FrameworkRun):
     total = layers + run.on("embedding_in_split") + run.on("loss_in_split")
     extra = "" if total == layers else f" ({layers} + {total - layers} for the embedding/loss)"
     if total % pp:
+        v = release.version if release else None
+        built = total // pp * pp
+        if vpp_layers is None and v is not None and v <= (0, 9):
+            what = (f"Megatron-Core {release.text} does not check this without a virtual "
+                    f"pipeline and silently builds {built} of the {total} layers "
+                    f"({release.basis})")
+        else:
+            what = ("Megatron-LM stops in validate_args (`Number of layers should be divisible "
+                    "by the pipeline-model-parallel size`)"
+                    + ("" if v is not None or vpp_layers is not None else
+                       f"; releases before 0.10 instead silently build {built} layers"))
         yield finding("SB602", lay_s.start, lay_s.end,
-                      f"{total} layers{extra} do not split over PP = {pp} stages: Megatron-LM "
-                      "stops in validate_args (`Number of layers should be divisible by the "
-                      "pipeline-model-parallel size`); change --num-layers or PP, or give the "
-                      "first/last stages their own counts (--decoder-first-pipeline-num-layers)",
-                      severity=sev, related=related)
+                      f"{total} layers{extra} do not split over PP = {pp} stages: {what}; change "
+                      "--num-layers or PP, or give the first/last stages their own counts "
+                      "(--decoder-first-pipeline-num-layers)", severity=sev, related=related)
         return
     if vpp_layers is not None and (total // pp) % vpp_layers:
         s = run.settings["vpp_layers"]
@@ -358,6 +369,8 @@ def _needs_one(run: FrameworkRun, arch: str | None, version: tuple[int, int] | N
     tp, cp = run.size("tp"), run.size("cp")
     if tp is None or cp is None:
         return None
+    if run.kind == "megatron-deepspeed":  # its validate_args checks sequence parallelism only
+        return "sequence parallelism" if run.on("sp") and tp > 1 else None
     if version is not None and version <= (0, 11) and run.kind == "megatron-lm":
         if run.on("sp") and tp > 1:
             return "sequence parallelism"
@@ -399,13 +412,8 @@ def cuda_device_max_connections(job):
         yield _one_under_fsdp(job, setting[-1], fsdp_m, fsdp_o, ucc)
         return
     arch, arch_use = _arch(job)
-    # Megatron-DeepSpeed forks never check the variable unless sequence parallelism is on
-    deepspeed = any(w.value == "--deepspeed" for w in words) and not any(
-        w.value == "--sequence-parallel" for w in words)
-    if value != "1" and not fsdp_o and not deepspeed:
+    if value != "1" and not fsdp_o:
         for run in runs:
-            if run.kind == "megatron-deepspeed" and not run.on("sp"):
-                continue
             why = _needs_one(run, arch, version)
             if why is None:
                 continue
@@ -444,17 +452,20 @@ def _one_under_fsdp(job, a, fsdp_m, fsdp_o, ucc):
 
 def _missing_one(job, run: FrameworkRun, why: str, arch, arch_use, release: Release | None):
     mlm = run.kind == "megatron-lm"
+    mds = run.kind == "megatron-deepspeed"
     known_pre = arch is not None and arch != "blackwell"
     version_bound = release is not None and release.version <= (0, 12)
-    sev = Severity.ERROR if mlm and (known_pre or version_bound) else Severity.WARNING
-    text = ("Megatron-LM asserts at start-up: \"Using tensor model parallelism or context "
+    sev = Severity.ERROR if mds or mlm and (known_pre or version_bound) else Severity.WARNING
+    text = ("Megatron-DeepSpeed stops at start-up: \"Using sequence parallelism requires "
+            "setting the environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1\"" if mds else
+            "Megatron-LM asserts at start-up: \"Using tensor model parallelism or context "
             "parallelism require setting the environment variable CUDA_DEVICE_MAX_CONNECTIONS "
             "to 1\"" if mlm and not (release and release.version <= (0, 11)) else
             "Megatron-LM stops at start-up (\"Using sequence parallelism requires …\" / \"Using "
             "async gradient all reduce requires setting the environment variable "
             "CUDA_DEVICE_MAX_CONNECTIONS to 1\")" if mlm else
             "Megatron-Core then cannot overlap TP communication with compute")
-    if arch is None and not version_bound:
+    if arch is None and not version_bound and not mds:
         text += " (the GPU type is not known: on Blackwell this is not needed)"
     related = [Related(arch_use.start, arch_use.end, f"{arch} GPUs")] if arch_use else []
     key = next((k for k in ("tp", "cp", "sp") if k in run.settings), None)
