@@ -35,7 +35,7 @@ def _sizes(run: FrameworkRun, *keys: str) -> list[int] | None:
     return out
 
 
-def _anchor(run: FrameworkRun, keys: tuple[str, ...]):
+def _anchor(run: FrameworkRun, keys: tuple[str, ...]) -> tuple[int, int]:
     """The setting to point at: the largest of ``keys`` the command line gives (the one the
     user most likely has to change), else the entry point."""
     given = [run.settings[k] for k in keys if k in run.settings
@@ -87,8 +87,9 @@ def _world_checks(run: FrameworkRun, release: Release | None):
     model = tp * pp * cp
     related = [_world_related(run)]
     if world % model:
+        start, end = _anchor(run, ("tp", "pp", "cp"))
         yield finding(
-            "SB601", *_anchor(run, ("tp", "pp", "cp")),
+            "SB601", start, end,
             f"world size {world} is not divisible by {_product(['TP', 'PP', 'CP'], [tp, pp, cp])}: "
             f"Megatron-Core stops at start-up with `RuntimeError: world_size ({world}) is not "
             f"divisible by {model}` (parallel_state.initialize_model_parallel), after the queue "
@@ -114,20 +115,20 @@ def _world_checks(run: FrameworkRun, release: Release | None):
     old_rule = (f"the data-parallel size {world}/{model} = {dp} is not divisible by EP = {ep}: "
                 f"Megatron-Core ≤ 0.9 stops at start-up with `RuntimeError: data_parallel_size "
                 f"({dp}) is not divisible by expert_model_parallel_size`")
-    anchor = _anchor(run, ("ep", "etp", "pp") if not old_ok or not new_ok else ("ep",))
+    start, end = _anchor(run, ("ep", "etp", "pp") if not old_ok or not new_ok else ("ep",))
     if version is not None:
         fails = not new_ok if version >= (0, 10) else not old_ok
         if fails:
-            yield finding("SB601", *anchor, (new_rule if version >= (0, 10) else old_rule)
+            yield finding("SB601", start, end, (new_rule if version >= (0, 10) else old_rule)
                           + _release_note(release) + "; change EP/ETP/PP or the GPU count",
                           related=related)
         return
     if not new_ok and not old_ok:
-        yield finding("SB601", *anchor, new_rule + "; and on ≤ 0.9 " + old_rule.split(": ")[0]
+        yield finding("SB601", start, end, new_rule + "; and on ≤ 0.9 " + old_rule.split(": ")[0]
                       + "; change EP or the GPU count", related=related)
     elif not new_ok or not old_ok:
         which = new_rule if not new_ok else old_rule
-        yield finding("SB601", *anchor, which + "; the Megatron-Core release is not known "
+        yield finding("SB601", start, end, which + "; the Megatron-Core release is not known "
                       "(set the profile's megatron-core key), so this may not apply",
                       severity=Severity.INFO, related=related)
 
@@ -199,6 +200,7 @@ def _layer_checks(run: FrameworkRun, release: Release | None):
     related = [Related(pp_s.start, pp_s.end, f"PP = {pp}")] if pp_s else []
     if (vpp_layers is not None or (vpp or 1) > 1) and pp <= 1:
         s = run.get("vpp_layers") or run.get("vpp")
+        assert s is not None  # one of them gave the virtual pipeline
         yield finding("SB602", s.start, s.end,
                       f"a virtual pipeline ({s.spelled}) with PP = {pp}: Megatron refuses the "
                       "interleaved schedule without pipeline parallelism (`pipeline-model-"
@@ -226,7 +228,7 @@ def _layer_checks(run: FrameworkRun, release: Release | None):
     if total % pp:
         v = release.version if release else None
         built = total // pp * pp
-        if vpp_layers is None and v is not None and v <= (0, 9):
+        if vpp_layers is None and release is not None and release.version <= (0, 9):
             what = (f"Megatron-Core {release.text} does not check this without a virtual "
                     f"pipeline and silently builds {built} of the {total} layers "
                     f"({release.basis})")
