@@ -2,7 +2,7 @@
 found upward from the linted file; ``extend = "PATH"`` pulls in a shared site profile.
 
 Keys (DESIGN.md "Configuration"): select, ignore, extend-select, severity, fail-on, profile
-(slurm-version, pyxis, gpus-per-node, gpu-arch, shared-prefixes), extend.
+(slurm-version, pyxis, gpus-per-node, gpu-arch, shared-prefixes, megatron-core), extend.
 """
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from .diagnostics import Severity
 from .options import NEWEST_RELEASE, version_key
 
 TOP_KEYS = {"select", "ignore", "extend-select", "severity", "fail-on", "profile", "extend"}
-PROFILE_KEYS = {"slurm-version", "pyxis", "gpus-per-node", "gpu-arch", "shared-prefixes"}
+PROFILE_KEYS = {"slurm-version", "pyxis", "gpus-per-node", "gpu-arch", "shared-prefixes",
+                "megatron-core"}
+#: the Megatron-Core releases the framework rules know (core_v0.4.0 ... core_v0.19.0)
+MEGATRON_CORE_RELEASES = ((0, 4), (0, 19))
 ARCHS = {"ampere", "hopper", "blackwell"}
 CODE = re.compile(r"^SB\d{0,3}$")
 #: Slurm's release months since 17.02 (17.02, 17.11, 18.08, 19.05, ..., 25.11, 26.05)
@@ -34,7 +37,8 @@ class Profile:
 
     ``slurm_version`` like ``"22.05"``; ``pyxis`` None (unknown), False, True or a version
     string; ``gpus_per_node`` an int or None; ``gpu_arch`` partition -> arch; ``shared_prefixes``
-    path prefixes visible on every node (``/lustre``).
+    path prefixes visible on every node (``/lustre``); ``megatron_core`` the Megatron-Core
+    release the jobs run (``"0.13"``), None when unknown.
     """
 
     slurm_version: str = NEWEST_RELEASE
@@ -42,6 +46,7 @@ class Profile:
     gpus_per_node: int | None = None
     gpu_arch: dict = field(default_factory=dict)
     shared_prefixes: tuple[str, ...] = ()
+    megatron_core: str | None = None
 
 
 @dataclass(frozen=True)
@@ -192,6 +197,15 @@ def _profile(table, where: str, base: Profile) -> Profile:
         if not isinstance(v, list) or not all(isinstance(x, str) and x.startswith("/") for x in v):
             raise ConfigError(f"{where}.shared-prefixes: expected a list of absolute paths")
         p = replace(p, shared_prefixes=tuple(v))
+    if "megatron-core" in table:
+        v = table["megatron-core"]
+        m = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)?", v) if isinstance(v, str) else None
+        low, high = MEGATRON_CORE_RELEASES
+        if m is None or not low <= (int(m.group(1)), int(m.group(2))) <= high:
+            raise ConfigError(f"{where}.megatron-core: expected a Megatron-Core release as a "
+                              f"string, \"{low[0]}.{low[1]}\" to \"{high[0]}.{high[1]}\" "
+                              "(e.g. \"0.13\")")
+        p = replace(p, megatron_core=v)
     return p
 
 

@@ -18,7 +18,11 @@ if not (CASES_DIR / "expected.json").is_file():
 IMPLEMENTED = {"SB100", "SB101", "SB102", "SB103", "SB104", "SB105", "SB106", "SB107", "SB108",
                "SB109", "SB110", "SB111", "SB112", "SB113", "SB201", "SB202", "SB203", "SB204",
                "SB205", "SB206", "SB207", "SB301", "SB302", "SB401", "SB402", "SB403", "SB501",
-               "SB502"}
+               "SB502", "SB601"}
+
+
+#: the project's own cases, one per file (DESIGN.md "Tests"): <ID>.sbatch with <ID>.json
+OWN_CASES_DIR = Path(__file__).resolve().parent / "cases"
 
 
 def _cases():
@@ -30,14 +34,21 @@ def _cases():
         yield pytest.param(c, id=c["file"], marks=marks)
 
 
+def _own_cases():
+    for f in sorted(OWN_CASES_DIR.glob("*.json")):
+        c = json.loads(f.read_text())
+        c["dir"] = OWN_CASES_DIR
+        yield pytest.param(c, id=f"tests/cases/{c['file']}")
+
+
 def _lines(result, d):
     src = result.source
     return {src.line_of(d.start) + 1} | {src.line_of(r.start) + 1 for r in d.related}
 
 
-@pytest.mark.parametrize("case", list(_cases()))
+@pytest.mark.parametrize("case", list(_cases()) + list(_own_cases()))
 def test_case(case):
-    text = (CASES_DIR / case["file"]).read_bytes().decode("utf-8")
+    text = (case.get("dir", CASES_DIR) / case["file"]).read_bytes().decode("utf-8")
     result = lint(text, case["file"])
     serious = [d for d in result.diagnostics if d.severity >= Severity.WARNING]
     assert not [d for d in result.diagnostics if d.code == "SB003"]
@@ -57,3 +68,14 @@ def test_case(case):
 def test_every_case_is_collected():
     data = json.loads((CASES_DIR / "expected.json").read_text())
     assert len(list(_cases())) == len(data) >= 32
+
+
+def test_own_cases_are_complete():
+    """Every project case has its script, a public source and the shared schema's keys."""
+    for f in sorted(OWN_CASES_DIR.glob("*.json")):
+        c = json.loads(f.read_text())
+        assert {"file", "kind", "expected", "fix", "notes", "source"} <= c.keys(), f.name
+        assert c["source"].startswith("https://"), f.name
+        assert (OWN_CASES_DIR / c["file"]).is_file(), f.name
+        assert c["kind"] in ("failure", "negative") and (c["kind"] == "negative") == \
+            (c["expected"] == []), f.name

@@ -22,10 +22,11 @@ for page in pages():
 
 
 def _config(keys: dict[str, str]) -> Config:
-    """The profile an example names after its kind (``slurm-version=22.05``, ``pyxis=false``)."""
+    """The profile an example names after its kind (``slurm-version=22.05``, ``pyxis=false``,
+    ``megatron-core=0.9``)."""
     pyxis = {"true": True, "false": False}.get(keys.get("pyxis", ""), keys.get("pyxis"))
     return Config(profile=Profile(slurm_version=keys.get("slurm-version", Profile().slurm_version),
-                                  pyxis=pyxis))
+                                  pyxis=pyxis, megatron_core=keys.get("megatron-core")))
 
 
 def test_every_rule_has_a_page_with_examples():

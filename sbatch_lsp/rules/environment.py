@@ -1,16 +1,13 @@
-"""SB4xx: the environment tasks run in (caches, CUDA_DEVICE_MAX_CONNECTIONS).
+"""SB4xx: the environment tasks run in (data and JIT caches; SB403 lives in rules/framework.py).
 
 Facts: pyxis mounts only what ``--container-mounts`` names, and with
-``--no-container-mount-home`` the container's ``$HOME`` is its own (slurm-facts.md §7.2);
-CUDA_DEVICE_MAX_CONNECTIONS must be in the process environment before CUDA initialises, and
-Megatron asserts it is 1 for TP/CP>1 before Blackwell and not 1 under FSDP or UCC (§9).
+``--no-container-mount-home`` the container's ``$HOME`` is its own (slurm-facts.md §7.2).
 """
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
+from . import Fix, Related, Severity, finding, insert_line_before, rule
 
 NODE_LOCAL = re.compile(r"^(/tmp|/dev/shm|/var/tmp|/run|/local|/scratch/local|/raid|/root|"
                         r"\$\{?TMPDIR\}?|\$\{?SLURM_TMPDIR\}?)(/|$)")
@@ -213,128 +210,3 @@ def shared_jit_cache(job):
                           f"{a.name} is on shared storage ({path}): every rank compiles into it "
                           "and file locks on a parallel file system slow start-up; node-local "
                           "storage (/tmp/...-$SLURM_JOB_ID) is usually faster")
-
-
-FSDP_MEGATRON = re.compile(r"--use-torch-fsdp2|--use-megatron-fsdp|use_megatron_fsdp=true",
-                           re.IGNORECASE)
-#: FSDP switched on by a flag or a value (``--fsdp``, ``--enable_fsdp``, ``--strategy fsdp2``,
-#: ``full_shard``), not a path or a message that mentions it
-FSDP_OTHER = re.compile(r"^--[\w.-]*fsdp[\w.-]*(=.*)?$|^fsdp2?$|^full_shard$|fsdp_config",
-                        re.IGNORECASE)
-UCC = re.compile(r"comm-backend[= ]ucc|\bucc\b", re.IGNORECASE)
-MOE_OVERLAP = re.compile(r"overlap-moe-expert-parallel-comm|deepep|hybridep", re.IGNORECASE)
-ARCH = [("blackwell", re.compile(r"b200|b300|gb200|gb300|blackwell|vr200", re.I)),
-        ("hopper", re.compile(r"h100|h200|h800|gh200|hopper", re.I)),
-        ("ampere", re.compile(r"a100|a800|a40\b|a10g?\b|a6000|rtx\s*30|ampere", re.I)),
-        ("ada", re.compile(r"l40s?\b|l4\b|rtx\s*40|ada", re.I)),
-        ("turing", re.compile(r"t4\b|rtx\s*20|turing", re.I)),
-        ("volta", re.compile(r"v100|volta", re.I))]
-CPU_PARTITION = re.compile(r"cpu", re.IGNORECASE)
-
-
-def _arch(job) -> tuple[str | None, Any]:
-    d = job.directives
-    part = d.get("partition")
-    if part and part.value in job.profile.gpu_arch:
-        return job.profile.gpu_arch[part.value], part
-    for name in ("partition", "gpus-per-node", "gres", "gpus", "constraint"):
-        use = d.get(name)
-        if use is None or name == "partition" and CPU_PARTITION.search(use.value or ""):
-            continue  # `hopper-cpu` is a CPU partition
-        for arch, rx in ARCH:
-            if rx.search(use.value or ""):
-                return arch, use
-    return None, None
-
-
-@rule("SB403", "cuda-device-max-connections", Severity.ERROR,
-      "CUDA_DEVICE_MAX_CONNECTIONS wrong for the parallelism: FSDP/UCC vs TP/CP before Blackwell")
-def cuda_device_max_connections(job):
-    """Megatron-LM validate_args / MCore asserts (slurm-facts.md §9)."""
-    cmds = [c for c in job.script.walk() if c.words]
-    words = [w for c in cmds for w in c.words]
-    setting = [a for a in job.script.assignments if a.name == "CUDA_DEVICE_MAX_CONNECTIONS"]
-    setting += [a for s in job.steps for sc in s.task_scripts for a in sc.assignments
-                if a.name == "CUDA_DEVICE_MAX_CONNECTIONS"]
-    value = None
-    if setting:
-        value = _value_text(job, setting[-1])
-    fsdp_m = next((w for w in words if FSDP_MEGATRON.search(w.value or w.text)), None)
-    fsdp_o = next((w for w in words if FSDP_OTHER.search(w.value or w.text)), None)
-    ucc = next((w for w in words if UCC.search(w.value or w.text)), None)
-    moe = next((w for w in words if MOE_OVERLAP.search(w.value or w.text)), None)
-    if value == "1" and (fsdp_m or fsdp_o or ucc):
-        ev = fsdp_m or ucc or fsdp_o
-        assert ev is not None  # the branch is taken for one of them
-        a = setting[-1]
-        sev = Severity.ERROR if (fsdp_m or ucc) else Severity.WARNING
-        why = ("Megatron asserts \"FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large "
-               "than one\"" if fsdp_m else "MCore asserts \"UCC-backend requires "
-               "CUDA_DEVICE_MAX_CONNECTIONS > 1\"" if ucc and not fsdp_o else
-               "FSDP then serialises its all-gather/reduce-scatter with compute")
-        line = job.source.line_of(a.start)
-        start, end = job.source.line_with_break(line)
-        fixes = []
-        if a.command is not None and a.command.words and a.command.words[0].value == "export" \
-                and len(a.command.words) == 2 and job.source.line_of(a.command.end) == line:
-            fixes.append(Fix("remove the CUDA_DEVICE_MAX_CONNECTIONS=1 export",
-                             (Edit(start, end, ""),), safe=False))
-        yield finding("SB403", a.start, a.end,
-                      f"CUDA_DEVICE_MAX_CONNECTIONS=1 with FSDP/UCC: {why}; unset it or use a "
-                      "value above 1", severity=sev,
-                      related=[Related(ev.start, ev.end, "FSDP/UCC is used here")], fixes=fixes)
-        return
-    tp_word, tp = None, 0
-    for c in cmds:
-        for k, w in enumerate(c.words):
-            v = w.value or w.text
-            m = re.fullmatch(r"--(tensor-model-parallel-size|context-parallel-size)(=(\d+))?", v)
-            n = None
-            if m and m.group(3):
-                n = int(m.group(3))
-            elif m and k + 1 < len(c.words) and (c.words[k + 1].value or "").isdigit():
-                n = int(c.words[k + 1].value)
-            else:
-                m2 = re.fullmatch(r"(?:model\.)?(tensor_model_parallel_size|context_parallel_size)"
-                                  r"=(\d+)", v)
-                n = int(m2.group(2)) if m2 else None
-            if n and n > tp:
-                tp, tp_word = n, w
-    arch, arch_use = _arch(job)
-    # Megatron-DeepSpeed forks never check the variable unless sequence parallelism is on
-    deepspeed = any(w.value == "--deepspeed" for w in words) and not any(
-        w.value == "--sequence-parallel" for w in words)
-    if tp > 1 and not fsdp_m and not fsdp_o and value != "1" and arch != "blackwell" and \
-            not moe and not deepspeed:
-        mlm = any(re.search(r"pretrain_\w+\.py", w.value or w.text) for w in words)
-        known_pre = arch is not None
-        sev = Severity.ERROR if (mlm and known_pre) else Severity.WARNING
-        why = ("Megatron-LM asserts at start-up: \"Using tensor model parallelism or context "
-               "parallelism require setting the environment variable CUDA_DEVICE_MAX_CONNECTIONS "
-               "to 1\"" if mlm else "Megatron-Core then cannot overlap TP communication with "
-               "compute")
-        if arch is None:
-            why += " (the GPU type is not known: on Blackwell this is not needed)"
-        related = [Related(arch_use.start, arch_use.end, f"{arch} GPUs")] if arch_use else []
-        fixes = []
-        top = next((s.command for s in job.steps if s.command.script is job.script), None)
-        if top is not None:
-            fixes.append(Fix("export CUDA_DEVICE_MAX_CONNECTIONS=1 before the training step",
-                             (insert_line_before(job, top,
-                                                 "export CUDA_DEVICE_MAX_CONNECTIONS=1"),),
-                             safe=False))
-        assert tp_word is not None  # tp > 1 was read from it
-        yield finding("SB403", tp_word.start, tp_word.end,
-                      f"tensor/context parallelism of {tp} without CUDA_DEVICE_MAX_CONNECTIONS=1 "
-                      f"in the job environment: {why}; export it before srun (setting it from "
-                      "Python after CUDA starts has no effect)",
-                      severity=sev, related=related, fixes=fixes)
-        return
-    if value == "1" and (arch == "blackwell" or moe):
-        a = setting[-1]
-        yield finding("SB403", a.start, a.end,
-                      "CUDA_DEVICE_MAX_CONNECTIONS=1 "
-                      + ("on Blackwell GPUs" if arch == "blackwell" else "with MoE a2a overlap")
-                      + ": launchers usually use 32 here, as 1 serialises kernels; info only, "
-                      "because some NVIDIA recipes keep 1 (measure both)",
-                      severity=Severity.INFO)

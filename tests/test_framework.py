@@ -1,0 +1,259 @@
+"""The framework config reader (facts/framework.py) and the release-dependent SB403/SB6xx
+behaviour: where each value is read from, the world size, the Megatron-Core release."""
+import pytest
+
+from sbatch_lsp.config import Config, ConfigError, Profile, from_table
+from sbatch_lsp.diagnostics import Severity
+from sbatch_lsp.facts.framework import framework_runs, megatron_core_release
+from sbatch_lsp.lint import lint
+
+HEAD = """#!/bin/bash
+#SBATCH --partition=h100
+#SBATCH --nodes={nodes}
+#SBATCH --ntasks-per-node={tpn}
+#SBATCH --gpus-per-node=8
+
+export CUDA_DEVICE_MAX_CONNECTIONS=1
+"""
+
+
+def script(body: str, nodes: int = 1, tpn: int = 1) -> str:
+    return HEAD.format(nodes=nodes, tpn=tpn) + body
+
+
+def runs(text: str, release: str | None = None):
+    result = lint(text, "job.sbatch", Config(profile=Profile(megatron_core=release)))
+    return result, framework_runs(result.job)
+
+
+def found(text: str, code: str, release: str | None = None) -> list[tuple[str, str]]:
+    """(severity, the source text under the finding) of each ``code`` finding."""
+    result = lint(text, "job.sbatch", Config(profile=Profile(megatron_core=release)))
+    return [(d.severity.label, text[d.start:d.end]) for d in result.diagnostics if d.code == code]
+
+
+def test_literal_flags_with_their_spans():
+    text = script("srun torchrun --nproc-per-node=8 pretrain_gpt.py "
+                  "--tensor-model-parallel-size=4 --pipeline-model-parallel-size 2 "
+                  "--num-layers 32 --sequence-parallel\n")
+    _, (run,) = runs(text)
+    assert run.kind == "megatron-lm"
+    assert run.size("tp") == 4 and run.size("pp") == 2 and run.size("layers") == 32
+    assert run.on("sp") and run.size("cp") == 1  # argparse default
+    tp = run.get("tp")
+    assert text[tp.start:tp.end] == "4" and tp.spelled == "--tensor-model-parallel-size"
+
+
+def test_array_with_comments_appends_and_a_variable():
+    text = script("""TP=2
+ARGS=(
+  # model parallelism
+  --tensor-model-parallel-size $TP
+  --num-layers 30  # a trailing comment
+)
+ARGS+=(--pipeline-model-parallel-size 4)
+srun torchrun --nproc-per-node=8 pretrain_gpt.py "${ARGS[@]}"
+""")
+    _, (run,) = runs(text)
+    assert (run.size("tp"), run.size("layers"), run.size("pp")) == (2, 30, 4)
+    tp = run.get("tp")
+    assert text[tp.start:tp.end] == "2" and text[tp.start - 3:tp.start] == "TP="
+
+
+def test_train_cmd_string_run_by_bash_c():
+    text = script('MODEL="--num-attention-heads 12"\n'
+                  'TRAIN_CMD="torchrun --nproc-per-node=8 pretrain_gpt.py '
+                  '--tensor-model-parallel-size 8 $MODEL"\n'
+                  'srun bash -c "$TRAIN_CMD"\n')
+    _, (run,) = runs(text)
+    assert run.size("heads") == 12 and run.world.size == 8
+    assert found(text, "SB601") == [("error", "12")]
+
+
+def test_unquoted_string_variable_after_the_entry_point():
+    text = script('GPT_ARGS="--tensor-model-parallel-size 4 --pipeline-model-parallel-size 4"\n'
+                  "srun torchrun --nproc-per-node=8 pretrain_gpt.py $GPT_ARGS\n")
+    assert found(text, "SB601") == [("error", "4")]
+
+
+def test_hydra_overrides_and_trainer_world():
+    text = """#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=8
+#SBATCH --gpus-per-node=8
+
+srun python megatron_gpt_pretraining.py trainer.num_nodes=2 trainer.devices=8 \\
+  ++model.tensor_model_parallel_size=4 +model.pipeline_model_parallel_size=8 \\
+  model.context_parallel_size=1
+"""
+    _, (run,) = runs(text)
+    assert run.kind == "nemo" and run.world.size == 16
+    assert (run.size("tp"), run.size("pp")) == (4, 8)
+    assert [sev for sev, _ in found(text, "SB601")] == ["error"]
+
+
+def test_a_recipe_default_is_unknown_and_a_variable_value_too():
+    text = """#!/bin/bash
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=8
+#SBATCH --gpus-per-node=8
+
+TP=${TP:-4}
+srun python scripts/training/run_recipe.py --recipe llama3_8b \\
+  model.tensor_model_parallel_size="$TP" model.pipeline_model_parallel_size=3
+"""
+    _, (run,) = runs(text)
+    assert run.kind == "bridge"
+    assert run.size("tp") is None  # present, not literal
+    assert run.size("cp") is None  # absent: the recipe's own default
+    assert found(text, "SB601") == []
+
+
+@pytest.mark.parametrize("launch,world", [
+    ("torchrun --nnodes=2 --nproc-per-node=8", 16),
+    ("torchrun --nnodes=$SLURM_JOB_NUM_NODES --nproc-per-node=gpu", 16),
+    ("torchrun --nproc-per-node=4", 4),
+    ('torchrun --nnodes="$NNODES" --nproc-per-node=8', None),
+    ("torchrun --nnodes=1:2 --nproc-per-node=8", None),
+    ("python -m torch.distributed.run --nnodes 2 --nproc_per_node 8", 16),
+])
+def test_world_from_torchrun(launch, world):
+    text = script(f"srun {launch} pretrain_gpt.py --tensor-model-parallel-size 2\n", nodes=2)
+    _, (run,) = runs(text)
+    assert run.world.size == world
+
+
+def test_world_srun_native_and_framework_sized():
+    native = script("srun python pretrain_gpt.py --tensor-model-parallel-size 2\n",
+                    nodes=2, tpn=8)
+    _, (run,) = runs(native)
+    assert run.srun_native and run.world.size == 16
+    ray = script("srun python train.py --actor-num-nodes 2 --actor-num-gpus-per-node 4 "
+                 "--tensor-model-parallel-size 2\n")
+    _, (run,) = runs(ray)
+    assert run.world.size == 8 and "--actor-num-nodes" in run.world.basis
+
+
+def test_a_program_without_megatron_flags_is_not_a_run():
+    text = script("srun torchrun --nproc-per-node=8 train.py --micro_batch_size 3 "
+                  "--global_batch_size 10 --num-layers 7\n")
+    _, found_runs = runs(text)
+    assert found_runs == []
+
+
+def test_megatron_deepspeed_splits_layers_itself():
+    text = script("srun torchrun --nproc-per-node=8 pretrain_gpt.py --deepspeed "
+                  "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 "
+                  "--num-layers 30 --micro-batch-size 1 --global-batch-size 3\n")
+    _, (run,) = runs(text)
+    assert run.kind == "megatron-deepspeed"
+    assert found(text, "SB602") == [] and found(text, "SB604") == []
+
+
+# ---- the release -------------------------------------------------------------------------
+def test_release_from_profile_pin_and_container():
+    base = script("srun torchrun --nproc-per-node=8 pretrain_gpt.py\n")
+    assert megatron_core_release(lint(base).job) is None
+    r = megatron_core_release(lint(base, "j.sbatch",
+                                   Config(profile=Profile(megatron_core="0.13.1"))).job)
+    assert r.version == (0, 13)
+    pinned = base.replace("srun torchrun", "pip install megatron-core==0.11.0\nsrun torchrun")
+    assert megatron_core_release(lint(pinned).job).version == (0, 11)
+    nemo = base.replace("srun torchrun", "srun --container-image=nvcr.io#nvidia/nemo:24.07 torchrun")
+    assert megatron_core_release(lint(nemo).job).version == (0, 8)
+    unknown = base.replace("srun torchrun", "srun --container-image=nvcr.io#nvidia/nemo:25.11 torchrun")
+    assert megatron_core_release(lint(unknown).job) is None
+
+
+@pytest.mark.parametrize("value,ok", [("0.13", True), ("0.16.1", True), ("0.4", True),
+                                      ("0.3", False), ("0.99", False), ("1.0", False),
+                                      (0.13, False), ("latest", False)])
+def test_profile_key_is_validated(value, ok):
+    table = {"profile": {"megatron-core": value}}
+    if ok:
+        assert from_table(table, "t.toml").profile.megatron_core == value
+    else:
+        with pytest.raises(ConfigError, match="megatron-core"):
+            from_table(table, "t.toml")
+
+
+# ---- SB601 by release ----------------------------------------------------------------------
+MOE = ("srun torchrun --nproc-per-node=8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+       "--context-parallel-size 2 --expert-model-parallel-size 4 {etp}--num-experts 8 "
+       "--num-attention-heads 32\n")
+
+
+@pytest.mark.parametrize("release", [None, "0.10", "0.13", "0.16"])
+def test_valid_moe_layout_stays_clean(release):
+    assert found(script(MOE.format(etp="--expert-tensor-parallel-size 1 ")), "SB601",
+                 release) == []
+
+
+@pytest.mark.parametrize("release,expected", [(None, ["info"]), ("0.9", ["error"]),
+                                              ("0.13", [])])
+def test_moe_layout_only_old_releases_refuse(release, expected):
+    # ETP defaults to TP = 2: world 8 % (2·4·1) == 0 (≥ 0.10), but DP = 2 % EP 4 != 0 (≤ 0.9)
+    text = script(MOE.format(etp=""))
+    assert [sev for sev, _ in found(text, "SB601", release)] == expected
+
+
+@pytest.mark.parametrize("release,expected", [(None, ["info"]), ("0.15", ["error"]),
+                                              ("0.16", [])])
+def test_query_groups_divisor_of_tp(release, expected):
+    text = script("srun torchrun --nproc-per-node=8 pretrain_gpt.py --tensor-model-parallel-size 8 "
+                  "--group-query-attention --num-query-groups 4 --num-attention-heads 32\n")
+    assert [sev for sev, _ in found(text, "SB601", release)] == expected
+
+
+def test_query_groups_neither_multiple_nor_divisor_is_an_error_on_every_release():
+    text = script("srun torchrun --nproc-per-node=8 pretrain_gpt.py --tensor-model-parallel-size 4 "
+                  "--group-query-attention --num-query-groups 6 --num-attention-heads 24\n")
+    assert found(text, "SB601") == [("error", "6")]
+
+
+# ---- SB605 by framework ------------------------------------------------------------------
+@pytest.mark.parametrize("entry,severity", [("pretrain_gpt.py", "info"),
+                                            ("scripts/training/run_recipe.py", "info"),
+                                            ("train.py", "warning")])
+def test_sequence_parallel_without_tp_says_who_does_what(entry, severity):
+    text = script(f"srun torchrun --nproc-per-node=8 {entry} --sequence-parallel "
+                  "--tensor-model-parallel-size 1 --pipeline-model-parallel-size 2\n")
+    assert [s for s, _ in found(text, "SB605")] == [severity]
+
+
+# ---- SB403 by release --------------------------------------------------------------------
+def _without_cdmc(body: str, partition: str = "h100") -> str:
+    return script(body).replace("export CUDA_DEVICE_MAX_CONNECTIONS=1\n", "").replace(
+        "--partition=h100", f"--partition={partition}")
+
+
+def test_sb403_at_tp1_only_before_0_12():
+    text = _without_cdmc("srun torchrun --nproc-per-node=8 pretrain_gpt.py "
+                         "--pipeline-model-parallel-size 8\n")
+    assert [s for s, _ in found(text, "SB403", "0.11")] == ["error"]
+    assert found(text, "SB403", "0.13") == []
+    no_async = text.replace("--pipeline-model-parallel-size 8",
+                            "--pipeline-model-parallel-size 8 "
+                            "--no-async-tensor-model-parallel-allreduce")
+    assert found(no_async, "SB403", "0.11") == []
+
+
+def test_sb403_blackwell_tp_needs_it_only_on_0_12():
+    text = _without_cdmc("srun torchrun --nproc-per-node=8 pretrain_gpt.py "
+                         "--tensor-model-parallel-size 2\n", partition="gb200")
+    assert [s for s, _ in found(text, "SB403", "0.12")] == ["error"]
+    assert found(text, "SB403", "0.13") == []
+    assert found(text, "SB403") == []
+
+
+def test_sb403_reads_the_parallel_sizes_from_an_array():
+    text = _without_cdmc("ARGS=(--tensor-model-parallel-size 4)\n"
+                         'srun torchrun --nproc-per-node=8 pretrain_gpt.py "${ARGS[@]}"\n')
+    assert found(text, "SB403") == [("error", "4")]
+
+
+def test_sb403_one_on_blackwell_is_a_warning():
+    text = script("srun torchrun --nproc-per-node=8 pretrain_gpt.py "
+                  "--tensor-model-parallel-size 2\n").replace("--partition=h100",
+                                                             "--partition=gb200")
+    assert [s for s, _ in found(text, "SB403")] == [Severity.WARNING.label]
