@@ -85,6 +85,9 @@ def decide(scan: Scan, paths: list[str]) -> Verdict:
     rank, node = root.rank, node_of(root, scan)
     if root.category in STOPS:  # the whole job was stopped: no rank failed first
         return Verdict(root, root_conf, None, None, None, "unknown", cascade)
+    if node is None:  # another line of the same cause may name the node (srun's echo)
+        nodes = {node_of(e, scan) for e in origins if e.category == root.category} - {None}
+        node = nodes.pop() if len(nodes) == 1 else None
     if rank is None:
         rank = _rank_from_reports(scan, node)
     failing = {_who(e) for e in origins if e.category not in STOPS}

@@ -51,6 +51,12 @@ RANK_PREFIX = re.compile(r"^\[(rank|default)(\d+)\]:\s?")
 #: exception name (``RuntimeError: …``) or a logging level
 HOST_PREFIX = re.compile(r"^([a-z][a-z0-9]*(?:[-.][a-z0-9]+)*\d[a-z0-9.-]*|"
                          r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+): ")
+#: a timestamp (and a logging level) that starts a line's body: ISO 8601 / Python logging,
+#: or glog's ``[E1201 10:15:42.123 12 file.cpp:616]`` header
+LEADING_TIME = re.compile(
+    r"^(?:\[?\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?|"
+    r"\[?[IWEF]\d{4} \d{2}:\d{2}:\d{2}(?:\.\d+)?(?: +\d+)?(?: [^\]\s]+)?\])\s*(?:[-|:]\s*)?"
+    r"(?:\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\]?\s*(?:[-|:]\s*)?)?")
 TIMESTAMPS: list[tuple[re.Pattern, str]] = [
     # ISO 8601 / Python logging: 2024-05-01T10:00:00.123, 2024-05-01 10:00:00,123
     (re.compile(r"(\d{4}-\d{2}-\d{2})[T _](\d{2}:\d{2}:\d{2})(?:[.,](\d{1,6}))?"), "iso"),
@@ -149,6 +155,9 @@ def split_prefixes(path: str, number: int, text: str) -> LogLine:
         else:
             local = int(m.group(2))
         body = body[m.end():]
+    m = LEADING_TIME.match(body)
+    if m:
+        body = body[m.end():]
     return LogLine(path, number, text, body, task, comp, rank, local, host,
                    parse_time(text[:120]))
 
@@ -165,7 +174,9 @@ def _open(path: str, stdin: BinaryIO | None) -> BinaryIO:
             raise LogError(f"{path}: no such file") from None
         except OSError as exc:
             raise LogError(f"{path}: cannot be read ({exc.strerror})") from None
-    head = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
+    if not hasattr(raw, "peek"):
+        raw = io.BufferedReader(raw)  # type: ignore[arg-type]
+    head = raw.peek(2)[:2]  # type: ignore[attr-defined]
     if head == b"\x1f\x8b" or (path.endswith(".gz") and path != "-"):
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
     return raw

@@ -144,7 +144,7 @@ class _Stream:
     chained: bool = False
     elastic: dict[str, str] = field(default_factory=dict)
     elastic_root: bool = False
-    dump: list[str] | None = None  # function names of an open stack dump
+    dump: list[tuple[str, LogLine]] | None = None  # (function, line) of an open stack dump
     dump_line: LogLine | None = None
 
 
@@ -157,7 +157,7 @@ class Scan:
     exits: list[ExitRecord] = field(default_factory=list)
     task_nodes: dict[int, str] = field(default_factory=dict)
     line_counts: dict[str, int] = field(default_factory=dict)
-    dumps: dict[tuple, tuple[list[str], LogLine]] = field(default_factory=dict)
+    dumps: dict[tuple, tuple[list[tuple[str, LogLine]], LogLine]] = field(default_factory=dict)
     #: evidence kept per category (the rest is counted, not kept: bounded memory)
     limit: int = 2000
     counts: Counter = field(default_factory=Counter)
@@ -361,7 +361,7 @@ class Scanner:
         m = PYSPY_FRAME.match(body) or FAULT_FRAME.match(body)
         if m:
             fn = m.group(1) if PYSPY_FRAME.match(body) else m.group(3)
-            st.dump.append(fn)
+            st.dump.append((fn, ln))
             return True
         self._end_dump(ln, st)
         return False
@@ -383,14 +383,18 @@ class Scanner:
         dumps = self.scan.dumps
         if len(dumps) < 3 or any(e.category == "hang" for e in self.scan.evidence):
             return
-        sigs = Counter(tuple(frames) for frames, _ in dumps.values())
+        sigs = Counter(tuple(f for f, _ in frames) for frames, _ in dumps.values())
         if len(sigs) != 2:
             return
         (common, n), (odd, one) = sigs.most_common(2)
         if one != 1 or n < 2:
             return
-        for frames, ln in dumps.values():
-            if tuple(frames) == odd:
-                self.scan.add(Evidence("hang", ln, ln.rank, ln.host,
-                                       f"stack differs from {n} peers: in {frames[0]}"
-                                       if frames else ""))
+        for frames, header in dumps.values():
+            names = tuple(f for f, _ in frames)
+            if names != odd:
+                continue
+            # the first frame where the odd stack parts from its peers'
+            k = next((i for i, f in enumerate(names) if i >= len(common) or f != common[i]), 0)
+            fn, ln = frames[k] if frames else ("", header)
+            self.scan.add(Evidence("hang", ln, header.rank, header.host,
+                                   f"stack differs from {n} peers' in {fn}"))
