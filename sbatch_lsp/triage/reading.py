@@ -1,6 +1,6 @@
 """Reading a job's log as a stream of the lines that may matter.
 
-A log is read in blocks of :data:`BLOCK` bytes; one compiled pattern (:data:`TRIGGER`) finds the
+A log is read in blocks of :data:`BLOCK` bytes; one Aho-Corasick automaton (:data:`TRIGGER`) finds the
 lines worth reading in each block, so the many lines of noise cost one regex scan and a newline
 count, and memory stays bounded whatever the log's size. Only triggered lines are decoded and
 stripped of what wraps them:
@@ -25,24 +25,32 @@ import re
 import sys
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import BinaryIO
+
+import ahocorasick_rs
 
 #: bytes read per block
 BLOCK = 1 << 22
 #: a line is cut to this many characters before it is read (a truncated line is still read)
 MAX_LINE = 4096
-#: what a line must contain to be read further (any recogniser's evidence, a traceback's frame,
-#: torchelastic's report fields, srun's and slurmstepd's own lines, a hung job's stack dump)
-TRIGGER = re.compile(
-    rb"Error|Exception|Traceback|  File \"|error|ERROR|Killed|Terminated|CANCELLED|"
-    rb"Out Of Memory|oom[-_]kill|out of memory|NCCL WARN|ncclUniqueId|Watchdog|watchdog|"
-    rb"timed out|Timed out|timeout|EADDRINUSE|Address already in use|failed to listen|"
-    rb"command not found|No space left|Xid|ECC|exitcode|Root Cause|Failures:|"
-    rb"  (?:time|host|rank|exitcode)  |FAILED|signal|Signal|Thread 0x|Current thread|"
-    rb"Process \d+: |crash on rank|Segmentation fault|core dumped|Aborted|"
-    rb"\(most recent call first\)|\.py:\d+\)|STEP \d")
+#: what a line must contain to be read further: any recogniser's evidence, a traceback's frame,
+#: torchelastic's report fields, srun's and slurmstepd's own lines, a hung job's stack dump.
+#: Searched with one Aho-Corasick automaton (ahocorasick-rs) over each block: a few seconds a GB.
+TRIGGERS = (
+    b"rror:", b"xception:", b"Interrupt", b"ChildFailedError", b"most recent call", b'File "',
+    b"srun: error", b"slurmstepd", b"CANCELLED", b"STEP ", b"Killed", b"Terminated",
+    b"Out Of Memory", b"out of memory", b"oom-kill", b"oom_kill", b"NCCL WARN", b"ncclUniqueId",
+    b"crash on rank", b"atchdog caught", b"EADDRINUSE", b"already in use", b"failed to listen",
+    b"command not found", b"No space left", b"Xid", b"ECC", b"Segmentation fault",
+    b"core dumped", b"Aborted", b"terminate called", b"what():", b"Root Cause", b"Failures:",
+    b"exitcode", b"      : ", b"Thread 0x", b" (idle)", b" (active)", b"Current thread",
+    b".py:")
+TRIGGER = ahocorasick_rs.BytesAhoCorasick(list(TRIGGERS))
+#: ``.py:`` triggers only a py-spy frame (``    fn (file.py:12)``), not a warning's location
+WEAK = TRIGGERS.index(b".py:")
+PYSPY_END = re.compile(rb"\.py:\d+\)\s*$")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Za-z0-9]")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 SRUN_LABEL = re.compile(r"^\s*(?:P(\d+) )?(\d+): ")
@@ -74,13 +82,17 @@ class LogError(Exception):
     """A log that cannot be read; the message says why, for people."""
 
 
-@dataclass(frozen=True)
+_UNSET = object()
+
+
+@dataclass
 class LogLine:
     """One triggered line: ``path`` as given, ``line`` 1-based in that file, ``text`` the line
     without ANSI/CR debris (still prefixed), ``body`` without srun/rank/host prefixes,
     ``task`` srun's task id, ``component`` the hetjob component, ``rank`` the global rank
-    (``[rankN]:``), ``local_rank`` (``[defaultN]:``), ``host`` a host prefix, ``time`` a
-    timestamp in seconds (nominal year 2000 when the format has none) or None."""
+    (``[rankN]:``), ``local_rank`` (``[defaultN]:``), ``host`` a host prefix; :attr:`time` the
+    line's timestamp in seconds (nominal year 2000 when the format has none) or None, read on
+    first use (``stamp`` sets it)."""
 
     path: str
     line: int
@@ -91,7 +103,13 @@ class LogLine:
     rank: int | None = None
     local_rank: int | None = None
     host: str | None = None
-    time: float | None = None
+    stamp: object = field(default=_UNSET, repr=False)
+
+    @property
+    def time(self) -> float | None:
+        if self.stamp is _UNSET:
+            self.stamp = parse_time(self.text[:120])
+        return self.stamp  # type: ignore[return-value]
 
 
 def parse_time(text: str) -> float | None:
@@ -129,7 +147,7 @@ def clean(raw: str) -> str:
     text = ANSI.sub("", raw[:MAX_LINE * 2])
     if "\r" in text:
         parts = [p for p in text.split("\r") if p.strip()]
-        hit = [p for p in parts if TRIGGER.search(p.encode("utf-8", "replace"))]
+        hit = [p for p in parts if TRIGGER.find_matches_as_indexes(p.encode("utf-8", "replace"))]
         text = (hit or parts or [""])[-1]
     return CONTROL.sub("\ufffd", text)[:MAX_LINE]
 
@@ -158,8 +176,7 @@ def split_prefixes(path: str, number: int, text: str) -> LogLine:
     m = LEADING_TIME.match(body)
     if m:
         body = body[m.end():]
-    return LogLine(path, number, text, body, task, comp, rank, local, host,
-                   parse_time(text[:120]))
+    return LogLine(path, number, text, body, task, comp, rank, local, host)
 
 
 def _open(path: str, stdin: BinaryIO | None) -> BinaryIO:
@@ -227,12 +244,14 @@ def lines(path: str, stdin: BinaryIO | None = None, display: str | None = None
                 seen_any = bool(block.strip())
             pos = 0  # newlines counted up to here
             last_end = -1
-            for m in TRIGGER.finditer(block):
-                start = block.rfind(b"\n", 0, m.start()) + 1
-                if start <= last_end:
+            for which, m_start, _ in TRIGGER.find_matches_as_indexes(block):
+                if m_start <= last_end:
                     continue
-                end = block.find(b"\n", m.start())
+                start = block.rfind(b"\n", 0, m_start) + 1
+                end = block.find(b"\n", m_start)
                 end = len(block) if end < 0 else end
+                if which == WEAK and not PYSPY_END.search(block, start, end):
+                    continue
                 base += block.count(b"\n", pos, start)
                 pos = start
                 last_end = end

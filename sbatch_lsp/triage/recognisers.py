@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .categories import CATEGORIES
-from .reading import LogLine
+from .reading import LogLine, parse_time
 
 EXC_LINE = re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|"
                       r"Failure|Timeout|Warning))(?::\s?(.*))?$")
@@ -278,12 +278,9 @@ class Scanner:
             f", local rank {local}" if local is not None else ""),
             exit_code=int(code) if code.lstrip("-").isdigit() else None)
         t = f.get("time")
-        if t:
-            from .reading import parse_time
-            stamp = parse_time(t)
-            if stamp is not None:
-                ev.where = LogLine(ln.path, ln.line, ln.text, ln.body, ln.task, ln.component,
-                                   ln.rank, ln.local_rank, ln.host, stamp)
+        stamp = parse_time(t) if t else None
+        if stamp is not None:
+            ev.where = replace(ln, stamp=stamp)
         self.scan.add(ev)
         return True
 
