@@ -73,6 +73,15 @@ _ALL = [
              "on a full disk"),
     Category("segfault", False, 3,
              "a process crashed in native code (segmentation fault or abort)"),
+    Category("module-load-error", False, 5,
+             "an environment module or environment could not be loaded (Lmod, conda/venv "
+             "activate): what runs after it lacks its packages"),
+    Category("network-interface", False, 1,
+             "NCCL's socket transport lists container bridges or virtual interfaces (docker0, "
+             "br-…, veth…) among the nodes' interfaces: set NCCL_SOCKET_IFNAME to the real "
+             "network"),
+    Category("error-message", False, 1,
+             "a program reported an error (no more specific evidence in the log)"),
     Category("hang", False, 2,
              "the job hung; this rank's stack differs from its peers', which wait for it"),
     # cascade

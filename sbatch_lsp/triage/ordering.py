@@ -66,9 +66,15 @@ def decide(scan: Scan, paths: list[str]) -> Verdict:
     key = _order(paths)
     evidence = sorted(scan.evidence, key=key)
     stops = [e for e in evidence if e.category in STOPS]
+    # a plain cancellation after ranks already timed out or lost peers is srun ending the step:
+    # part of the cascade, not a cause
+    stops = [e for e in stops if e.category != "cancelled" or not any(
+        c.cascade and c.category not in ("srun-exit", "launcher-report") and key(c) < key(e)
+        for c in evidence)]
     origins = [e for e in evidence if not e.cascade and e.category not in STOPS]
-    if stops:  # what follows a stop is its consequence; the stop explains the job only alone
-        origins = [e for e in origins if not _after(e, stops[0], key)] or [stops[0]]
+    if stops:  # what follows a stop is its consequence, unless it explains the stop
+        origins = [e for e in origins if not _after(e, stops[0], key) or
+                   e.category in DOMINANT] or [stops[0]]
     timed = origins and all(e.where.time is not None for e in origins)
     dominant = [e for e in origins if e.category in DOMINANT]
     pool = dominant or [e for e in origins if CATEGORIES[e.category].strength > 1] or origins
@@ -92,9 +98,31 @@ def decide(scan: Scan, paths: list[str]) -> Verdict:
         rank = _rank_from_reports(scan, node)
     failing = {_who(e) for e in origins if e.category not in STOPS}
     first_conf = "certain" if len(failing) <= 1 else "likely"
+    if rank is None:
+        echo_rank, echo_node = _from_srun_echo(scan, root)
+        if echo_rank is not None and node in (None, echo_node):
+            rank, node, first_conf = echo_rank, echo_node, "likely"
+    if rank is None and root.category == "address-in-use":
+        rank, first_conf = 0, "likely"  # the store's server is rank 0 (node rank 0's agent)
     if rank is None and node is None:
         first_conf = "unknown"
     return Verdict(root, root_conf, rank, node, root, first_conf, cascade)
+
+
+def _from_srun_echo(scan: Scan, root: Evidence) -> tuple[int | None, str | None]:
+    """The one task srun says failed (exit code ≠ 0 and not a signal, or Out Of Memory for an
+    OOM kill), as (rank, node): with no launcher in the log (no torchelastic report, no rank
+    prefixes) srun's task id is the rank."""
+    if scan.launcher or any(e.category == "launcher-report" or e.where.rank is not None or
+           e.where.local_rank is not None for e in scan.evidence):
+        return None, None
+    want = ("Out Of Memory",) if root.category == "host-oom" else None
+    failed = [r for r in scan.exits if r.source == "srun" and (
+        r.code in want if want else r.code.isdigit() and r.code != "0")]
+    tasks = {(t, r.node) for r in failed for t in r.tasks}
+    if len(tasks) == 1:
+        return tasks.pop()
+    return None, None
 
 
 def _rank_from_reports(scan: Scan, node: str | None) -> int | None:
@@ -125,6 +153,12 @@ def _waiting_side(scan: Scan, cascade: list[Evidence]) -> Verdict:
         missing = set(range(max(timeouts) + 1)) - timeouts
         if len(missing) == 1:
             return Verdict(None, "unknown", missing.pop(), None, None, "likely", cascade)
+    signals = [e for e in cascade if e.category == "sigterm" and
+               e.detail.startswith("received signal")]
+    if signals:  # a launcher killed from outside, and nothing else failed before it
+        return Verdict(signals[0], "likely", signals[0].rank, signals[0].node, signals[0],
+                       "unknown" if signals[0].rank is None else "likely",
+                       [e for e in cascade if e is not signals[0]])
     reports = sorted((e for e in cascade if e.category == "launcher-report"),
                      key=lambda e: (e.where.time is None, e.where.time or 0.0))
     if reports:

@@ -46,7 +46,11 @@ TRIGGERS = (
     b"command not found", b"No space left", b"Xid", b"ECC", b"Segmentation fault",
     b"core dumped", b"Aborted", b"terminate called", b"what():", b"Root Cause", b"Failures:",
     b"exitcode", b"      : ", b"Thread 0x", b" (idle)", b" (active)", b"Current thread",
-    b".py:")
+    b".py:", b"execve()", b"Lmod has detected", b"Caught signal", b"Last error:",
+    b"NET/Socket : Using", b"]br-", b"]veth", b"]docker", b"]virbr", b"death signal",
+    b"No such file or directory")
+#: a trigger whose next line is read too (NCCL prints the detail of ``Last error:`` below it)
+CARRY = {TRIGGERS.index(b"Last error:")}
 TRIGGER = ahocorasick_rs.BytesAhoCorasick(list(TRIGGERS))
 #: ``.py:`` triggers only a py-spy frame (``    fn (file.py:12)``), not a warning's location
 WEAK = TRIGGERS.index(b".py:")
@@ -252,11 +256,14 @@ def lines(path: str, stdin: BinaryIO | None = None, display: str | None = None
                 end = len(block) if end < 0 else end
                 if which == WEAK and not PYSPY_END.search(block, start, end):
                     continue
+                if which in CARRY:
+                    nxt = block.find(b"\n", end + 1)
+                    end = len(block) if nxt < 0 else nxt
                 base += block.count(b"\n", pos, start)
                 pos = start
                 last_end = end
-                raw = block[start:end].decode("utf-8", "replace")
-                yield split_prefixes(name, base + 1, clean(raw))
+                for k, raw in enumerate(block[start:end].decode("utf-8", "replace").split("\n")):
+                    yield split_prefixes(name, base + 1 + k, clean(raw))
             base += block.count(b"\n", pos)
             unterminated = not block.endswith(b"\n")
         if not seen_any:

@@ -47,6 +47,16 @@ ELASTIC_RANK = re.compile(r"(\d+) \(local_rank: (\d+)\)")
 SIGNAL_EXC = re.compile(r"got signal: (\d+)")
 NCCL_LINE = re.compile(r"^(\S+?):(\d+):(\d+) \[(\d+)\] NCCL WARN (.*)$")
 RANK_IN_TEXT = re.compile(r"\[(?:PG \S+ (?:PG GUID \S+ )?)?Rank (\d+)\]")
+#: a rank a message names in prose ("Worker rank 76 failed", "global_rank=3"); not a peer's
+RANK_IN_PROSE = re.compile(r"(?i)(?<!on )(?<!from )\b(?:global[ _])?rank[ =:]+(\d+)\b")
+LAUNCHER_FRAME = re.compile(r"distributed/(?:run|launch)\.py|distributed/elastic/|"
+                            r"/bin/(?:torchrun|accelerate|deepspeed)$|accelerate/commands/|"
+                            r"deepspeed/launcher/")
+MID_EXCEPTION = re.compile(r"(?:^|\s)((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (\S.*)$")
+GENERIC_ERROR = re.compile(r"(?:^|[\s|\]])(?:[A-Z]\w*)?(?:Error|ERROR|error): \S")
+EXECVE = re.compile(r"execve\(\): (\S+): No such file or directory")
+SUBMITIT = re.compile(r"Caught signal (\w+) on \S+: this job is (preempted|timed-out)")
+VIRTUAL_IFACE = re.compile(r"\[\d+\](?:docker\d|br-|veth|virbr|cni|flannel)")
 CUDA_OOM = re.compile(r"CUDA out of memory\. Tried to allocate ([\d.]+ [KMGT]i?B)")
 NOT_FOUND = re.compile(r"(?:^|: )([\w./+-]+): command not found")
 PEER_LOST = re.compile(r"Connection reset by peer|Broken pipe|closed by (?:remote )?peer|"
@@ -122,6 +132,8 @@ def classify_exception(name: str, message: str) -> str:
     if "Watchdog caught collective operation timeout" in message or \
             "collective operation timeout" in message:
         return "nccl-timeout"
+    if "client socket has timed out" in message and "trying to connect" in message:
+        return "rendezvous-error"  # the rendezvous endpoint itself cannot be reached
     if PEER_LOST.search(message):
         return "waiting-for-peer"
     if "ECC" in message and "error" in message.lower():
@@ -130,6 +142,10 @@ def classify_exception(name: str, message: str) -> str:
         return "cuda-error"
     if "NCCL" in message or short == "DistBackendError":
         return "nccl-error"
+    if short == "RendezvousClosedError":
+        return "waiting-for-peer"
+    if "CUDA version" in message or "driver version is insufficient" in message:
+        return "cuda-error"
     if short.startswith("Rendezvous") or short == "DistStoreError" or \
             "rendezvous" in message.lower():
         return "rendezvous-error"
@@ -146,6 +162,9 @@ class _Stream:
     elastic_root: bool = False
     dump: list[tuple[str, LogLine]] | None = None  # (function, line) of an open stack dump
     dump_line: LogLine | None = None
+    last_error: Evidence | None = None  # an NCCL error whose "Last error:" detail follows
+    awaiting_detail: bool = False
+    sockets: LogLine | None = None  # an open "NET/Socket : Using" list
 
 
 @dataclass
@@ -161,6 +180,8 @@ class Scan:
     #: evidence kept per category (the rest is counted, not kept: bounded memory)
     limit: int = 2000
     counts: Counter = field(default_factory=Counter)
+    #: a launcher (torchrun, accelerate, deepspeed) ran the tasks: srun's task ids are agents
+    launcher: bool = False
 
     def add(self, ev: Evidence) -> None:
         self.counts[ev.category] += 1
@@ -201,6 +222,14 @@ class Scanner:
             return
         body = ln.body
         st = self._stream(ln)
+        if st.awaiting_detail:  # NCCL's detail of the error above: the more specific line
+            st.awaiting_detail = False
+            if st.last_error is not None and body.strip():
+                st.last_error.where = ln
+            return
+        if body.strip() == "Last error:":
+            st.awaiting_detail = st.last_error is not None
+            return
         if self._dump(ln, st, body):
             return
         if body.strip() == TRACEBACK:
@@ -210,6 +239,8 @@ class Scanner:
         m = FRAME.match(body)
         if m and st.traceback is not None:
             st.traceback.append((m.group(1), int(m.group(2)), m.group(3)))
+            if LAUNCHER_FRAME.search(m.group(1)):
+                self.scan.launcher = True
             return
         if "direct cause of the following exception" in body or \
                 "During handling of the above exception" in body:
@@ -229,6 +260,11 @@ class Scanner:
         if ln.rank is not None:
             return ln.rank
         m = RANK_IN_TEXT.search(text)
+        if m:
+            return int(m.group(1))
+        if "crash on rank" in text or "ncclUniqueId" in text:
+            return None
+        m = RANK_IN_PROSE.search(text)
         return int(m.group(1)) if m else None
 
     def _exception(self, ln: LogLine, st: _Stream, name: str, message: str) -> None:
@@ -248,8 +284,10 @@ class Scanner:
             m = SIGNAL_EXC.search(message)
             detail = f"signal {m.group(1)}" if m else ""
         suspect = 0 if "crash on rank 0" in message else None
-        self.scan.add(Evidence(cat, ln, self._rank(ln, message), ln.host, detail,
-                               _user_frame(frames), suspect=suspect))
+        ev = Evidence(cat, ln, self._rank(ln, message), ln.host, detail, _user_frame(frames),
+                      suspect=suspect)
+        self.scan.add(ev)
+        st.last_error = ev if cat == "nccl-error" else None
 
     def _elastic(self, ln: LogLine, st: _Stream, body: str) -> bool:
         if body.startswith("Root Cause (first observed failure)"):
@@ -297,16 +335,44 @@ class Scanner:
             add(Evidence(cat, ln, None, m.group(1), f"task(s) {m.group(2).strip()}: {code}",
                          exit_code=int(code) if code.isdigit() else None))
             return
+        m = EXECVE.search(body)
+        if m:
+            add(Evidence("command-not-found", ln, ln.rank, ln.host, m.group(1)))
+            return
+        if "Lmod has detected the following error" in body:
+            add(Evidence("module-load-error", ln, ln.rank, ln.host))
+            return
+        m = SUBMITIT.search(body)
+        if m:
+            cat = "preemption" if m.group(2) == "preempted" else "time-limit"
+            add(Evidence(cat, ln, None, None, f"signal {m.group(1)}"))
+            return
+        m = re.search(r"Received (\d+) death signal", body)
+        if m:
+            add(Evidence("sigterm", ln, ln.rank, ln.host, f"received signal {m.group(1)}"))
+            return
         m = STEPD_CANCEL.search(body)
         if m:
             why = (m.group(5) or "").strip().upper()
             cat = {"TIME LIMIT": "time-limit", "PREEMPTION": "preemption",
+                   "JOB REQUEUE": "preemption",
                    "NODE FAILURE": "node-failure"}.get(why, "cancelled")
             add(Evidence(cat, ln, None, m.group(3), f"{m.group(1).lower()} {m.group(2)}"))
             return
         m = STEPD_OOM.search(body)
         if m:
             add(Evidence("host-oom", ln, None, ln.host, f"{m.group(1)} OOM kill(s) in {m.group(2)}"))
+            return
+        if "NET/Socket : Using" in body:
+            self._stream(ln).sockets = ln
+            if VIRTUAL_IFACE.search(body):
+                add(Evidence("network-interface", ln, None, ln.host))
+            return
+        if VIRTUAL_IFACE.match(body.strip()):
+            st = self._stream(ln)
+            if st.sockets is not None:
+                add(Evidence("network-interface", st.sockets, None, st.sockets.host))
+                st.sockets = None
             return
         m = NCCL_LINE.match(body)
         if m:
@@ -344,6 +410,17 @@ class Scanner:
         if re.search(r"terminate called after throwing|what\(\):\s+CUDA error", body) and \
                 "CUDA error" in body:
             add(Evidence("cuda-error", ln, ln.rank, ln.host))
+            return
+        if body.startswith(("srun:", "slurmstepd")):
+            return
+        m = MID_EXCEPTION.search(body)
+        if m:
+            cat = classify_exception(m.group(1), m.group(2))
+            add(Evidence(cat, ln, self._rank(ln, body), ln.host))
+            return
+        if GENERIC_ERROR.search(body):
+            cat = "cuda-error" if "CUDA version" in body else "error-message"
+            add(Evidence(cat, ln, self._rank(ln, body), ln.host))
 
     # -- stack dumps (a hung job: py-spy dump, faulthandler) --------------------------------
 
