@@ -66,8 +66,8 @@ def main(argv: list[str]) -> int:
         gen = time.monotonic() - t0
         size = path.stat().st_size
         t0 = time.monotonic()
-        r = subprocess.run([sys.executable, "-c", "import sys; from sbatch_lsp.triage.cli import "
-                            "main; sys.exit(main(sys.argv[1:]))", str(path), "--format", "json"],
+        r = subprocess.run([sys.executable, "-c", ("import sys; from sbatch_lsp.triage.cli import "
+                            "main; sys.exit(main(sys.argv[1:]))"), str(path), "--format", "json"],
                            capture_output=True, text=True)
         wall = time.monotonic() - t0
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -247,8 +247,8 @@ def test_module_entry_point(tmp_path: Path) -> None:
     """The subcommand module runs standalone (what the dispatch calls) without a traceback."""
     p = tmp_path / "slurm-3.out"
     p.write_bytes(b"\x00\x01")
-    r = subprocess.run([sys.executable, "-c", "import sys; from sbatch_lsp.triage.cli import "
-                        "main; sys.exit(main(sys.argv[1:]))", str(p)], capture_output=True,
+    r = subprocess.run([sys.executable, "-c", ("import sys; from sbatch_lsp.triage.cli import "
+                        "main; sys.exit(main(sys.argv[1:]))"), str(p)], capture_output=True,
                        text=True)
     assert r.returncode == 2 and "binary data" in r.stderr and "Traceback" not in r.stderr
 

@@ -93,8 +93,8 @@ def test_hit_rates_beside_the_grep_recipe(rows: list[Row]) -> None:
     print(f"\n{'log':<24}{'root want':>10}{'triage':>8}{'grep':>6}   {'rank want':>9}"
           f"{'triage':>8}{'grep':>6}")
     for r in rows:
-        print(f"{r.id:<24}{str(r.root_want):>10}{str(r.root_got):>8}{str(r.grep_root):>6}   "
-              f"{str(r.rank_want):>9}{str(r.rank_got):>8}{str(r.grep_rank):>6}")
+        print(f"{r.id:<24}{r.root_want!s:>10}{r.root_got!s:>8}{r.grep_root!s:>6}   "
+              f"{r.rank_want!s:>9}{r.rank_got!s:>8}{r.grep_rank!s:>6}")
     print(f"root line: triage {root[0]}/{root[1]} = {root[0] / max(root[1], 1):.0%}, "
           f"grep recipe {g_root[0]}/{g_root[1]} = {g_root[0] / max(g_root[1], 1):.0%}")
     print(f"first rank: triage {rank[0]}/{rank[1]} = {rank[0] / max(rank[1], 1):.0%}, "

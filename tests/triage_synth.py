@@ -11,32 +11,32 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 NOISE = [
-    "/usr/local/lib/python3.10/dist-packages/torch/utils/data/dataloader.py:558: UserWarning: "
+    ("/usr/local/lib/python3.10/dist-packages/torch/utils/data/dataloader.py:558: UserWarning: "
     "This DataLoader will create 16 worker processes in total. Our suggested max number of "
     "worker in current system is 8, which is smaller than what this DataLoader is going to "
     "create. Please be aware that excessive worker creation might get DataLoader running slow "
-    "or even freeze, lower the worker number to avoid potential slowness/freeze if necessary.",
+    "or even freeze, lower the worker number to avoid potential slowness/freeze if necessary."),
     "{host}:{pid}:{pid} [{dev}] NCCL INFO NET/IB : No device found.",
     "{host}:{pid}:{pid} [{dev}] NCCL INFO NET/Socket : Using [0]ib0:10.0.0.{dev}<0>",
     "{host}:{pid}:{pid} [{dev}] NCCL INFO Channel 00/02 :    0   1   2   3   4   5   6   7",
-    " iteration     {it}/  100000 | consumed samples:       {it}00 | elapsed time per iteration "
+    (" iteration     {it}/  100000 | consumed samples:       {it}00 | elapsed time per iteration "
     "(ms): 1203.4 | learning rate: 2.999E-04 | global batch size:   256 | lm loss: 3.2{dev}E+00 "
     "| loss scale: 1.0 | grad norm: 0.41{dev} | number of skipped iterations:   0 | number of "
-    "nan iterations:   0 |",
+    "nan iterations:   0 |"),
     "\x1b[32m[INFO]\x1b[0m step {it}: loss=2.{dev}31 lr=3e-4 tokens/s=41234 (error bound 1e-3)",
-    "Epoch 0:  {dev}3%|███▌      | {it}/9000 [01:23<11:02, 12.1it/s, loss=2.31]\r"
-    "Epoch 0:  {dev}4%|███▌      | {it}/9000 [01:24<11:01, 12.1it/s, loss=2.30]",
-    "[W1201 10:0{dev}:12.000000 {pid} torch/distributed/run.py:793] Setting OMP_NUM_THREADS "
+    ("Epoch 0:  {dev}3%|███▌      | {it}/9000 [01:23<11:02, 12.1it/s, loss=2.31]\r"
+    "Epoch 0:  {dev}4%|███▌      | {it}/9000 [01:24<11:01, 12.1it/s, loss=2.30]"),
+    ("[W1201 10:0{dev}:12.000000 {pid} torch/distributed/run.py:793] Setting OMP_NUM_THREADS "
     "environment variable for each process to be 1 in default, to avoid your system being "
     "overloaded, please further tune the variable for optimal performance in your application "
-    "as needed.",
-    "transformer_engine/pytorch/attention.py:5123: UserWarning: flash-attn v3 may provide "
-    "important feature support or performance improvement. Please install flash-attn v3 by ...",
+    "as needed."),
+    ("transformer_engine/pytorch/attention.py:5123: UserWarning: flash-attn v3 may provide "
+    "important feature support or performance improvement. Please install flash-attn v3 by ..."),
     "  warnings.warn(",
-    "{host}:{pid}:{pid} [{dev}] NCCL INFO comm 0x55d1c7a0 rank {dev} nranks 16 cudaDev {dev} "
-    "nvmlDev {dev} busId 1{dev}000 commId 0x7a2f2e1b - Init COMPLETE",
-    "wandb: WARNING Serializing object of type dict that is 2196 bytes (timeout=30 is the "
-    "default)",
+    ("{host}:{pid}:{pid} [{dev}] NCCL INFO comm 0x55d1c7a0 rank {dev} nranks 16 cudaDev {dev} "
+    "nvmlDev {dev} busId 1{dev}000 commId 0x7a2f2e1b - Init COMPLETE"),
+    ("wandb: WARNING Serializing object of type dict that is 2196 bytes (timeout=30 is the "
+    "default)"),
     "> building train, validation, and test datasets ...",
 ]
 
@@ -44,10 +44,10 @@ WATCHDOG = ("[rank{r}]:[E1201 10:{m:02d}:{s:02d}.123456789 ProcessGroupNCCL.cpp:
             "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2201, "
             "OpType=ALLREDUCE, NumelIn=8192, NumelOut=8192, Timeout(ms)=600000) ran for 600043 "
             "milliseconds before timing out.")
-FRAME_DUMP = ["Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
-              "ProcessGroupNCCL.cpp:618 (most recent call first):",
-              "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 "
-              "(0x7f1c in /usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)"]
+FRAME_DUMP = [("Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
+              "ProcessGroupNCCL.cpp:618 (most recent call first):"),
+              ("frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 "
+              "(0x7f1c in /usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)")]
 
 
 def elastic_report(entries: list[tuple[str, str, int, int, str]], script: str = "train.py"
@@ -120,31 +120,31 @@ def scenarios() -> list[Scenario]:
                   f"srun: error: {h1}: task 0: Exited with exit code 1"])],
             "CUDA out of memory. Tried to allocate 2.00 GiB", 13, "cuda-oom"),
         Scenario("time-limit", [
-            ("", ["slurmstepd: error: *** JOB 81234 ON gpu-a100-001 CANCELLED AT "
-                  "2024-12-01T12:00:07 DUE TO TIME LIMIT ***"]),
-            ("0", ["torch.distributed.elastic.multiprocessing.api.SignalException: Process 4242 "
-                   "got signal: 15"]),
-            ("1", ["torch.distributed.elastic.multiprocessing.api.SignalException: Process 4243 "
-                   "got signal: 15"]),
+            ("", [("slurmstepd: error: *** JOB 81234 ON gpu-a100-001 CANCELLED AT "
+                  "2024-12-01T12:00:07 DUE TO TIME LIMIT ***")]),
+            ("0", [("torch.distributed.elastic.multiprocessing.api.SignalException: Process 4242 "
+                   "got signal: 15")]),
+            ("1", [("torch.distributed.elastic.multiprocessing.api.SignalException: Process 4243 "
+                   "got signal: 15")]),
             ("", [f"srun: error: {h1}: task 0: Terminated", f"srun: error: {h2}: task 1: Terminated"])],
             "DUE TO TIME LIMIT", None, "time-limit"),
         Scenario("host-oom-node2", [
-            ("", ["slurmstepd: error: Detected 1 oom_kill event in StepId=81235.0. Some of the "
-                  "step tasks have been OOM Killed."]),
-            ("0", ["[rank3]:[E1201 10:02:11.000000000 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID "
+            ("", [("slurmstepd: error: Detected 1 oom_kill event in StepId=81235.0. Some of the "
+                  "step tasks have been OOM Killed.")]),
+            ("0", [("[rank3]:[E1201 10:02:11.000000000 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID "
                    "0(default_pg) Rank 3] Process group watchdog thread terminated with exception: "
                    "NCCL error: remote process exited or there was a network error, NCCL version "
-                   "2.21.5"]),
+                   "2.21.5")]),
             ("", [f"srun: error: {h2}: task 1: Out Of Memory",
                   f"srun: error: {h1}: task 0: Exited with exit code 1"])],
             "oom_kill event", None, "host-oom"),
         Scenario("import-error-node2", [
             ("1", [f"[rank{r}]: {x}" for r in (8,) for x in traceback_lines(
                 "ModuleNotFoundError: No module named 'flash_attn'", USER[:1])]),
-            ("0", ["[rank0]:[E1201 10:31:00.000000000 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0"
+            ("0", [("[rank0]:[E1201 10:31:00.000000000 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0"
                    "(default_pg) Rank 0] ... torch.distributed.DistBackendError: [0] is setting up "
                    "NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store "
-                   "by key '0', but store->get('0') got error: Socket Timeout"]),
+                   "by key '0', but store->get('0') got error: Socket Timeout")]),
             ("", [f"srun: error: {h2}: task 1: Exited with exit code 1"])],
             "No module named 'flash_attn'", 8, "import-error"),
         Scenario("unique-id-wait-only", [
@@ -159,9 +159,9 @@ def scenarios() -> list[Scenario]:
         Scenario("hang-odd-rank-out", [
             ("0", [WATCHDOG.format(r=r, m=20, s=r) for r in (0, 1, 2, 4, 5, 6, 7)]),
             *[(str(r // 4), [f"[rank{r}]: Thread 0x7f00{r} (most recent call first):",
-                             f'[rank{r}]:   File "/workspace/train.py", line '
+                             (f'[rank{r}]:   File "/workspace/train.py", line '
                              f'{99 if r == 3 else 140} in '
-                             f'{"load_batch" if r == 3 else "train_step"}',
+                             f'{"load_batch" if r == 3 else "train_step"}'),
                              f'[rank{r}]:   File "/workspace/train.py", line 212 in <module>'])
               for r in range(8)]],
             "load_batch", 3, "hang", hosts=("node-a1", "node-a2")),
@@ -178,8 +178,8 @@ def scenarios() -> list[Scenario]:
             "No space left on device", 0, "disk-full", labels=False),
         Scenario("hetjob-command-not-found", [
             ("P1 1", ["/var/spool/slurmd/job81240/slurm_script: line 21: uv: command not found"]),
-            ("P0 0", ["torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError"
-                      ": rendezvous timed out"])],
+            ("P0 0", [("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError"
+                      ": rendezvous timed out")])],
             "uv: command not found", None, "command-not-found"),
     ]
     return out
@@ -195,7 +195,7 @@ def render(s: Scenario, noise_lines: int, seed: int = 0, width: int | None = Non
     total = noise_lines + sum(len(b) for _, b in s.events)
     positions = sorted(rnd.sample(range(noise_lines // 2, max(noise_lines, 1) + len(s.events)),
                                   len(s.events))) if noise_lines else list(range(len(s.events)))
-    blocks = dict(zip(positions, s.events))
+    blocks = dict(zip(positions, s.events, strict=False))
     it = 0
     for i in range(noise_lines + len(s.events)):
         if i in blocks:

@@ -195,9 +195,9 @@ def _open(path: str, stdin: BinaryIO | None) -> BinaryIO:
             raise LogError(f"{path}: no such file") from None
         except OSError as exc:
             raise LogError(f"{path}: cannot be read ({exc.strerror})") from None
-    if not hasattr(raw, "peek"):
-        raw = io.BufferedReader(raw)  # type: ignore[arg-type]
-    head = raw.peek(2)[:2]  # type: ignore[attr-defined]
+    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[type-var]
+    head = buffered.peek(2)[:2]
+    raw = buffered
     if head == b"\x1f\x8b" or (path.endswith(".gz") and path != "-"):
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
     return raw

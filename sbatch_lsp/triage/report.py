@@ -69,16 +69,11 @@ def explanation(e: Evidence) -> str:
     return text + (f" ({'; '.join(extra)})" if extra else "")
 
 
-def _where(path: str, line: int | None, many_files: bool) -> str:
-    return f"{path}:{line}" if many_files or line is None else f"line {line}"
-
-
 def format_text(report: Report, color: bool = False) -> str:
     """One screen for people: the root line highlighted, the first failing rank and node, the
     cascade folded into counts by kind, the exit codes explained, the script's findings."""
     obj = report.to_json()
     bold, red, dim, off = ("\x1b[1m", "\x1b[31m", "\x1b[2m", "\x1b[0m") if color else ("",) * 4
-    many = len(report.paths) > 1
     out: list[str] = []
     root = obj["root_cause"]
     if root:
@@ -108,7 +103,7 @@ def format_text(report: Report, color: bool = False) -> str:
         out.append(f"{bold}cascade{off} {dim}(folded){off}: {folded}")
         shown = [e for e in report.verdict.cascade if not e.cascade][:3]
         for e in shown:
-            out.append(f"  {dim}also failed at {_where(e.where.path, e.where.line, True)}: "
+            out.append(f"  {dim}also failed at {e.where.path}:{e.where.line}: "
                        f"{mask_line(e.where.text.strip())[:160]}{off}")
     if obj["exit_codes"]:
         out.append(f"{bold}exit codes{off}:")

@@ -17,7 +17,7 @@ from ..source import decode, is_job_script
 
 #: which rules can explain a root-cause category; the script's own findings (from its facts)
 #: decide which of them apply. Order: most specific first.
-EXPLAINS: dict[str, tuple[str, ...]] = {
+EXPLAINS: dict[str | None, tuple[str, ...]] = {
     "address-in-use": ("SB201", "SB206", "SB202"),
     "rendezvous-error": ("SB302", "SB206", "SB202", "SB201", "SB205", "SB301"),
     "cancelled": ("SB205", "SB301", "SB206", "SB202", "SB201", "SB302"),
@@ -81,7 +81,8 @@ def find_script(log: Path) -> Path | None:
     """The one job script in ``log``'s folder whose output pattern names ``log``; None when no
     script or more than one matches."""
     folder = log.parent
-    explicit, implicit = [], []
+    explicit: list[Path] = []
+    implicit: list[Path] = []
     try:
         candidates = sorted(p for p in folder.iterdir() if p.is_file() and p != log and
                             p.stat().st_size < 1 << 20)[:MAX_SCRIPTS * 5]
