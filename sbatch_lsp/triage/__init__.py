@@ -20,7 +20,7 @@ from .recognisers import Scanner
 from .report import Report
 from .script_link import config_for, explaining, find_script, read_script
 
-__all__ = ["LogError", "Report", "triage", "triage_text"]
+__all__ = ["LogError", "Report", "link_script", "triage", "triage_text"]
 
 
 def triage(paths: list[str], script: str | None = None, stdin: BinaryIO | None = None,
@@ -44,17 +44,23 @@ def triage(paths: list[str], script: str | None = None, stdin: BinaryIO | None =
     if script_path is None and find_beside and paths and paths[0] != "-":
         script_path = find_script(Path(paths[0]))
     if script_path is not None:
-        try:
-            text = read_script(script_path)
-        except (OSError, ValueError) as exc:
-            raise LogError(f"{script_path}: the job script cannot be read ({exc})") from None
-        result = lint(text, str(script_path), config_for(script_path))
-        category = report.verdict.root.category if report.verdict.root else None
-        chosen = explaining(result, category)
-        everything = to_json_obj(result, str(script_path))
-        report.rules = [everything[result.diagnostics.index(d)] for d in chosen]
-        report.script_path = str(script_path)
+        link_script(report, script_path)
     return report
+
+
+def link_script(report: Report, script_path: Path) -> None:
+    """Attach the findings of the job script at ``script_path`` that explain ``report``'s root
+    cause (lint JSON shape). Raises :class:`LogError` when the script cannot be read."""
+    try:
+        text = read_script(script_path)
+    except (OSError, ValueError) as exc:
+        raise LogError(f"{script_path}: the job script cannot be read ({exc})") from None
+    result = lint(text, str(script_path), config_for(script_path))
+    category = report.verdict.root.category if report.verdict.root else None
+    chosen = explaining(result, category)
+    everything = to_json_obj(result, str(script_path))
+    report.rules = [everything[result.diagnostics.index(d)] for d in chosen]
+    report.script_path = str(script_path)
 
 
 def triage_text(text: str, path: str = "<log>") -> Report:
