@@ -10,10 +10,7 @@ from pathlib import Path
 
 import pytest
 
-try:  # harden-secrets moves the detector out of rules/ (issue 16); either home serves
-    from sbatch_lsp.secrets import find_secrets  # type: ignore[import-not-found,unused-ignore]
-except ImportError:
-    from sbatch_lsp.rules.secrets import find_secrets
+from sbatch_lsp.secrets import find_secrets
 
 LOGS = Path(__file__).resolve().parent / "logs"
 KEYS = {"id", "source", "summary", "cause", "category_hint", "root_cause", "first_failure",

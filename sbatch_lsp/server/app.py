@@ -14,7 +14,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..source import Source
-from . import actions
+from . import actions, logs
 from .completion import complete
 from .documents import Documents, Linted, split_lines_as_lsp
 from .hover import hover_text
@@ -108,6 +108,7 @@ class SbatchLanguageServer(LanguageServer):
 
 
 server = SbatchLanguageServer()
+logs.register(server)  # Slurm job logs: the triage command (diagnostics: documents.py)
 
 
 @server.feature(t.INITIALIZE)

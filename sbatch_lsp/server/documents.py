@@ -22,7 +22,9 @@ from pygls.workspace import TextDocument, Workspace
 from ..config import Config
 from ..lint import LintResult, lint
 from ..secrets import Masker, find_secrets
+from ..source import Source
 from .diagnostics import lsp_diagnostics
+from .logs import is_log, log_diagnostics
 from .positions import Positions
 from .settings import Settings, config_for
 
@@ -194,10 +196,15 @@ class Documents:
     @staticmethod
     def _lint(uri, text, version, path, generation, settings, codec) -> Linted:
         config, error = config_for(path if uri.startswith("file:") else None, settings)
-        result = lint(text, path or uri, config)
+        if is_log(uri, text):  # a job's output: triage's diagnostics (server/logs.py)
+            result = LintResult(Source(text, path or uri), [])
+            diagnostics = log_diagnostics(text, uri, path, codec)
+        else:
+            result = lint(text, path or uri, config)
+            diagnostics = lsp_diagnostics(result, uri, Positions(result.source, codec))
         pos = Positions(result.source, codec)
         return Linted(uri, version, generation, text, result, config, pos,
-                      lsp_diagnostics(result, uri, pos), error, next(_SERIAL))
+                      diagnostics, error, next(_SERIAL))
 
 
 _SERIAL = itertools.count(1)
