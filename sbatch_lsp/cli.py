@@ -290,7 +290,10 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         else:
             result = lint(text, display, cfg)
     except Exception as exc:  # noqa: BLE001  # pragma: no cover - lint() catches rule errors
-        rep.error = f"{display}: internal error: {type(exc).__name__}: {exc}"
+        from .secrets import Masker, find_secrets
+
+        rep.error = Masker.of(text, find_secrets(text)).text(
+            f"{display}: internal error: {type(exc).__name__}: {exc}")
         return rep
     rep.remaining = len(result.diagnostics)
     rep.worst = max((int(d.severity) for d in result.diagnostics), default=0)
@@ -415,6 +418,7 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
     ``path:line:column: …``. With ``write`` the file is replaced atomically in its own encoding
     (the write path of ``--fix``); standard input is never written."""
     from .convert import convert_srun_native
+    from .secrets import Masker, find_secrets
     from .source import Source
 
     try:
@@ -425,22 +429,22 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
         return 2, "", [f"{display}: cannot read: {exc}"]
     conv = convert_srun_native(text, cfg, display)
     src = Source(text, display)
+    # the diff, refusals and notes are shown masked: the secrets both lints found, and formats
+    shown = Masker.of(text, find_secrets(text), [v for r in conv.linted for v in r.masker.values])
 
     def where(offset: int) -> str:
         line, col = src.position(offset)
         return f"{display}:{line + 1}:{col + 1}"
 
-    msgs = [f"{where(r.start)}: cannot convert: {r.message}" for r in conv.refusals]
+    msgs = [shown.text(f"{where(r.start)}: cannot convert: {r.message}") for r in conv.refusals]
     if conv.status == "refused":
         return 1, "", msgs
     if conv.status == "unchanged":
-        return 0, "", [f"{display}: {note}" for note in conv.notes]
+        return 0, "", [shown.text(f"{display}: {note}") for note in conv.notes]
     new = conv.new_text
-    diff = "".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
-                                        display, display))
-    for result in conv.linted:
-        diff = result.mask(diff)
-    msgs += [f"{display}: note: {note}" for note in conv.notes]
+    diff = shown.text("".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
+                                                   display, display)))
+    msgs += [shown.text(f"{display}: note: {note}") for note in conv.notes]
     if write and path != "-":
         try:
             _write_atomic(path, new, encoding)
