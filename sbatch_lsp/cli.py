@@ -30,7 +30,7 @@ EXIT_CODES = """exit codes:
   0  no finding at or above --fail-on (default: the configuration's fail-on, else warning),
      or --exit-zero
   1  a finding at or above it
-  2  a usage, configuration or I/O error"""
+  2  a usage, configuration or I/O error, or a folder given that holds no job script"""
 PARALLEL_MIN_FILES = 24
 
 
@@ -312,19 +312,16 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
 
 
 def _explain(code: str) -> int:
-    from importlib import resources
-
-    from .rules import RULES, code_of
+    from .rules import RULES, code_of, page_path
 
     typed = code.strip()
     code = code_of(typed)
     if code not in RULES:
         print(f"sbatch-lint: unknown rule {typed!r}; see --list-rules", file=sys.stderr)
         return 2
-    page = resources.files("sbatch_lsp").joinpath("rules_pages").joinpath(f"{code}.md")
     try:
-        print(page.read_text("utf-8"))
-    except (FileNotFoundError, OSError):
+        print(page_path(code).read_text("utf-8"))
+    except OSError:
         r = RULES[code]
         print(f"# {code} {r.name}\n\n{r.summary}\n")
     return 0
@@ -532,4 +529,18 @@ def _report(reports: list[FileReport], jobs, args) -> int:
         sys.stdout.buffer.flush()
     if errors:
         return 2
+    if not any(r.job_script for r in reports):
+        return _no_job_script(args.paths, len(reports))
     return 1 if fail and not args.exit_zero else 0
+
+
+def _no_job_script(paths: list[str], read: int) -> int:
+    """Say on standard error that nothing was linted, and return the exit code: 2 when a
+    directory was named (a CI job pointed at the wrong folder must fail), 0 when only files were
+    (pre-commit passes every candidate file, and a commit of helper scripts is fine)."""
+    folders = [p for p in paths if p != "-" and Path(p).is_dir()]
+    what = f"{read} file(s) read, none a job script" if read else "no file to read"
+    where = f" in {', '.join(folders)}" if folders else ""
+    print(f"sbatch-lint: no job script found{where}: {what} (a job script has an `#SBATCH` "
+          "line or a .sbatch/.slurm name)", file=sys.stderr)
+    return 2 if folders else 0

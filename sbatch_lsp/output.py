@@ -119,7 +119,6 @@ def format_github(result: LintResult, path: str) -> str:
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
-TOOL_URI = "https://github.com/sbatch-lsp/sbatch-lsp"
 
 
 def _artifact(path: str) -> dict:
@@ -185,18 +184,32 @@ def to_sarif_results(result: LintResult, path: str) -> list[dict]:
 
 
 def sarif_rules() -> list[dict]:
-    """Every rule as a SARIF ``reportingDescriptor``: id, name, descriptions, ``helpUri`` (the
-    rule page) and default level, sorted by code."""
+    """Every rule as a SARIF ``reportingDescriptor``: id, name, descriptions, ``help`` (the rule
+    page's Markdown, which code scanning shows; the project publishes no web page to link as
+    ``helpUri``) and default level, sorted by code."""
     return [{
         "id": code, "name": r.name,
         "shortDescription": {"text": r.summary},
         "fullDescription": {"text": f"{r.summary} (default severity: {r.severity.label})."},
-        "help": {"text": f"{r.summary}. Examples and fixes: {r.url}",
-                 "markdown": f"{r.summary}. Examples and fixes: [{code}]({r.url})"},
-        "helpUri": r.url,
+        "help": {"text": f"{r.summary}. Examples and fixes: sbatch-lint --explain {code}",
+                 "markdown": _page(code) or f"{r.summary}. Examples and fixes: "
+                                            f"`sbatch-lint --explain {code}`"},
         "defaultConfiguration": {"level": SARIF_LEVEL[r.severity.label]},
         "properties": {"tags": ["slurm", r.name]},
     } for code, r in sorted(RULES.items())]
+
+
+def _page(code: str) -> str | None:
+    """The installed page of rule ``code`` (Markdown) with the token formats of its examples
+    masked like any other output (SB501's page shows keys to detect); None when it is missing."""
+    from .rules import page_path
+    from .secrets import Masker, find_secrets
+
+    try:
+        text = page_path(code).read_text("utf-8")
+    except OSError:
+        return None
+    return Masker.of(text, find_secrets(text)).text(text)
 
 
 def format_sarif(results: list[dict], errors: list[str], version: str) -> str:
@@ -213,8 +226,7 @@ def format_sarif(results: list[dict], errors: list[str], version: str) -> str:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "sbatch-lint", "version": version,
-                                "semanticVersion": version, "informationUri": TOOL_URI,
-                                "rules": sarif_rules()}},
+                                "semanticVersion": version, "rules": sarif_rules()}},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
             "columnKind": "unicodeCodePoints",
             "invocations": [invocation],

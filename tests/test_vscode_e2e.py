@@ -228,5 +228,5 @@ def test_no_server_found_says_how_to_install(tools, vsix, tmp_path):
             "url": url, "folder": str(workspace), "file": "train.sbatch",
             "notification": "cannot import sbatch_lsp.server", "out": str(out),
         }, out)
-    assert "pip install sbatch-lsp" in log
+    assert "pipx install ." in log and "not on a package index" in log
     assert (out / "notification.png").stat().st_size > 10_000

@@ -6,11 +6,14 @@ Rule modules register themselves with :func:`rule`; importing this package loads
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable
 
 from ..diagnostics import Diagnostic, Edit, Fix, Related, Severity
 
-RULE_PAGE_URL = "https://github.com/sbatch-lsp/sbatch-lsp/blob/main/rules/{code}.md"
+#: the rule pages ship inside the package (``--explain`` prints them); the project publishes no
+#: web site, so every link the tool prints is to the installed page
+PAGES = "rules_pages"
 
 
 @dataclass(frozen=True)
@@ -23,7 +26,15 @@ class Rule:
 
     @property
     def url(self) -> str:
-        return RULE_PAGE_URL.format(code=self.code)
+        """A ``file:`` URI of this rule's page as installed with the package (for the LSP's
+        code description); the page itself is what ``sbatch-lint --explain CODE`` prints."""
+        return page_path(self.code).as_uri()
+
+
+def page_path(code: str) -> Path:
+    """The installed Markdown page of rule ``code`` (``…/sbatch_lsp/rules_pages/SB201.md``),
+    absolute; it may be missing only from a broken install."""
+    return (Path(__file__).resolve().parent.parent / PAGES / f"{code}.md").absolute()
 
 
 RULES: dict[str, Rule] = {}

@@ -18,7 +18,8 @@ import {
 const SECTION = "sbatchLsp";
 const MODULE = "sbatch_lsp.server";
 const INSTALL_HINT =
-  "Install it with `pip install sbatch-lsp` (in a virtual environment, or with pipx), then set " +
+  "sbatch-lsp is not on a package index: install it from a clone of its repository with " +
+  "`pipx install .` (or `python3 -m pip install .` in a virtual environment), then set " +
   "\"sbatchLsp.server.path\" to its sbatch-lsp executable, or \"sbatchLsp.server.interpreter\" " +
   "to the Python that has it.";
 
