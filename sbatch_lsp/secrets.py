@@ -37,6 +37,10 @@ OWN_FORMATS = [
     ("Hugging Face token", re.compile(r"hf_[A-Za-z0-9]{30,}")),
     ("W&B API key", re.compile(r"(?:WANDB_API_KEY\s*=\s*['\"]?|wandb\s+login\s+(?:--relogin\s+)?)"
                                r"([0-9a-f]{40}|[A-Za-z0-9_-]{40,86})\b")),
+    # a key handed to a trainer's W&B option (OpenRLHF's ``--use_wandb <key>``): only the
+    # 40-hex shape, so a long run or project name after ``--wandb-…`` is not taken for a key
+    ("W&B API key", re.compile(r"--[\w-]*wandb[\w-]*(?:\s*=\s*|\s+)['\"]?"
+                               r"([0-9a-f]{40})(?![\w-])", re.IGNORECASE)),
 ]
 #: names that hold where a credential is, not the credential (``HF_TOKEN_FILE``, ``…_PATH``);
 #: SB501's own fix reads ``${HF_TOKEN_FILE:-…}``, which must not raise SB502

@@ -51,3 +51,14 @@ def test_xtrace_from_the_shebang():
     from sbatch_lsp.lint import lint
     text = '#!/bin/bash -x\n#SBATCH -N 1\nexport HF_TOKEN="$(< ~/.hf)"\n'
     assert [d.code for d in lint(text).diagnostics] == ["SB502"]
+
+
+def test_a_key_handed_to_a_wandb_option():
+    """OpenRLHF's ``--use_wandb <key>`` (tests/cases/C026): a 40-hex value after a W&B option
+    is a key; a run or project name after one is not."""
+    key = "0123456789abcdef0123456789abcdef01234567"
+    for text in (f"--use_wandb {key}", f"--wandb-key={key}", f"--use_wandb '{key}'"):
+        assert [text[s.start:s.end] for s in find_secrets(text)] == [key], text
+    for text in ("--wandb_run_name my_very_long_run_name_with_more_than_forty_chars",
+                 f"--wandb_project {key}_v2", f"--use_wandb True --save {key}"):
+        assert find_secrets(text) == [], text
