@@ -35,16 +35,18 @@ def pages() -> list[Path]:
 
 
 def sample_scripts(page_kinds: tuple[str, ...] = ("bad", "good", "fix-before", "fix-after")):
-    """pytest params of every script the project holds: examples/, the shared cases, and the
-    rule pages' examples of ``page_kinds``."""
+    """pytest params of every script the project holds: examples/, the shared and the
+    project's own cases, and the rule pages' examples of ``page_kinds``."""
     import pytest
 
-    from test_cases import CASES_DIR
+    from test_cases import LOCAL_DIR, SHARED_DIR
 
     params = [pytest.param(f.read_text(), id=f"examples/{f.relative_to(ROOT / 'examples')}")
               for f in sorted((ROOT / "examples").rglob("*.sbatch"))]
     params += [pytest.param(f.read_bytes().decode(), id=f"cases/{f.name}")
-               for f in sorted(CASES_DIR.glob("*.sbatch"))]
+               for f in sorted(SHARED_DIR.glob("*.sbatch"))]
+    params += [pytest.param(f.read_bytes().decode(), id=f"tests/cases/{f.name}")
+               for f in sorted(LOCAL_DIR.glob("*.sbatch"))]
     params += [pytest.param(text, id=f"{p.stem}-{i}") for p in pages()
                for i, (kind, text) in enumerate(examples(p)) if kind in page_kinds]
     return params

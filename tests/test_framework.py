@@ -257,3 +257,26 @@ def test_sb403_one_on_blackwell_is_a_warning():
                   "--tensor-model-parallel-size 2\n").replace("--partition=h100",
                                                              "--partition=gb200")
     assert [s for s, _ in found(text, "SB403")] == [Severity.WARNING.label]
+
+
+# ---- SB606 ---------------------------------------------------------------------------------
+NATIVE = "srun {srun}python pretrain_gpt.py --tensor-model-parallel-size 8\n"
+
+
+@pytest.mark.parametrize("before,srun,expected", [
+    ("", "", ["error"]),
+    ("", "--container-image=nvcr.io#nvidia/pytorch:25.01-py3 ", ["info"]),
+    ("export RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS\n", "", []),  # SB301's business
+    ("", "--export=ALL,RANK=0,WORLD_SIZE=8 ", []),
+    ('SRUN_ARGS="--ntasks=1"\n', "$SRUN_ARGS ", []),  # options hidden in a variable
+])
+def test_sb606_where_the_rank_variables_come_from(before, srun, expected):
+    text = script(before + NATIVE.format(srun=srun), tpn=8)
+    assert [s for s, _ in found(text, "SB606")] == expected
+
+
+def test_sb606_bridge_derives_ranks_and_one_task_needs_none():
+    bridge = script("srun python scripts/training/run_recipe.py model.tensor_model_parallel_size=8\n",
+                    tpn=8)
+    one = script(NATIVE.format(srun=""), tpn=1)
+    assert found(bridge, "SB606") == [] and found(one, "SB606") == []

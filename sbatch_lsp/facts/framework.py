@@ -87,6 +87,7 @@ MAX_DEPTH = 4
 #: settings only Megatron's parallel layout has: a program with none of them and no Megatron,
 #: NeMo or Bridge entry point is not read as a Megatron run
 SIGNATURE = {"tp", "pp", "cp", "ep", "etp", "vpp", "vpp_layers"}
+WORLD_KEYS = {"world_nodes", "world_gpus_per_node"}
 
 
 @dataclass(frozen=True)
@@ -338,10 +339,10 @@ def _kind(words: list[Word], settings: dict[str, Setting]) -> str:
     texts = [w.value or "" for w in words[:4]]
     if "deepspeed" in settings:
         return "megatron-deepspeed"
+    if any(BRIDGE_ENTRY.search(t) for t in texts):  # before Megatron-LM: recipes/pretrain_*.py
+        return "bridge"
     if any(MEGATRON_LM_ENTRY.search(t) for t in texts):
         return "megatron-lm"
-    if any(BRIDGE_ENTRY.search(t) for t in texts):
-        return "bridge"
     if any(NEMO_ENTRY.search(t) for t in texts):
         return "nemo"
     if any(s.spelled.startswith(("model.", "train.")) for s in settings.values()):
@@ -430,6 +431,8 @@ def _framework_runs(job) -> list[FrameworkRun]:
         kind = _kind(program, settings)
         if kind in ("megatron-core", "megatron-deepspeed") and not settings.keys() & SIGNATURE:
             continue  # batch-size or shape flags alone do not make a program Megatron
+        if kind == "megatron-lm" and not settings.keys() - WORLD_KEYS:
+            continue  # a `pretrain_*.py` name alone does not make a program Megatron-LM
         anchor = next((w for w in program if w.value and w.value.endswith(".py")),
                       program[0] if program else argv[0])
         if (anchor.start, anchor.end) in seen:

@@ -484,3 +484,55 @@ def _missing_one(job, run: FrameworkRun, why: str, arch, arch_use, release: Rele
                    f"{_release_note(release)}: {text}; export it before srun (setting it from "
                    "Python after CUDA starts has no effect)", severity=sev, related=related,
                    fixes=fixes)
+
+
+# ---- SB606 ------------------------------------------------------------------------------
+RANK_VARS = ("RANK", "WORLD_SIZE")
+
+
+def _sets_rank_vars(job, step) -> bool:
+    """Whether something visible gives the step's tasks ``RANK`` and ``WORLD_SIZE``: the task's
+    own command string, a batch-shell export (SB301 judges its value), or the step's
+    ``--export`` list."""
+    inner = {a.name for s in step.task_scripts for a in s.assignments}
+    inner |= {a.name for c in step.task_commands for a in c.assignments}  # RANK=… python …
+    outer = {a.name for a in job.script.assignments if a.exported or job.exported(a.name)}
+    _, listed = step.exports()
+    return all(v in inner or v in outer or v in listed for v in RANK_VARS)
+
+
+@rule("SB606", "srun-native-without-ranks", Severity.ERROR,
+      "an srun-native Megatron-LM step whose tasks get no RANK/WORLD_SIZE: each is a 1-rank world")
+def srun_native_without_ranks(job):
+    """Megatron-LM reads ``RANK`` and ``WORLD_SIZE`` from the environment with defaults 0 and 1
+    (arguments.py parse_args, core_v0.16.0 l.113-114) and does not derive them from
+    ``SLURM_PROCID``/``SLURM_NTASKS``; Megatron-Bridge does (megatron/core/_rank_utils.py).
+    Inside a pyxis container enroot's ``50-slurm-pytorch.sh`` hook sets them when the site
+    enables it."""
+    for run in framework_runs(job):
+        if not run.srun_native or run.kind != "megatron-lm" or run.world.size in (None, 1):
+            continue
+        step = next((s for s in job.steps if s.srun.start == run.world.start), None)
+        if step is None or step.hidden or _sets_rank_vars(job, step):
+            continue
+        related = [Related(step.srun.start, step.srun.end,
+                           f"this step starts {run.world.size} tasks ({run.world.basis})")]
+        if step.container:
+            yield finding(
+                "SB606", run.anchor.start, run.anchor.end,
+                f"nothing in the script gives these {run.world.size} tasks RANK and WORLD_SIZE; "
+                "inside the pyxis container enroot's PyTorch hook sets them from SLURM_PROCID "
+                "and SLURM_NTASKS when the site enables it (hooks/extra/50-slurm-pytorch.sh); "
+                "without it Megatron-LM defaults to RANK=0, WORLD_SIZE=1 in every task",
+                severity=Severity.INFO, related=related)
+            continue
+        n = run.world.size
+        yield finding(
+            "SB606", run.anchor.start, run.anchor.end,
+            f"srun starts {n} tasks of Megatron-LM but none gets RANK or WORLD_SIZE: Megatron-LM "
+            "reads them from the environment (defaults 0 and 1) and does not derive them from "
+            "SLURM_PROCID/SLURM_NTASKS, so each task is a world of one (every rank 0: "
+            f"`world_size (1) is not divisible by …` with TP or PP > 1, or {n} copies training "
+            "alone); set them per task (srun bash -c 'RANK=$SLURM_PROCID "
+            "WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID python …') or launch with "
+            "torchrun", related=related)
