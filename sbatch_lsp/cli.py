@@ -77,7 +77,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Lint Slurm batch scripts for the launch mistakes sbatch accepts silently.",
         epilog=epilog)
     p.add_argument("paths", nargs="*", help="files or directories ('-' reads standard input)")
-    p.add_argument("--format", choices=("text", "concise", "json", "github", "sarif"), default="text")
+    p.add_argument("--format", choices=("text", "concise", "json", "github", "sarif", "gitlab"),
+                   default="text", help="gitlab: a GitLab Code Quality report (JSON)")
     p.add_argument("--output-file", metavar="PATH", help="write the report here")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
@@ -102,6 +103,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--stdin-filename", metavar="PATH", help="name to report for '-'")
     p.add_argument("--explain", metavar="CODE", help="print the page of a rule (code or name)")
     p.add_argument("--list-rules", action="store_true", help="list every rule")
+    p.add_argument("--schema", metavar="NAME",
+                   help="print the JSON Schema of a JSON output (lint, gitlab, ...) and exit")
     p.add_argument("--no-color", action="store_true")
     p.add_argument("--version", action="version", version=f"sbatch-lint {__version__}")
     return p
@@ -299,6 +302,9 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         rep.items = output.to_json_obj(result, display)
     elif fmt == "sarif":
         rep.items = output.to_sarif_results(result, display)
+    elif fmt == "gitlab":
+        from .gitlab import to_gitlab_issues
+        rep.items = to_gitlab_issues(result, display, Path(args_d["root"]))
     elif fmt == "github":
         rep.text_out = output.format_github(result, display)
     elif fmt == "concise":
@@ -324,6 +330,18 @@ def _explain(code: str) -> int:
     except (FileNotFoundError, OSError):
         r = RULES[code]
         print(f"# {code} {r.name}\n\n{r.summary}\n")
+    return 0
+
+
+def _print_schema(name: str) -> int:
+    """``--schema NAME``: print a shipped JSON Schema (exit 0), or say which exist (exit 2)."""
+    from .schemas import names, schema_text
+
+    try:
+        print(schema_text(name.strip()), end="")
+    except KeyError:
+        raise UsageError(f"--schema: unknown schema {name!r} (known: {', '.join(names())})"
+                         ) from None
     return 0
 
 
@@ -371,6 +389,8 @@ def _main(argv: list[str]) -> int:
         return _explain(args.explain)
     if args.list_rules:
         return _list_rules()
+    if args.schema:
+        return _print_schema(args.schema)
     if not args.paths:
         raise UsageError("no files given (use '-' for standard input)")
     if args.fix and args.diff:
@@ -395,7 +415,10 @@ def _main(argv: list[str]) -> int:
     color = out_stream.isatty() and not args.no_color and not args.output_file and \
         "NO_COLOR" not in os.environ
     args_d = {"fix": args.fix, "diff": args.diff, "unsafe": args.unsafe_fixes,
-              "format": args.format, "color": color}
+              "format": args.format, "color": color, "root": None}
+    if args.format == "gitlab":
+        from .gitlab import repository_root
+        args_d["root"] = str(repository_root())
     if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
         with ProcessPoolExecutor(max_workers=min(os.cpu_count() or 2, 8)) as ex:
             reports = list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_data)
@@ -489,7 +512,7 @@ def _report(reports: list[FileReport], jobs, args) -> int:
             fail = True
         total += rep.remaining
         fixed += rep.fixed
-        if args.format in ("json", "sarif"):
+        if args.format in ("json", "sarif", "gitlab"):
             items.extend(rep.items or [])
         elif rep.text_out:
             lines.append(rep.text_out)
@@ -497,7 +520,7 @@ def _report(reports: list[FileReport], jobs, args) -> int:
             payload.append((rep.diff.rstrip("\n") + "\n").encode("utf-8", "surrogateescape"))
         if rep.fixed_script is not None:
             payload.append(rep.fixed_script)
-    if args.format == "json":
+    if args.format in ("json", "gitlab"):
         from .output import format_json
         body = format_json(items)
     elif args.format == "sarif":
