@@ -184,3 +184,28 @@ def test_a_configuration_error_is_exit_code_2_with_a_message(repo):
     proc, outputs = run_action(r, GITHUB_EVENT_NAME="push")
     assert outputs["exit-code"] == "2"
     assert "selekt" in proc.stderr and "Traceback" not in proc.stderr
+
+
+README = (ROOT / "README.md").read_text()
+
+
+def test_readme_workflow_with_the_action_is_valid_and_names_real_inputs(tmp_path):
+    import re
+    text = next(b for b in re.findall(r"```yaml\n(.*?)```", README, re.S)
+                if b.startswith("# In .github/workflows/") and "with the action" in b)
+    wf = tmp_path / "wf.yml"
+    wf.write_text(text)
+    r = subprocess.run([str(Path(sys.executable).with_name("check-jsonschema")),
+                        "--builtin-schema", "vendor.github-workflows", str(wf)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    step = next(s for s in yaml.safe_load(text)["jobs"]["sbatch-lint"]["steps"]
+                if s.get("uses", "").startswith("sbatch-lsp/sbatch-lsp@"))
+    assert set(step.get("with", {})) <= set(action["inputs"])
+    # the README's input table lists every input with its real default
+    rows = dict(re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \|", README, re.M))
+    assert set(rows) == set(action["inputs"])
+    for name, spec in action["inputs"].items():
+        shown = rows[name].strip()
+        assert shown == ("(empty)" if spec["default"] == "" else f"`{spec['default']}`"), name

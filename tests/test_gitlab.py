@@ -143,3 +143,35 @@ def test_gitlab_schema_rejects_what_gitlab_does_not_read(bad):
             "severity": "major", "location": {"path": "x.sbatch", "lines": {"begin": 1}}}
     assert errors("gitlab", [good]) == []
     assert errors("gitlab", [good | bad])
+
+
+def test_readme_gitlab_ci_snippet_is_valid_and_its_report_validates(tmp_path):
+    import os
+    import re
+    import shlex
+
+    import yaml
+
+    readme = (ROOT / "README.md").read_text()
+    text = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S)
+                if b.startswith("# .gitlab-ci.yml"))
+    ci = tmp_path / ".gitlab-ci.yml"
+    ci.write_text(text)
+    r = subprocess.run([str(Path(sys.executable).with_name("check-jsonschema")),
+                        "--builtin-schema", "vendor.gitlab-ci", str(ci)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    job = yaml.safe_load(text)["sbatch-lint"]
+    report = job["artifacts"]["reports"]["codequality"]
+    lint = next(line for line in job["script"] if line.startswith("sbatch-lint"))
+    # run the job's lint line on a repository holding the examples, as the runner would
+    import shutil
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "examples", repo / "examples")
+    env = {**os.environ, "CI_PROJECT_DIR": str(repo),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    r = subprocess.run(shlex.split(lint), cwd=repo, env=env, capture_output=True, text=True)
+    assert r.returncode == 1, r.stderr
+    issues = json.loads((repo / report).read_text())
+    assert issues and errors("gitlab", issues) == []
+    assert all(i["location"]["path"].startswith("examples/bad/") for i in issues)
