@@ -28,7 +28,7 @@ PR_EVENTS = {"pull_request", "pull_request_target"}
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], capture_output=True, text=True)
+    return subprocess.run(["git", *args], capture_output=True, text=True, check=False)
 
 
 def _text_file(path: str) -> bool:
@@ -110,9 +110,9 @@ def run(env: dict[str, str]) -> int:
     cli = [sys.executable, "-m", "sbatch_lsp"]
     shared = lint_args(env)
     code = subprocess.run([*cli, "--format", "sarif", "--output-file", sarif, *shared,
-                           "--", *paths]).returncode
+                           "--", *paths], check=False).returncode
     if env.get("INPUT_ANNOTATIONS", "true").strip().lower() != "false":
-        subprocess.run([*cli, "--format", "github", *shared, "--", *paths])
+        subprocess.run([*cli, "--format", "github", *shared, "--", *paths], check=False)
     return code if Path(sarif).is_file() else max(code, 2)
 
 

@@ -11,6 +11,7 @@ import difflib
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -61,6 +62,7 @@ class FileReport:
     fixed: int = 0
     remaining: int = 0
     job_script: bool = True  # False: read, but not a job script, so no rule applies
+    excluded: bool = False  # the configuration's exclude names it: not read
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -172,11 +174,16 @@ def _ignored(path: Path, specs) -> bool:
     return False
 
 
-def discover(paths: list[str]) -> list[str]:
+def discover(paths: list[str],
+             excluded: Callable[[Path, bool], bool] | None = None) -> list[str]:
     """Files to lint: named files as given; in directories, ``*.sbatch``, ``*.slurm``, ``*.sh``
     and any other file that is a job script (but not files of other languages, such as a
-    Markdown page titled "Sbatch tips"), honouring .gitignore files; hidden folders and
-    ``node_modules`` are skipped."""
+    Markdown page titled "Sbatch tips"), honouring .gitignore files and ``excluded(path,
+    is_dir)`` (the configuration's exclude: an excluded folder is not entered); hidden folders
+    and ``node_modules`` are skipped."""
+    def left_out(p: Path, is_dir: bool) -> bool:
+        return excluded is not None and excluded(p, is_dir)
+
     out: list[str] = []
     for p in paths:
         path = Path(p)
@@ -187,10 +194,12 @@ def discover(paths: list[str]) -> list[str]:
         for dirpath, dirnames, filenames in os.walk(path):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
                                  and d != "node_modules"
-                                 and not _ignored(Path(dirpath) / d, specs))
+                                 and not _ignored(Path(dirpath) / d, specs)
+                                 and not left_out(Path(dirpath) / d, True))
             for name in sorted(filenames):
                 f = Path(dirpath) / name
-                if name.startswith(".") or _ignored(f, specs) or not f.is_file():
+                if name.startswith(".") or _ignored(f, specs) or not f.is_file() \
+                        or left_out(f, False):
                     continue
                 if name.endswith(EXTENSIONS):
                     out.append(str(f))
@@ -254,6 +263,12 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             ) -> FileReport:
     """Lint (and maybe fix) one file; never raises."""
     rep = FileReport(display)
+    if (path != "-" or display != "-") and cfg.excluded(display if path == "-" else path):
+        # named on the command line (pre-commit names every staged file) but excluded
+        rep.items, rep.excluded = [], True
+        if path == "-" and args_d["fix"]:
+            rep.fixed_script = stdin_data or b""
+        return rep
     try:
         text, encoding = _read(path, stdin_data)
     except BinaryInputError as exc:
@@ -401,8 +416,8 @@ def _main(argv: list[str]) -> int:
         raise UsageError("--convert prints its own diff: do not combine it with --fix, "
                          "--unsafe-fixes or --diff")
     stdin_data = sys.stdin.buffer.read() if "-" in args.paths else None
-    files = discover(args.paths)
     cache: dict = {}
+    files = discover(args.paths, lambda p, is_dir: _config_for(p, args, cache).excluded(p, is_dir))
     jobs = []
     for f in files:
         display = args.stdin_filename if f == "-" and args.stdin_filename else f
@@ -501,8 +516,13 @@ def _report(reports: list[FileReport], jobs, args) -> int:
     items: list = []
     errors: list[str] = []
     fail = False
-    total = fixed = linted = 0
+    total = fixed = linted = excluded = 0
     for rep, (_, _, cfg) in zip(reports, jobs, strict=True):
+        if rep.excluded:
+            excluded += 1
+            if rep.fixed_script is not None:
+                payload.append(rep.fixed_script)
+            continue
         if rep.error:
             print(f"sbatch-lint: {rep.error}", file=sys.stderr)
             errors.append(rep.error)
@@ -532,7 +552,9 @@ def _report(reports: list[FileReport], jobs, args) -> int:
             others = sum(not r.job_script for r in reports)
             summary = f"Linted {linted} file(s): {total} finding(s)" + (
                 f"; {others} file(s) not job scripts (no `#SBATCH` line, not *.sbatch/*.slurm), "
-                "so no rule applied." if others else ".")
+                "so no rule applied" if others else "") + (
+                f"; {excluded} named file(s) excluded by the configuration" if excluded
+                else "") + "."
             if args.fix:
                 summary += f" Fixed {fixed}."
             body = (body + "\n" + summary) if body else summary

@@ -102,7 +102,7 @@ def test_action_yml_is_a_valid_composite_action_running_the_script():
     for name in action["inputs"]:
         if name not in ("upload-sarif", "python-version"):
             env_name = "INPUT_" + name.upper().replace("-", "_")
-            assert lint["env"][env_name] == "${{ inputs.%s }}" % name
+            assert lint["env"][env_name] == f"${{{{ inputs.{name} }}}}"
             assert env_name in SCRIPT.read_text()
     upload = next(s for s in steps if "upload-sarif" in s.get("uses", ""))
     assert "steps.lint.outputs.sarif-file" in upload["with"]["sarif_file"]
@@ -132,7 +132,7 @@ def test_shallow_checkout_fetches_the_base(repo, tmp_path, sarif_validator):
     git(tmp_path, "clone", "-q", "--depth=1", f"file://{r}", str(clone))
     with pytest.raises(subprocess.CalledProcessError):
         git(clone, "cat-file", "-e", "HEAD~1")
-    proc, outputs = run_action(clone, GITHUB_EVENT_NAME="pull_request",
+    _, outputs = run_action(clone, GITHUB_EVENT_NAME="pull_request",
                                GITHUB_EVENT_PATH=str(event))
     assert sarif_uris(clone, outputs, sarif_validator) == {"jobs/new-bad.sbatch",
                                                            "jobs/good.sbatch"}
@@ -173,7 +173,7 @@ def test_a_pull_request_without_job_scripts_writes_an_empty_log(tmp_path, sarif_
     git(r, "commit", "-q", "-am", "docs")
     event = tmp_path / "e.json"
     event.write_text(json.dumps({"pull_request": {"base": {"sha": base}}}))
-    proc, outputs = run_action(r, GITHUB_EVENT_NAME="pull_request", GITHUB_EVENT_PATH=str(event))
+    _, outputs = run_action(r, GITHUB_EVENT_NAME="pull_request", GITHUB_EVENT_PATH=str(event))
     assert outputs["exit-code"] == "0"
     assert sarif_uris(r, outputs, sarif_validator) == set()
 
