@@ -5,6 +5,7 @@ of 50 generated job scripts linted as the README says, with GitLab and SARIF rep
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from importlib import resources
@@ -228,12 +229,11 @@ def fixture_repository(root: Path) -> dict[str, list[str]]:
     for i in range(9):
         add("team", f"teams/nlp/jobs/nlp-{i}.sbatch",
             "#!/bin/bash\n# SBATCH --nodes=1\n#SBATCH --time=01:00:00\nsrun hostname\n")
-    write(root / "pyproject.toml", "[project]\nname = 'jobs'\nversion = '0'\n\n"
-          "[tool.sbatch-lint]\n"
-          f'required-version = ">={__version__}"\n'
-          'exclude = ["third_party/"]\n'
-          'extend-exclude = ["jobs/generated/*.sbatch", "!jobs/generated/keep.sbatch"]\n'
-          '[tool.sbatch-lint.per-file-ignores]\n"legacy/**" = ["SB201"]\n')
+    # the README's repository snippet, as a new user would paste it
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    snippet = next(b for b in re.findall(r"```toml\n(.*?)```", readme, re.S)
+                   if b.startswith("# pyproject.toml at the repository root"))
+    write(root / "pyproject.toml", "[project]\nname = 'jobs'\nversion = '0'\n\n" + snippet)
     # a team's own configuration: nearest first, inheriting the root's through extend
     write(root / "teams" / "nlp" / ".sbatch-lint.toml",
           'extend = "../../pyproject.toml"\nignore = ["directive-lookalike"]\n')
@@ -299,7 +299,8 @@ def test_fixture_repository_with_50_job_scripts(tmp_path):
 
     # the version pin holds for the whole tree, the nested file included (through extend)
     pyproject = repo / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace(f">={__version__}", ">=99"))
+    pyproject.write_text(re.sub(r'required-version = "[^"]+"', 'required-version = ">=99"',
+                                pyproject.read_text()))
     for target in (".", "teams/nlp/jobs/nlp-0.sbatch"):
         r = run([target], repo)
         assert r.returncode == 2 and "requires sbatch-lint >=99" in r.stderr
