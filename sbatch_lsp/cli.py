@@ -138,15 +138,18 @@ def _override(cfg: Config, args) -> Config:
 
 
 def _config_for(path: Path, args, cache: dict) -> Config:
+    """The Config for a file or folder: ``--config``'s, or the nearest configuration file's,
+    with the command line's overrides; ``cache`` keeps what one run has found (per folder)."""
     if args.config:
-        key = ("explicit", args.config)
-        if key not in cache:
-            cache[key] = load_file(Path(args.config))
-        return _override(cache[key], args)
-    found = find_config(path)
-    if found not in cache:
-        cache[found] = load_file(found) if found else Config()
-    return _override(cache[found], args)
+        found: Path | None = Path(args.config)
+    else:
+        folder = path if path.is_dir() else path.parent
+        if ("folder", folder) not in cache:
+            cache[("folder", folder)] = find_config(folder)
+        found = cache[("folder", folder)]
+    if ("config", found) not in cache:
+        cache[("config", found)] = _override(load_file(found) if found else Config(), args)
+    return cache[("config", found)]
 
 
 def _gitignore(root: Path):
