@@ -496,6 +496,9 @@ def _convert_all(jobs, args, stdin_data) -> int:
     an I/O error."""
     worst = 0
     for f, display, cfg in jobs:
+        if f != "-" and cfg.excluded(f):
+            print(f"{display}: not converted: excluded by the configuration", file=sys.stderr)
+            continue
         status, diff, msgs = convert_file(f, display, cfg, args.write, stdin_data)
         worst = max(worst, status)
         for m in msgs:

@@ -174,6 +174,14 @@ def test_cli_skips_excluded_folders_and_named_files(tmp_path):
     assert r.returncode == 0 and r.stdout == BAD
 
 
+def test_convert_leaves_excluded_files_alone(tmp_path):
+    write(tmp_path / ".sbatch-lint.toml", 'exclude = ["vendor/"]\n')
+    v = write(tmp_path / "vendor" / "v.sbatch", BAD)
+    r = run(["--convert", "srun-native", "--write", "vendor/v.sbatch"], tmp_path)
+    assert r.returncode == 0 and "excluded by the configuration" in r.stderr
+    assert v.read_text() == BAD
+
+
 def test_excluded_folders_are_not_entered(tmp_path):
     write(tmp_path / ".sbatch-lint.toml", 'exclude = ["big/"]\n')
     write(tmp_path / "j.sbatch", BAD)
