@@ -14,6 +14,8 @@ import jsonschema
 import pytest
 import yaml
 
+from conftest import check_builtin_schema
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "action" / "run.py"
 BAD = """#!/bin/bash
@@ -87,10 +89,7 @@ def sarif_uris(repo: Path, outputs: dict, validator) -> set[str]:
 
 
 def test_action_yml_is_a_valid_composite_action_running_the_script():
-    r = subprocess.run([str(Path(sys.executable).with_name("check-jsonschema")),
-                        "--builtin-schema", "vendor.github-actions", str(ROOT / "action.yml")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
+    check_builtin_schema("vendor.github-actions", ROOT / "action.yml")
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]
@@ -195,10 +194,7 @@ def test_readme_workflow_with_the_action_is_valid_and_names_real_inputs(tmp_path
                 if b.startswith("# In .github/workflows/") and "with the action" in b)
     wf = tmp_path / "wf.yml"
     wf.write_text(text)
-    r = subprocess.run([str(Path(sys.executable).with_name("check-jsonschema")),
-                        "--builtin-schema", "vendor.github-workflows", str(wf)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
+    check_builtin_schema("vendor.github-workflows", wf)
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     step = next(s for s in yaml.safe_load(text)["jobs"]["sbatch-lint"]["steps"]
                 if s.get("uses", "").startswith("sbatch-lsp/sbatch-lsp@"))

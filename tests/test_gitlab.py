@@ -7,6 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import check_builtin_schema
 
 from sbatch_lsp.schemas import names, schema
 
@@ -157,10 +158,7 @@ def test_readme_gitlab_ci_snippet_is_valid_and_its_report_validates(tmp_path):
                 if b.startswith("# .gitlab-ci.yml"))
     ci = tmp_path / ".gitlab-ci.yml"
     ci.write_text(text)
-    r = subprocess.run([str(Path(sys.executable).with_name("check-jsonschema")),
-                        "--builtin-schema", "vendor.gitlab-ci", str(ci)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
+    check_builtin_schema("vendor.gitlab-ci", ci)
     job = yaml.safe_load(text)["sbatch-lint"]
     report = job["artifacts"]["reports"]["codequality"]
     lint = next(line for line in job["script"] if line.startswith("sbatch-lint"))
