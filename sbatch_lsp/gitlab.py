@@ -7,7 +7,8 @@ fingerprints of the base and head pipelines to tell new findings from fixed ones
 (https://docs.gitlab.com/ci/testing/code_quality/#code-quality-report-format). The shape is
 ``sbatch_lsp/schemas/gitlab.schema.json``.
 
-No secret value leaves: descriptions are masked, and the fingerprint hashes the masked text.
+No secret value leaves: the findings arrive masked from ``lint()``, and the fingerprint hashes
+the masked source text.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import os
 from pathlib import Path
 
 from .lint import LintResult
-from .output import mask_text, masked
+from .output import masked
 
 #: sbatch-lint severity -> GitLab Code Quality severity
 SEVERITY = {"error": "major", "warning": "minor", "info": "info", "hint": "info"}
@@ -63,7 +64,7 @@ def to_gitlab_issues(result: LintResult, path: str, root: Path) -> list[dict]:
         last = src.line_of(max(d.start, d.end - 1))
         issues.append({
             "type": "issue",
-            "description": f"{d.code} {mask_text(result, d.message)}",
+            "description": f"{d.code} {d.message}",
             "check_name": f"sbatch-lint/{d.code}",
             "fingerprint": digest,
             "severity": SEVERITY[d.severity.label],

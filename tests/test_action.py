@@ -160,6 +160,22 @@ def test_push_lints_everything_and_paths_input_narrows_it(repo, sarif_validator)
     assert not [x for x in proc.stdout.splitlines() if x.startswith("::")]
 
 
+def test_fail_on_input_sets_the_level(repo, sarif_validator):
+    r, _ = repo
+    # good.sbatch's finding (after the pull request) is a warning: fail-on=error passes,
+    # fail-on=warning fails, and a level that is not one is a usage error
+    _, outputs = run_action(r, GITHUB_EVENT_NAME="push", paths="jobs/good.sbatch",
+                            fail_on="error")
+    assert outputs["exit-code"] == "0"
+    assert sarif_uris(r, outputs, sarif_validator) == {"jobs/good.sbatch"}  # still reported
+    _, outputs = run_action(r, GITHUB_EVENT_NAME="push", paths="jobs/good.sbatch",
+                            fail_on="warning")
+    assert outputs["exit-code"] == "1"
+    _, outputs = run_action(r, GITHUB_EVENT_NAME="push", paths="jobs/good.sbatch",
+                            fail_on="fatal")
+    assert outputs["exit-code"] == "2"
+
+
 def test_a_pull_request_without_job_scripts_writes_an_empty_log(tmp_path, sarif_validator):
     r = tmp_path / "docs-only"
     r.mkdir()
