@@ -2,8 +2,8 @@
 found upward from the linted file; ``extend = "PATH"`` pulls in a shared site profile.
 
 Keys (DESIGN.md "Configuration"): select, ignore, extend-select, severity, fail-on, profile
-(slurm-version, pyxis, gpus-per-node, gpu-arch, shared-prefixes, megatron-core), extend; and for adoption in a
-repository: exclude, extend-exclude, per-file-ignores (gitignore-style patterns relative to the
+(slurm-version, pyxis, gpus-per-node, gpu-arch, shared-prefixes, megatron-core), extend; and
+for adoption in a repository: exclude, extend-exclude, per-file-ignores (gitignore-style patterns relative to the
 file that writes them, :mod:`sbatch_lsp.patterns`) and required-version (a PEP 440 specifier
 the running sbatch-lint must satisfy). Each file is linted with its nearest configuration file.
 """
