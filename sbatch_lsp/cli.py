@@ -11,6 +11,7 @@ import difflib
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -61,6 +62,7 @@ class FileReport:
     fixed: int = 0
     remaining: int = 0
     job_script: bool = True  # False: read, but not a job script, so no rule applies
+    excluded: bool = False  # the configuration's exclude names it: not read
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,7 +79,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Lint Slurm batch scripts for the launch mistakes sbatch accepts silently.",
         epilog=epilog)
     p.add_argument("paths", nargs="*", help="files or directories ('-' reads standard input)")
-    p.add_argument("--format", choices=("text", "concise", "json", "github", "sarif"), default="text")
+    p.add_argument("--format", choices=("text", "concise", "json", "github", "sarif", "gitlab"),
+                   default="text", help="gitlab: a GitLab Code Quality report (JSON)")
     p.add_argument("--output-file", metavar="PATH", help="write the report here")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
@@ -102,6 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--stdin-filename", metavar="PATH", help="name to report for '-'")
     p.add_argument("--explain", metavar="CODE", help="print the page of a rule (code or name)")
     p.add_argument("--list-rules", action="store_true", help="list every rule")
+    p.add_argument("--schema", metavar="NAME",
+                   help="print the JSON Schema of a JSON output (lint, gitlab, ...) and exit")
     p.add_argument("--no-color", action="store_true")
     p.add_argument("--version", action="version", version=f"sbatch-lint {__version__}")
     return p
@@ -133,15 +138,18 @@ def _override(cfg: Config, args) -> Config:
 
 
 def _config_for(path: Path, args, cache: dict) -> Config:
+    """The Config for a file or folder: ``--config``'s, or the nearest configuration file's,
+    with the command line's overrides; ``cache`` keeps what one run has found (per folder)."""
     if args.config:
-        key = ("explicit", args.config)
-        if key not in cache:
-            cache[key] = load_file(Path(args.config))
-        return _override(cache[key], args)
-    found = find_config(path)
-    if found not in cache:
-        cache[found] = load_file(found) if found else Config()
-    return _override(cache[found], args)
+        found: Path | None = Path(args.config)
+    else:
+        folder = path if path.is_dir() else path.parent
+        if ("folder", folder) not in cache:
+            cache[("folder", folder)] = find_config(folder)
+        found = cache[("folder", folder)]
+    if ("config", found) not in cache:
+        cache[("config", found)] = _override(load_file(found) if found else Config(), args)
+    return cache[("config", found)]
 
 
 def _gitignore(root: Path):
@@ -169,11 +177,16 @@ def _ignored(path: Path, specs) -> bool:
     return False
 
 
-def discover(paths: list[str]) -> list[str]:
+def discover(paths: list[str],
+             excluded: Callable[[Path, bool], bool] | None = None) -> list[str]:
     """Files to lint: named files as given; in directories, ``*.sbatch``, ``*.slurm``, ``*.sh``
     and any other file that is a job script (but not files of other languages, such as a
-    Markdown page titled "Sbatch tips"), honouring .gitignore files; hidden folders and
-    ``node_modules`` are skipped."""
+    Markdown page titled "Sbatch tips"), honouring .gitignore files and ``excluded(path,
+    is_dir)`` (the configuration's exclude: an excluded folder is not entered); hidden folders
+    and ``node_modules`` are skipped."""
+    def left_out(p: Path, is_dir: bool) -> bool:
+        return excluded is not None and excluded(p, is_dir)
+
     out: list[str] = []
     for p in paths:
         path = Path(p)
@@ -184,10 +197,12 @@ def discover(paths: list[str]) -> list[str]:
         for dirpath, dirnames, filenames in os.walk(path):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
                                  and d != "node_modules"
-                                 and not _ignored(Path(dirpath) / d, specs))
+                                 and not _ignored(Path(dirpath) / d, specs)
+                                 and not left_out(Path(dirpath) / d, True))
             for name in sorted(filenames):
                 f = Path(dirpath) / name
-                if name.startswith(".") or _ignored(f, specs) or not f.is_file():
+                if name.startswith(".") or _ignored(f, specs) or not f.is_file() \
+                        or left_out(f, False):
                     continue
                 if name.endswith(EXTENSIONS):
                     out.append(str(f))
@@ -251,6 +266,12 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             ) -> FileReport:
     """Lint (and maybe fix) one file; never raises."""
     rep = FileReport(display)
+    if (path != "-" or display != "-") and cfg.excluded(display if path == "-" else path):
+        # named on the command line (pre-commit names every staged file) but excluded
+        rep.items, rep.excluded = [], True
+        if path == "-" and args_d["fix"]:
+            rep.fixed_script = stdin_data or b""
+        return rep
     try:
         text, encoding = _read(path, stdin_data)
     except BinaryInputError as exc:
@@ -302,6 +323,9 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         rep.items = output.to_json_obj(result, display)
     elif fmt == "sarif":
         rep.items = output.to_sarif_results(result, display)
+    elif fmt == "gitlab":
+        from .gitlab import to_gitlab_issues
+        rep.items = to_gitlab_issues(result, display, Path(args_d["root"]))
     elif fmt == "github":
         rep.text_out = output.format_github(result, display)
     elif fmt == "concise":
@@ -324,6 +348,18 @@ def _explain(code: str) -> int:
     except OSError:
         r = RULES[code]
         print(f"# {code} {r.name}\n\n{r.summary}\n")
+    return 0
+
+
+def _print_schema(name: str) -> int:
+    """``--schema NAME``: print a shipped JSON Schema (exit 0), or say which exist (exit 2)."""
+    from .schemas import names, schema_text
+
+    try:
+        print(schema_text(name.strip()), end="")
+    except KeyError:
+        raise UsageError(f"--schema: unknown schema {name!r} (known: {', '.join(names())})"
+                         ) from None
     return 0
 
 
@@ -371,6 +407,8 @@ def _main(argv: list[str]) -> int:
         return _explain(args.explain)
     if args.list_rules:
         return _list_rules()
+    if args.schema:
+        return _print_schema(args.schema)
     if not args.paths:
         raise UsageError("no files given (use '-' for standard input)")
     if args.fix and args.diff:
@@ -381,8 +419,8 @@ def _main(argv: list[str]) -> int:
         raise UsageError("--convert prints its own diff: do not combine it with --fix, "
                          "--unsafe-fixes or --diff")
     stdin_data = sys.stdin.buffer.read() if "-" in args.paths else None
-    files = discover(args.paths)
     cache: dict = {}
+    files = discover(args.paths, lambda p, is_dir: _config_for(p, args, cache).excluded(p, is_dir))
     jobs = []
     for f in files:
         display = args.stdin_filename if f == "-" and args.stdin_filename else f
@@ -395,7 +433,10 @@ def _main(argv: list[str]) -> int:
     color = out_stream.isatty() and not args.no_color and not args.output_file and \
         "NO_COLOR" not in os.environ
     args_d = {"fix": args.fix, "diff": args.diff, "unsafe": args.unsafe_fixes,
-              "format": args.format, "color": color}
+              "format": args.format, "color": color, "root": None}
+    if args.format == "gitlab":
+        from .gitlab import repository_root
+        args_d["root"] = str(repository_root())
     if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
         with ProcessPoolExecutor(max_workers=min(os.cpu_count() or 2, 8)) as ex:
             reports = list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_data)
@@ -456,6 +497,9 @@ def _convert_all(jobs, args, stdin_data) -> int:
     an I/O error."""
     worst = 0
     for f, display, cfg in jobs:
+        if f != "-" and cfg.excluded(f):
+            print(f"{display}: not converted: excluded by the configuration", file=sys.stderr)
+            continue
         status, diff, msgs = convert_file(f, display, cfg, args.write, stdin_data)
         worst = max(worst, status)
         for m in msgs:
@@ -479,8 +523,13 @@ def _report(reports: list[FileReport], jobs, args) -> int:
     items: list = []
     errors: list[str] = []
     fail = False
-    total = fixed = linted = 0
+    total = fixed = linted = excluded = 0
     for rep, (_, _, cfg) in zip(reports, jobs, strict=True):
+        if rep.excluded:
+            excluded += 1
+            if rep.fixed_script is not None:
+                payload.append(rep.fixed_script)
+            continue
         if rep.error:
             print(f"sbatch-lint: {rep.error}", file=sys.stderr)
             errors.append(rep.error)
@@ -490,7 +539,7 @@ def _report(reports: list[FileReport], jobs, args) -> int:
             fail = True
         total += rep.remaining
         fixed += rep.fixed
-        if args.format in ("json", "sarif"):
+        if args.format in ("json", "sarif", "gitlab"):
             items.extend(rep.items or [])
         elif rep.text_out:
             lines.append(rep.text_out)
@@ -498,7 +547,7 @@ def _report(reports: list[FileReport], jobs, args) -> int:
             payload.append((rep.diff.rstrip("\n") + "\n").encode("utf-8", "surrogateescape"))
         if rep.fixed_script is not None:
             payload.append(rep.fixed_script)
-    if args.format == "json":
+    if args.format in ("json", "gitlab"):
         from .output import format_json
         body = format_json(items)
     elif args.format == "sarif":
@@ -510,7 +559,9 @@ def _report(reports: list[FileReport], jobs, args) -> int:
             others = sum(not r.job_script for r in reports)
             summary = f"Linted {linted} file(s): {total} finding(s)" + (
                 f"; {others} file(s) not job scripts (no `#SBATCH` line, not *.sbatch/*.slurm), "
-                "so no rule applied." if others else ".")
+                "so no rule applied" if others else "") + (
+                f"; {excluded} named file(s) excluded by the configuration" if excluded
+                else "") + "."
             if args.fix:
                 summary += f" Fixed {fixed}."
             body = (body + "\n" + summary) if body else summary

@@ -2,7 +2,10 @@
 found upward from the linted file; ``extend = "PATH"`` pulls in a shared site profile.
 
 Keys (DESIGN.md "Configuration"): select, ignore, extend-select, severity, fail-on, profile
-(slurm-version, pyxis, gpus-per-node, gpu-arch, shared-prefixes, megatron-core), extend.
+(slurm-version, pyxis, gpus-per-node, gpu-arch, shared-prefixes, megatron-core), extend; and
+for adoption in a repository: exclude, extend-exclude, per-file-ignores (gitignore-style patterns relative to the
+file that writes them, :mod:`sbatch_lsp.patterns`) and required-version (a PEP 440 specifier
+the running sbatch-lint must satisfy). Each file is linted with its nearest configuration file.
 """
 from __future__ import annotations
 
@@ -13,8 +16,12 @@ from pathlib import Path
 
 from .diagnostics import Severity
 from .options import NEWEST_RELEASE, version_key
+from .patterns import PatternSet, anchored, check_patterns
 
-TOP_KEYS = {"select", "ignore", "extend-select", "severity", "fail-on", "profile", "extend"}
+TOP_KEYS = {"select", "ignore", "extend-select", "severity", "fail-on", "profile", "extend",
+            "exclude", "extend-exclude", "per-file-ignores", "required-version"}
+#: keys whose patterns are relative to the configuration file: not in editor settings
+FILE_KEYS = ("exclude", "extend-exclude", "per-file-ignores")
 PROFILE_KEYS = {"slurm-version", "pyxis", "gpus-per-node", "gpu-arch", "shared-prefixes",
                 "megatron-core"}
 #: the Megatron-Core releases the framework rules know (core_v0.4.0 ... core_v0.19.0)
@@ -60,9 +67,30 @@ class Config:
     fail_on: Severity = Severity.WARNING
     profile: Profile = field(default_factory=Profile)
     source: str | None = None
+    #: files and folders not linted (``exclude`` + ``extend-exclude``)
+    exclude: tuple[PatternSet, ...] = ()
+    #: ``per-file-ignores``: (patterns, code prefixes) in file order
+    per_file_ignores: tuple[tuple[PatternSet, frozenset[str]], ...] = ()
+    #: the per-file ignores that matched the file being linted (:meth:`for_path`)
+    file_ignore: frozenset[str] = frozenset()
+    required_version: str | None = None
+
+    def excluded(self, path: str | Path, is_dir: bool = False) -> bool:
+        """Whether ``exclude``/``extend-exclude`` leave out ``path`` (a file, or a folder when
+        ``is_dir``); a file inside an excluded folder is excluded too."""
+        return any(ps.matches(path, is_dir) for ps in self.exclude)
+
+    def for_path(self, path: str | Path) -> Config:
+        """This configuration for linting ``path``: the codes of every matching
+        ``per-file-ignores`` pattern switched off (whatever the selection says)."""
+        codes = frozenset(c for ps, cs in self.per_file_ignores if ps.matches(path) for c in cs)
+        return replace(self, file_ignore=codes) if codes != self.file_ignore else self
 
     def enabled(self, code: str) -> bool:
-        """Whether rule ``code`` runs: prefixes (``SB4``) select families, like ruff."""
+        """Whether rule ``code`` runs: prefixes (``SB4``) select families, like ruff; a
+        per-file ignore wins over any selection."""
+        if any(code.startswith(p) for p in self.file_ignore):
+            return False
         def match(patterns) -> int:
             best = -1
             for p in patterns:
@@ -116,13 +144,19 @@ def _level(value, where: str) -> Severity:
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def from_table(table: dict, where: str, base: Config | None = None) -> Config:
-    """Build a Config from a parsed TOML table (``where`` names it in errors)."""
+def from_table(table: dict, where: str, base: Config | None = None,
+               folder: Path | None = None) -> Config:
+    """Build a Config from a parsed TOML table (``where`` names it in errors); ``folder`` is
+    the configuration file's (None for editor settings, which may not hold path patterns)."""
     cfg = base or Config()
     unknown = set(table) - TOP_KEYS
     if unknown:
         raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r} "
                           f"(known: {', '.join(sorted(TOP_KEYS))})")
+    if "required-version" in table:
+        cfg = replace(cfg, required_version=check_required_version(
+            table["required-version"], f"{where}: required-version"))
+    cfg = _file_patterns(table, where, cfg, folder)
     if "select" in table:
         cfg = replace(cfg, select=parse_codes(table["select"], f"{where}: select"))
     if "ignore" in table:
@@ -149,6 +183,71 @@ def from_table(table: dict, where: str, base: Config | None = None) -> Config:
         cfg = replace(cfg, fail_on=_level(table["fail-on"], f"{where}: fail-on"))
     if "profile" in table:
         cfg = replace(cfg, profile=_profile(table["profile"], f"{where}: profile", cfg.profile))
+    return cfg
+
+
+def check_required_version(value, where: str) -> str:
+    """The ``required-version`` specifier (PEP 440, e.g. ``">=0.1,<0.2"``; a bare version
+    means ``==``) when the running sbatch-lint satisfies it (pre-releases included); a
+    ConfigError that names both versions otherwise, or when it is not a specifier."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    from . import __version__
+
+    text = value.strip() if isinstance(value, str) else ""
+    try:
+        spec = SpecifierSet(text)
+    except InvalidSpecifier:
+        try:
+            spec = SpecifierSet(f"=={Version(text)}")
+        except InvalidVersion:
+            spec = None
+    if not text or spec is None:
+        raise ConfigError(f"{where}: expected a PEP 440 version specifier such as "
+                          f"\">=0.1,<0.2\" or \"0.1.0\", not {value!r}")
+    if not spec.contains(__version__, prereleases=True):
+        raise ConfigError(f"{where}: this project requires sbatch-lint {spec}, but this is "
+                          f"sbatch-lint {__version__}: install the required version "
+                          f"(pip install 'sbatch-lsp{spec}') so that editor, pre-commit and CI "
+                          "agree")
+    return str(spec)
+
+
+def _file_patterns(table: dict, where: str, cfg: Config, folder: Path | None) -> Config:
+    """``exclude`` (replaces what ``extend`` brought), ``extend-exclude`` (adds to it) and
+    ``per-file-ignores`` (a table pattern -> codes; adds to the base's), anchored at
+    ``folder``."""
+    present = [k for k in FILE_KEYS if k in table]
+    if not present:
+        return cfg
+    if folder is None:
+        raise ConfigError(f"{where}: {present[0]}: set it in a configuration file "
+                          "(.sbatch-lint.toml or pyproject.toml): its patterns are relative to "
+                          "that file's folder")
+
+    here: Path = folder
+
+    def patterns(value, key: str) -> PatternSet:
+        try:
+            return anchored(here, check_patterns(value, f"{where}: {key}"))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+
+    if "exclude" in table:
+        cfg = replace(cfg, exclude=(patterns(table["exclude"], "exclude"),))
+    if "extend-exclude" in table:
+        cfg = replace(cfg, exclude=cfg.exclude + (patterns(table["extend-exclude"],
+                                                           "extend-exclude"),))
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        if not isinstance(pfi, dict):
+            raise ConfigError(f"{where}: per-file-ignores: expected a table such as "
+                              "{\"legacy/*.sbatch\" = [\"SB201\"]}")
+        entries = tuple((patterns([pat], "per-file-ignores"),
+                         parse_codes(codes, f"{where}: per-file-ignores.{pat}"))
+                        for pat, codes in pfi.items())
+        cfg = replace(cfg, per_file_ignores=cfg.per_file_ignores + entries)
     return cfg
 
 
@@ -237,7 +336,7 @@ def load_file(path: Path, seen: tuple[Path, ...] = ()) -> Config:
         if not target.is_file():
             raise ConfigError(f"{path}: extend: no such file {str(target)!r}")
         base = load_file(target, seen + (path,))
-    cfg = from_table(table, str(path), base)
+    cfg = from_table(table, str(path), base, folder=path.parent)
     return replace(cfg, source=str(path))
 
 

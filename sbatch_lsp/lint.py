@@ -62,10 +62,15 @@ class LintResult:
 def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> LintResult:
     """Lint one script. Never raises for any text: a rule that raises becomes an SB003 finding
     naming the rule. Offsets in the result are character offsets into ``text``. A text that is
-    not a job script (:func:`is_job_script`, e.g. a helper ``run.sh``) gets no findings and no
-    Job."""
+    not a job script (:func:`is_job_script`, e.g. a helper ``run.sh``), or a ``path`` the
+    configuration's ``exclude`` names, gets no findings and no Job; ``per-file-ignores``
+    matching ``path`` switch their rules off."""
     config = config or Config()
     source = Source(text, path)
+    if config.exclude or config.per_file_ignores:
+        if config.excluded(path):  # the configuration's exclude: every face leaves it alone
+            return LintResult(source, [])
+        config = config.for_path(path)
     if not is_job_script(text, path):
         return LintResult(source, [])
     script = parse_script(text)

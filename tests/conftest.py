@@ -21,3 +21,13 @@ def require_tool(name: str) -> str:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def check_builtin_schema(schema: str, path: Path) -> None:
+    """Validate ``path`` with check-jsonschema's vendored ``schema`` (``vendor.github-actions``,
+    ``vendor.github-workflows``, ``vendor.gitlab-ci``, …); fail with its report."""
+    import subprocess
+
+    r = subprocess.run([str(Path(sys.executable).with_name("check-jsonschema")),
+                        "--builtin-schema", schema, str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

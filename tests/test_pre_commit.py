@@ -155,3 +155,20 @@ def test_non_job_scripts_do_not_load_the_engine(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(helper)], capture_output=True,
                          text=True).stdout
     assert out.strip().endswith("0 False")
+
+
+def test_hook_honours_exclude_and_per_file_ignores(tmp_path, hook_repo):
+    repo = user_repo(tmp_path / "user", hook_repo, "sbatch-lint")
+    (repo / ".sbatch-lint.toml").write_text(
+        'exclude = ["vendor/"]\n[per-file-ignores]\n"legacy/**" = ["SB201"]\n')
+    for rel in ("vendor/kit/run.sbatch", "legacy/old/run.sbatch"):
+        (repo / rel).parent.mkdir(parents=True)
+        (repo / rel).write_text(BAD)
+    git(repo, "add", "-A")
+    r = git(repo, "commit", "-m", "vendored and legacy scripts")
+    assert r.returncode == 0, r.stdout + r.stderr  # pre-commit named both; neither fails
+    (repo / "jobs").mkdir()
+    (repo / "jobs" / "new.sbatch").write_text(BAD)
+    git(repo, "add", "-A")
+    r = git(repo, "commit", "-m", "a new script")
+    assert r.returncode != 0 and "jobs/new.sbatch:5:6: SB201" in r.stdout + r.stderr
