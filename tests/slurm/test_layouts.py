@@ -19,8 +19,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from layouts import Script, Step, Tally, compare, observe, report, run_all, scripts
-from test_slurm import cluster  # noqa: F401  (the session's cluster fixture)
+from layouts import Script, Step, Tally, compare, observe, report, run_all, scripts  # noqa: E402
+from test_slurm import cluster  # noqa: E402,F401  (the session's cluster fixture)
 
 #: differences between show and the cluster that are Slurm facts show cannot know, each with the
 #: fact and the release it was observed on: (script name prefix, field) -> explanation
@@ -32,6 +32,7 @@ def _documented(d: dict) -> bool:
 
 
 @pytest.mark.slurm
+@pytest.mark.timeout(1200)  # about 5 min on a loaded 2-core machine, 76 jobs one at a time
 def test_layouts_on_the_cluster(cluster, tmp_path):  # noqa: F811
     """Every script runs; the manual's claims hold; show agrees with what the tasks saw."""
     done = run_all(cluster, tmp_path)
