@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -307,16 +306,23 @@ def unmet_expectations(script: Script, observed: list[dict[str, Any]]) -> list[s
 # -- the comparison with show ------------------------------------------------------------------------
 
 def show_json(path: Path) -> dict[str, Any] | None:
-    """``sbatch-lint show --format json PATH``, or None when this build has no ``show``."""
-    r = subprocess.run([sys.executable, "-m", "sbatch_lsp", "show", "--format", "json", str(path)],
-                       capture_output=True, text=True, check=False)
-    if r.returncode != 0:
+    """What ``sbatch-lint show --format json PATH`` prints, or None when this build has no
+    ``show`` subcommand yet. Run in this process (the CLI's own ``main``: the same argv, the
+    same output) to spare a Python start-up per script."""
+    import contextlib
+    import io
+
+    from sbatch_lsp import cli
+
+    if "show" not in cli.SUBCOMMANDS:
         return None
-    try:
-        obj = json.loads(r.stdout)
-    except json.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) and "steps" in obj else None
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(["show", "--format", "json", str(path)])
+    assert code == 0, f"sbatch-lint show {path} exited {code}"
+    obj = json.loads(out.getvalue())
+    assert isinstance(obj, dict) and "steps" in obj, obj
+    return obj
 
 
 @dataclass
