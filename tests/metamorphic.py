@@ -321,7 +321,9 @@ def rename_variables(text: str) -> Variant | None:
             if reading.in_quoted_heredoc(s):
                 break
             before, after = text[max(0, s - 3):s], text[m.end():m.end() + 2]
-            ok = (before.endswith(("$", "${", "${#", "${!")) or after.startswith(("=", "+="))
+            assigns = after.startswith(("=", "+=")) and not reading.quoted[s] and \
+                (s == 0 or text[s - 1] in " \t\n;&|({")
+            ok = (before.endswith(("$", "${", "${#", "${!")) or assigns
                   or re.search(rf"\bfor\s+{name}\s+in\b", text[max(0, s - 8):m.end() + 4]))
             if not ok:
                 break
