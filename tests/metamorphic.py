@@ -557,6 +557,20 @@ def _quoted_end(text: str, i: int) -> int | None:
     return None
 
 
+def _hoist(b: Builder, text: str, line: Line, at: int, span: tuple[int, int], define: str,
+           reference: str) -> int:
+    """Move ``text[span]`` of *line* into a definition on the line above (``define`` holds
+    ``{}`` where the moved text goes, e.g. ``"A=({})"``) and put *reference* in its place;
+    return the offset the builder has copied up to."""
+    start, end = span
+    indent = line.text[:len(line.text) - len(line.text.lstrip())]
+    top = above_comments(text, line.start)
+    head, tail = define.split("{}")
+    b.copy(at, top).put(f"{indent}{head}").copy(start, end).put(f"{tail}\n")
+    b.copy(top, start).put(reference, (start, end))
+    return end
+
+
 def command_string_variable(text: str) -> Variant | None:
     """``srun … bash -c '<body>'`` -> ``TASK_CMD_1='<body>'`` on the line before and
     ``srun … bash -c "$TASK_CMD_1"`` (the same string reaches bash -c; double-quoted bodies keep
@@ -574,12 +588,7 @@ def command_string_variable(text: str) -> Variant | None:
         if end is None or end > line.end:
             continue
         k += 1
-        name = f"TASK_CMD_{k}"
-        indent = line.text[:len(line.text) - len(line.text.lstrip())]
-        top = above_comments(text, line.start)
-        b.copy(at, top).put(f"{indent}{name}=").copy(q, end).put("\n")
-        b.copy(top, q).put(f'"${name}"', (q, end))
-        at = end
+        at = _hoist(b, text, line, at, (q, end), f"TASK_CMD_{k}={{}}", f'"$TASK_CMD_{k}"')
     return b.copy(at, len(text)).done() if k else None
 
 
@@ -610,15 +619,8 @@ def launcher_arguments_array(text: str) -> Variant | None:
         if not words:
             continue
         k += 1
-        name = f"LAUNCH_ARGS_{k}"
-        indent = line.text[:len(line.text) - len(line.text.lstrip())]
-        top = above_comments(text, line.start)
-        b.copy(at, top).put(f"{indent}{name}=(")
-        for n, (s, e) in enumerate(words):
-            b.put(" " if n else "").copy(s, e)
-        b.put(")\n").copy(top, words[0][0])
-        b.put(f'"${{{name}[@]}}"', (words[0][0], words[-1][1]))
-        at = words[-1][1]
+        at = _hoist(b, text, line, at, (words[0][0], words[-1][1]), f"LAUNCH_ARGS_{k}=({{}})",
+                    f'"${{LAUNCH_ARGS_{k}[@]}}"')
     return b.copy(at, len(text)).done() if k else None
 
 
@@ -640,12 +642,8 @@ def srun_options_array(text: str) -> Variant | None:
         first = s0 + text[s0:prog].index(opts[0])
         last = first + len(opts)
         k += 1
-        name = f"SRUN_ARGS_{k}"
-        indent = line.text[:len(line.text) - len(line.text.lstrip())]
-        top = above_comments(text, line.start)
-        b.copy(at, top).put(f"{indent}{name}=(").copy(first, last).put(")\n")
-        b.copy(top, first).put(f'"${{{name}[@]}}"', (first, last))
-        at = last
+        at = _hoist(b, text, line, at, (first, last), f"SRUN_ARGS_{k}=({{}})",
+                    f'"${{SRUN_ARGS_{k}[@]}}"')
     return b.copy(at, len(text)).done() if k else None
 
 
