@@ -1,0 +1,247 @@
+"""Metamorphic tests (DESIGN.md "Tests", issue 10 item 5): every bad and good example of the rule
+pages, every case of ../shared/cases and tests/cases, carried through meaning-preserving rewrites
+(tests/metamorphic.py). The findings at warning or above must survive: the same code and severity,
+each on the text its original sat on (followed through the rewrite's offset map), nothing new;
+so good examples and negative cases stay clean. A rewrite that does not apply to a script is not
+a variant and is not counted.
+
+Each variant is one test (xdist spreads them); each original is linted once per worker. A variant
+the current engine gets wrong is an ``xfail(strict=True)`` naming the mechanism (KNOWN below): when
+the engine learns it, the test passes, strict xfail reports it, and the entry goes.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from functools import cache
+
+import pytest
+from metamorphic import REWRITES, Variant
+from rule_pages import examples_with_profile, pages
+from test_cases import LOCAL_DIR, SHARED_DIR
+
+from sbatch_lsp.config import Config, Profile, from_table
+from sbatch_lsp.diagnostics import Severity
+from sbatch_lsp.lint import lint
+
+def _config(keys: dict[str, str]) -> Config:
+    """A page example's profile keys (``slurm-version=22.05``), or a case's ``config`` table
+    (kept as JSON under the key ``"config"``)."""
+    if "config" in keys:
+        return from_table(json.loads(keys["config"]), "case config")
+    pyxis = {"true": True, "false": False}.get(keys.get("pyxis", ""), keys.get("pyxis"))
+    return Config(profile=Profile(slurm_version=keys.get("slurm-version", Profile().slurm_version),
+                                  pyxis=pyxis))
+
+
+def originals() -> dict[str, tuple[str, str, dict[str, str]]]:
+    """id -> (file name to lint as, text, profile keys) for every example and case."""
+    out: dict[str, tuple[str, str, dict[str, str]]] = {}
+    for page in pages():
+        for i, (kind, text, keys) in enumerate(examples_with_profile(page)):
+            if kind in ("bad", "good"):
+                out[f"{page.stem}-{i}-{kind}"] = (f"{page.stem}.sbatch", text, keys)
+    for f in sorted(SHARED_DIR.glob("*.sbatch")):
+        out[f"shared/{f.stem}"] = (f.name, f.read_bytes().decode("utf-8"), {})
+    for f in sorted(LOCAL_DIR.glob("*.sbatch")):
+        case = f.with_suffix(".json")
+        table = json.loads(case.read_text()).get("config") if case.is_file() else None
+        keys = {"config": json.dumps(table)} if table else {}
+        out[f"cases/{f.stem}"] = (f.name, f.read_bytes().decode("utf-8"), keys)
+    return out
+
+
+ORIGINALS = originals()
+
+
+#: rewrite -> why the current engine loses or invents a finding on it (the mechanism)
+REASONS: dict[str, str] = {
+    "timeout": (
+        "launchers.WRAPPERS has no `timeout` (it takes a DURATION before the command), so "
+        "`srun timeout 3h torchrun` is not a torchrun launch: the launch rules lose their "
+        "finding, a disable comment for them turns into SB001, and Megatron's world is read "
+        "from the step's tasks instead (SB601 reports a divisibility error that is not there)"),
+    "launch-array": (
+        "launcher options in a literal array (`torchrun \"${LAUNCH_ARGS[@]}\"`) stay hidden "
+        "instead of being read from the array's assignment: --nnodes, --standalone and "
+        "--nproc-per-node are unknown, so SB202/SB205 findings vanish and SB203 takes "
+        "`--nproc-per-node=cpu` for GPU work"),
+    "srun-array": (
+        "srun options in a literal array (`srun \"${SRUN_ARGS[@]}\"`) are not read from the "
+        "array's assignment: the step's layout and --export are unknown, so SB201 says "
+        "'unless … sets another layout' at warning, SB204 warns on a step that sets one "
+        "task per GPU, and SB302 misses the array's --export=ALL"),
+    "heredoc": (
+        "a script written by a quoted here-document and run with `exec bash FILE` is not "
+        "modelled (DESIGN.md: values flow through heredocs that generate scripts): every "
+        "finding in the generated body is lost"),
+    "export-split": (
+        "`NAME=value` then a bare `export NAME` is not read as exporting that value: "
+        "SB401/SB403 lose the exported cache or CUDA_DEVICE_MAX_CONNECTIONS, SB302 misses "
+        "SLURM_EXPORT_ENV=ALL exported that way, and SB403 asks for a "
+        "CUDA_DEVICE_MAX_CONNECTIONS the script does set"),
+    "bash-c-var": (
+        "SB502: a credential expanded into a double-quoted command string that a variable "
+        "holds and `bash -c \"$CMD\"` runs (so it is on huggingface-cli's command line, "
+        "visible in ps) is not followed through the variable"),
+    "opt-space": (
+        "SB403 reads the torchrun options inside a bash -c string only as --opt=value: with "
+        "`--nproc_per_node 8` the world is unknown and the error drops to a warning"),
+}
+#: rewrite -> the originals whose variant fails today, for the reason above
+FAILING: dict[str, tuple[str, ...]] = {
+    "timeout": (
+        "SB001-3-good", "SB003-1-good", "SB201-0-bad", "SB201-1-bad", "SB201-2-bad", "SB202-0-bad",
+        "SB202-1-bad", "SB202-2-bad", "SB202-3-bad", "SB203-0-bad", "SB203-2-bad", "SB204-0-bad",
+        "SB205-0-bad", "SB205-2-bad", "SB206-1-bad", "SB601-1-bad", "SB601-2-bad", "SB601-3-bad",
+        "SB601-4-good", "SB601-5-good", "SB601-6-good", "SB601-7-good", "SB601-8-good",
+        "SB602-0-bad", "SB602-1-bad", "SB602-2-bad", "SB602-3-bad", "SB602-4-good", "SB602-5-good",
+        "SB602-6-good", "SB602-7-good", "SB603-0-bad", "SB603-1-bad", "SB603-3-good",
+        "SB603-4-good", "SB603-5-good", "SB604-0-bad", "SB604-2-bad", "SB604-3-good",
+        "SB604-4-good", "SB604-5-good", "SB605-0-bad", "SB605-2-bad", "SB605-3-good",
+        "shared/F001", "shared/F003", "shared/F022", "shared/F030", "shared/F031", "shared/S204",
+        "shared/S205", "cases/C010", "cases/C016", "cases/C017", "cases/C020", "cases/C039",
+        "cases/MG03", "cases/MG04",),
+    "launch-array": (
+        "SB003-1-good", "SB202-1-bad", "SB202-2-bad", "SB202-3-bad", "SB203-5-good", "SB205-0-bad",
+        "shared/F030", "shared/S205", "cases/C016",),
+    "srun-array": (
+        "SB003-1-good", "SB201-1-bad", "SB201-4-good", "SB204-5-good", "SB302-6-good",
+        "cases/C037",),
+    "heredoc": (
+        "SB003-1-good", "SB201-0-bad", "SB201-1-bad", "SB201-2-bad", "SB201-5-good", "SB202-0-bad",
+        "SB202-1-bad", "SB202-2-bad", "SB202-3-bad", "SB203-0-bad", "SB203-1-bad", "SB203-2-bad",
+        "SB204-0-bad", "SB204-1-bad", "SB204-4-good", "SB205-0-bad", "SB205-1-bad", "SB205-2-bad",
+        "SB206-0-bad", "SB206-1-bad", "SB206-2-bad", "SB207-0-bad", "SB207-1-bad", "SB207-2-bad",
+        "SB301-0-bad", "SB301-1-bad", "SB301-2-bad", "SB301-3-bad", "SB302-0-bad", "SB302-1-bad",
+        "SB302-2-bad", "SB302-3-bad", "SB401-0-bad", "SB401-1-bad", "SB401-2-bad", "SB401-3-bad",
+        "SB403-0-bad", "SB403-1-bad", "SB403-2-bad", "SB403-3-bad", "SB502-0-bad", "SB502-1-bad",
+        "SB502-2-bad", "SB502-3-bad", "SB502-4-bad", "SB601-0-bad", "SB601-1-bad", "SB601-2-bad",
+        "SB602-0-bad", "SB602-1-bad", "SB602-2-bad", "SB602-3-bad", "SB603-0-bad", "SB603-1-bad",
+        "SB603-2-bad", "SB604-0-bad", "SB604-1-bad", "SB604-2-bad", "SB605-0-bad", "SB605-1-bad",
+        "shared/F001", "shared/F003", "shared/F004", "shared/F011", "shared/F015", "shared/F016",
+        "shared/F019", "shared/F021", "shared/F022", "shared/F026", "shared/F030", "shared/F031",
+        "shared/F033", "shared/S204", "shared/S205", "shared/S302", "cases/C001", "cases/C014",
+        "cases/C015", "cases/C016", "cases/C017", "cases/C018", "cases/C019", "cases/C020",
+        "cases/C021", "cases/C025", "cases/C030", "cases/C037", "cases/MG01", "cases/MG03",
+        "cases/MG04", "cases/MG05",),
+    "export-split": (
+        "SB302-4-good", "SB401-1-bad", "SB401-2-bad", "SB403-0-bad", "SB403-1-bad", "SB403-3-bad",
+        "SB403-6-good", "SB601-0-bad", "SB601-2-bad", "SB601-3-bad", "SB601-4-good",
+        "SB601-5-good", "SB601-6-good", "SB601-7-good", "SB601-8-good", "SB602-0-bad",
+        "SB602-1-bad", "SB602-2-bad", "SB602-3-bad", "SB602-4-good", "SB602-5-good",
+        "SB602-6-good", "SB602-7-good", "SB603-0-bad", "SB603-4-good", "SB604-0-bad",
+        "SB604-2-bad", "SB604-3-good", "SB604-4-good", "SB604-5-good", "SB605-3-good",
+        "shared/F021", "cases/MG01", "cases/MG02",),
+    "bash-c-var": (
+        "SB502-2-bad",),
+    "opt-space": (
+        "shared/F022",),
+}
+KNOWN: dict[tuple[str, str], str] = {(ex, rw): REASONS[rw] for rw, ids in FAILING.items()
+                                     for ex in ids}
+
+
+def _variants():
+    for ex, (_, text, _) in ORIGINALS.items():
+        for name, (_, rewrite) in REWRITES.items():
+            if rewrite(text) is None:
+                continue
+            reason = KNOWN.get((ex, name))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            yield pytest.param(ex, name, id=f"{ex}:{name}", marks=marks)
+
+
+VARIANTS = list(_variants())
+
+
+@cache
+def _findings(ex: str, rewrite: str | None) -> tuple[str, list[tuple]]:
+    """(text, [(code, severity, start, end)] at warning or above) of an original or a variant."""
+    path, text, keys = ORIGINALS[ex]
+    if rewrite is not None:
+        variant = REWRITES[rewrite][1](text)
+        assert variant is not None
+        text = variant.text
+    result = lint(text, path, _config(keys))
+    assert not [d for d in result.diagnostics if d.code == "SB003"], \
+        [d.message for d in result.diagnostics if d.code == "SB003"]
+    return text, [(d.code, d.severity.name.lower(), d.start, d.end)
+                  for d in result.diagnostics if d.severity >= Severity.WARNING]
+
+
+@cache
+def _bash_ok(text: str) -> bool:
+    return subprocess.run(["bash", "-n"], input=text, text=True, capture_output=True,
+                          check=False).returncode == 0
+
+
+def _lands(variant: Variant, offset: int, at: int) -> bool:
+    return any(lo <= at <= hi for lo, hi in variant.targets(offset))
+
+
+def differences(ex: str, rewrite: str) -> dict | None:
+    """None when the variant keeps the original's findings (code, severity, and a span that
+    followed the rewrite), else what was lost and what is new, with ``line:col`` positions."""
+    original_text, before = _findings(ex, None)
+    variant = REWRITES[rewrite][1](original_text)
+    assert variant is not None
+    if _bash_ok(original_text):  # the rewrite itself must leave valid shell
+        assert _bash_ok(variant.text), variant.text
+    _, after = _findings(ex, rewrite)
+    pool = list(after)
+    lost = []
+    for code, severity, start, end in before:
+        match = next((f for f in pool if f[:2] == (code, severity) and
+                      _lands(variant, start, f[2]) and _lands(variant, end, f[3])), None)
+        if match is None:
+            lost.append((code, severity, start, end))
+        else:
+            pool.remove(match)
+    if not lost and not pool:
+        return None
+    return {"lost": [(c, s, _at(original_text, a)) for c, s, a, _ in lost],
+            "new": [(c, s, _at(variant.text, a)) for c, s, a, _ in pool],
+            "variant": variant.text}
+
+
+@pytest.mark.parametrize("ex,rewrite", VARIANTS)
+def test_variant_keeps_findings(ex, rewrite):
+    assert differences(ex, rewrite) is None
+
+
+def _at(text: str, offset: int) -> str:
+    line = text.count("\n", 0, offset) + 1
+    return f"{line}:{offset - (text.rfind(chr(10), 0, offset) + 1) + 1}"
+
+
+def test_enough_variants_and_kinds():
+    """At least ten kinds of rewrite apply to the examples, and every rewrite applies somewhere."""
+    used = {name for _, name in (p.values for p in VARIANTS)}
+    assert used == set(REWRITES), sorted(set(REWRITES) - used)
+    assert len({REWRITES[n][0] for n in used}) >= 10
+    assert len(VARIANTS) >= 500, len(VARIANTS)
+
+
+def test_known_failures_name_real_variants():
+    """Every KNOWN entry names a variant that exists (a stale entry would hide nothing)."""
+    ids = {(p.values[0], p.values[1]) for p in VARIANTS}
+    assert set(KNOWN) <= ids, sorted(set(KNOWN) - ids)
+
+
+if __name__ == "__main__":  # a summary for docs and reports: variants per rewrite, failures
+    import sys
+    counts: dict[str, int] = {}
+    failing = {}
+    for p in VARIANTS:
+        ex, name = p.values[0], p.values[1]
+        counts[name] = counts.get(name, 0) + 1
+        if "--failures" in sys.argv:
+            try:
+                diff = differences(ex, name)
+            except AssertionError as exc:
+                diff = {"rewrite-bug": str(exc)[:300]}
+            if diff:
+                failing[f"{ex}:{name}"] = {k: v for k, v in diff.items() if k != "variant"}
+    print(json.dumps({"originals": len(ORIGINALS), "variants": len(VARIANTS), "per_rewrite": counts,
+                      "failing": failing}, indent=1))
