@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # a bug: one line, never a traceback
+    except Exception as exc:  # noqa: BLE001  (a bug: one line, never a traceback)
         print(f"sbatch-lint triage: internal error ({type(exc).__name__}: {exc}); please "
               "report it", file=sys.stderr)
         return 2
