@@ -283,3 +283,15 @@ def test_any_text_gives_a_valid_report(lines: list[str]) -> None:
     for item in [obj["root_cause"], obj["first_failure"], *obj["cascade"]]:
         if item and item.get("line") is not None:
             assert 1 <= item["line"] <= count
+
+
+def test_through_the_subcommand_dispatch(capsys) -> None:
+    """``sbatch-lint triage …`` reaches this subcommand (sbatch_lsp/cli.py's table)."""
+    from sbatch_lsp.cli import main as lint_main
+
+    log = LOGS / "slurm-tier-sb302.log"
+    script = ROOT / "tests" / "slurm" / "jobs" / "sb302.sbatch"
+    assert lint_main(["triage", str(log), "--script", str(script), "--format", "json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    check_schema(obj)
+    assert obj["root_cause"]["line"] == 51 and [r["code"] for r in obj["rules"]] == ["SB302"]
