@@ -60,6 +60,16 @@ try {
   await browser.close();
 }
 
+// a command from the palette (F1): type ``typed``, wait for the row titled ``title``, run it
+async function runCommand(typed, title) {
+  await page.keyboard.press("F1");
+  await page.waitForSelector(".quick-input-widget input", { timeout: 15000 });
+  await page.keyboard.type(typed);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title })
+    .first().waitFor({ timeout: 15000 });
+  await page.keyboard.press("Enter");
+}
+
 // a job log: the root line as an error and the cascade as information in the Problems panel,
 // then the "Triage this log" command's report beside it
 async function triage() {
@@ -75,12 +85,7 @@ async function triage() {
   log(`Problems panel, information: ${(await info.first().innerText()).replace(/\s+/g, " ")}`);
   await page.screenshot({ path: `${o.out}/log-problems.png` });
   await page.locator(".monaco-editor .view-lines").first().click();
-  await page.keyboard.press("F1");
-  await page.waitForSelector(".quick-input-widget input", { timeout: 15000 });
-  await page.keyboard.type("sbatch-lsp: Triage");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Triage this log" })
-    .first().waitFor({ timeout: 15000 });
-  await page.keyboard.press("Enter");
+  await runCommand("sbatch-lsp: Triage", "Triage this log");
   log("triage command run");
   await page.locator(".monaco-editor .view-lines", { hasText: o.triage }).first()
     .waitFor({ timeout: 60000 });
@@ -135,12 +140,7 @@ async function quickFix() {
   }
   await page.screenshot({ path: `${o.out}/fixed.png` });
   if (o.restart) {  // the extension's restart command, then the new server at work
-    await page.keyboard.press("F1");
-    await page.waitForSelector(".quick-input-widget input", { timeout: 15000 });
-    await page.keyboard.type("sbatch-lsp: Restart");
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "Restart the language server" })
-      .first().waitFor({ timeout: 15000 });
-    await page.keyboard.press("Enter");
+    await runCommand("sbatch-lsp: Restart", "Restart the language server");
     log("restart command run");
     await page.waitForTimeout(1000);
     await page.locator(".monaco-editor .view-lines").first().click();
