@@ -12,6 +12,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from triage_synth import Scenario, expected_line, render, scenarios
 
@@ -32,8 +34,11 @@ def run_json(capsys, *argv: str) -> tuple[int, dict | None, str]:
     return code, (json.loads(out) if code == 0 else None), err
 
 
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
 def check_schema(obj: dict) -> None:
-    jsonschema.validate(obj, SCHEMA)
+    VALIDATOR.validate(obj)
 
 
 # -- synthetic logs -------------------------------------------------------------------------
@@ -256,3 +261,37 @@ def test_module_entry_point(tmp_path: Path) -> None:
 def test_log_error_is_raised_for_missing() -> None:
     with pytest.raises(LogError):
         triage(["/nonexistent/slurm-1.out"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(
+    st.sampled_from([ln for s in scenarios() for ln in render(s, 0)] + [
+        "Traceback (most recent call last):", '  File "x.py", line 1, in f', "Last error:",
+        "Root Cause (first observed failure):", "  exitcode  : -9 (pid: 1)", "Thread 0x1 (idle):",
+        "    f (x.py:3)", "NET/Socket : Using [0]br-1:1.2.3.4<0>", "\r\x1b[31m", "P1 2: [rank3]: "]),
+    st.text(max_size=80)), max_size=40))
+def test_any_text_gives_a_valid_report(lines: list[str]) -> None:
+    """Whatever the lines (real ones shuffled, fragments, arbitrary text), triage answers with an
+    object the schema accepts, and its lines exist in the log."""
+    text = "\n".join(lines) + "\n"
+    try:
+        obj = triage_text(text, "x.log").to_json()
+    except LogError:
+        return  # empty or binary: a message, not a crash
+    check_schema(obj)
+    count = text.count("\n") + 1
+    for item in [obj["root_cause"], obj["first_failure"], *obj["cascade"]]:
+        if item and item.get("line") is not None:
+            assert 1 <= item["line"] <= count
+
+
+def test_through_the_subcommand_dispatch(capsys) -> None:
+    """``sbatch-lint triage …`` reaches this subcommand (sbatch_lsp/cli.py's table)."""
+    from sbatch_lsp.cli import main as lint_main
+
+    log = LOGS / "slurm-tier-sb302.log"
+    script = ROOT / "tests" / "slurm" / "jobs" / "sb302.sbatch"
+    assert lint_main(["triage", str(log), "--script", str(script), "--format", "json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    check_schema(obj)
+    assert obj["root_cause"]["line"] == 51 and [r["code"] for r in obj["rules"]] == ["SB302"]

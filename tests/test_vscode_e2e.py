@@ -230,3 +230,29 @@ def test_no_server_found_says_how_to_install(tools, vsix, tmp_path):
         }, out)
     assert "pipx install ." in log and "not on a package index" in log
     assert (out / "notification.png").stat().st_size > 10_000
+
+
+def test_log_triage_in_code_server(tools, vsix, tmp_path):
+    """A Slurm log beside its script: VS Code opens slurm-1.out as a Slurm log, the root line
+    is an error in the Problems panel and the cascade information; "Triage this log" opens the
+    report (issue 12)."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    shutil.copy(ROOT / "tests" / "slurm" / "jobs" / "sb201-static.sbatch",
+                workspace / "train.sbatch")
+    shutil.copy(ROOT / "tests" / "logs" / "slurm-tier-sb201-static.log", workspace / "slurm-1.out")
+    server = Path(os.environ.get("SBATCH_LSP_E2E_PYTHON", sys.executable)).with_name("sbatch-lsp")
+    assert server.is_file(), f"{server} is missing: pip install -e . installs it"
+    with code_server(tools, vsix, {"sbatchLsp.server.path": str(server)}, workspace,
+                     "log-triage") as (url, env, out, _):
+        log = drive(env, {
+            "url": url, "folder": str(workspace), "file": "slurm-1.out", "language": "Slurm Log",
+            "problem": "the rendezvous port was already taken",
+            "cascade": "the job or step was cancelled",
+            "triage": "root cause (address-in-use, certain)", "out": str(out),
+        }, out)
+    assert "Problems panel, error:" in log and "address-in-use" in log
+    assert "Problems panel, information:" in log
+    assert "report opened" in log
+    for shot in ("log-problems", "triage-report"):
+        assert (out / f"{shot}.png").stat().st_size > 10_000

@@ -43,6 +43,10 @@ def main(argv: list[str]) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001  (a bug: one line, never a traceback)
+        print(f"sbatch-lint triage: internal error ({type(exc).__name__}: {exc}); please "
+              "report it", file=sys.stderr)
+        return 2
     color = sys.stdout.isatty() and not args.no_color and "NO_COLOR" not in os.environ
     try:
         sys.stdout.write(format_json(report) + "\n" if args.format == "json"

@@ -215,6 +215,8 @@ def _blocks(stream: BinaryIO, path: str) -> Iterator[bytes]:
                            "'zcat FILE > FILE.log' and triage that") from None
         except (gzip.BadGzipFile, zlib.error) as exc:
             raise LogError(f"{path}: not a valid gzip file ({exc})") from None
+        except OSError as exc:
+            raise LogError(f"{path}: reading failed ({exc.strerror or exc})") from None
         if not data:
             if rest:
                 yield rest

@@ -8,7 +8,9 @@
 //   keep (text of a Problems row that must stay), keepSeverity (its icon: error, warning, info),
 //   restart (run the restart command, undo the fix, see the finding back),
 //   out (screenshot directory); or, instead of problem/fix/..., notification (text of the
-//   notification the extension must show: when it cannot start a server)
+//   notification the extension must show: when it cannot start a server); or, for a job log,
+//   triage (text the "Triage this log" report must show) with problem (the root line's row),
+//   cascade (text of an information row) and language (the status bar's language name)
 // CHROMIUM overrides the browser binary (default /usr/bin/chromium). Exit code 0 on success.
 import { chromium } from "playwright-core";
 
@@ -39,11 +41,14 @@ try {
   await page.waitForSelector(".monaco-editor .view-lines", { timeout: 15000 });
   log(`editor open on ${o.file}`);
   // *.sbatch is a shell script for VS Code (the extension's language association)
-  await page.locator(".statusbar-item", { hasText: "Shell Script" }).first()
+  const language = o.language || "Shell Script";
+  await page.locator(".statusbar-item", { hasText: language }).first()
     .waitFor({ timeout: 30000 });
-  log("language mode: Shell Script");
+  log(`language mode: ${language}`);
   if (o.notification) {
     await notification();
+  } else if (o.triage) {
+    await triage();
   } else {
     await quickFix();
   }
@@ -53,6 +58,39 @@ try {
   process.exitCode = 1;
 } finally {
   await browser.close();
+}
+
+// a command from the palette (F1): type ``typed``, wait for the row titled ``title``, run it
+async function runCommand(typed, title) {
+  await page.keyboard.press("F1");
+  await page.waitForSelector(".quick-input-widget input", { timeout: 15000 });
+  await page.keyboard.type(typed);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title })
+    .first().waitFor({ timeout: 15000 });
+  await page.keyboard.press("Enter");
+}
+
+// a job log: the root line as an error and the cascade as information in the Problems panel,
+// then the "Triage this log" command's report beside it
+async function triage() {
+  // the root line may be below the fold: the Problems panel shows it wherever it is
+  await page.keyboard.press("Control+Shift+M");
+  const row = page.locator(".markers-panel .monaco-list-row", { hasText: o.problem });
+  await row.first().waitFor({ timeout: 90000 });
+  await row.first().locator(".marker-icon.error").first().waitFor({ state: "attached", timeout: 5000 });
+  log(`Problems panel, error: ${(await row.first().innerText()).replace(/\s+/g, " ")}`);
+  const info = page.locator(".markers-panel .monaco-list-row", { hasText: o.cascade });
+  await info.first().waitFor({ timeout: 15000 });
+  await info.first().locator(".marker-icon.info").first().waitFor({ state: "attached", timeout: 5000 });
+  log(`Problems panel, information: ${(await info.first().innerText()).replace(/\s+/g, " ")}`);
+  await page.screenshot({ path: `${o.out}/log-problems.png` });
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await runCommand("sbatch-lsp: Triage", "Triage this log");
+  log("triage command run");
+  await page.locator(".monaco-editor .view-lines", { hasText: o.triage }).first()
+    .waitFor({ timeout: 60000 });
+  log(`report opened: '${o.triage}'`);
+  await page.screenshot({ path: `${o.out}/triage-report.png` });
 }
 
 // the extension's message when it cannot start a server
@@ -102,12 +140,7 @@ async function quickFix() {
   }
   await page.screenshot({ path: `${o.out}/fixed.png` });
   if (o.restart) {  // the extension's restart command, then the new server at work
-    await page.keyboard.press("F1");
-    await page.waitForSelector(".quick-input-widget input", { timeout: 15000 });
-    await page.keyboard.type("sbatch-lsp: Restart");
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "Restart the language server" })
-      .first().waitFor({ timeout: 15000 });
-    await page.keyboard.press("Enter");
+    await runCommand("sbatch-lsp: Restart", "Restart the language server");
     log("restart command run");
     await page.waitForTimeout(1000);
     await page.locator(".monaco-editor .view-lines").first().click();

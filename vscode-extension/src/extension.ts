@@ -1,13 +1,16 @@
 // The VS Code client of sbatch-lsp: finds the server, starts it over stdio, passes the editor
 // settings on, and offers a restart command and an output channel. The server does the work
 // (diagnostics, quick fixes, hover, completion, inlay hints) and ignores shell scripts that are
-// not job scripts, so every `shellscript` document is served.
+// not job scripts, so every `shellscript` document is served. Slurm job logs (`slurm-*.out`,
+// `*.err`: the `slurm-log` language; `*.log` files) are served too: the server triages them
+// (root line, cascade), and "Triage this log" opens the server's text report beside the log.
 import { execFile } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
   RevealOutputChannelOn,
@@ -17,6 +20,7 @@ import {
 
 const SECTION = "sbatchLsp";
 const MODULE = "sbatch_lsp.server";
+const TRIAGE_COMMAND = "sbatch-lsp.triage"; // the server's command (sbatch_lsp/server/logs.py)
 const INSTALL_HINT =
   "sbatch-lsp is not on a package index: install it from a clone of its repository with " +
   "`pipx install .` (or `python3 -m pip install .` in a virtual environment), then set " +
@@ -39,6 +43,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     vscode.commands.registerCommand("sbatchLsp.restartServer", restart),
     vscode.commands.registerCommand("sbatchLsp.showOutput", () => output.show(true)),
+    vscode.commands.registerCommand("sbatchLsp.triageLog", triageLog),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (event.affectsConfiguration(`${SECTION}.server`)) {
         await restart();
@@ -54,6 +59,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
 export async function deactivate(): Promise<void> {
   await stop();
+}
+
+/** The server's triage report of the active log, opened as a text document beside it. */
+async function triageLog(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    await vscode.window.showInformationMessage("sbatch-lsp: open a job's log to triage it.");
+    return;
+  }
+  if (!client?.isRunning()) {
+    await vscode.window.showErrorMessage("sbatch-lsp: the server is not running.", "Show Output")
+      .then((choice) => choice && output.show(true));
+    return;
+  }
+  const report = await client.sendRequest(ExecuteCommandRequest.type, {
+    command: TRIAGE_COMMAND,
+    arguments: [editor.document.uri.toString()],
+  });
+  const doc = await vscode.workspace.openTextDocument({
+    content: typeof report === "string" ? report : "sbatch-lint triage: no report",
+    language: "plaintext",
+  });
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
 }
 
 async function restart(): Promise<void> {
@@ -98,6 +126,9 @@ async function start(): Promise<void> {
     documentSelector: [
       { scheme: "file", language: "shellscript" },
       { scheme: "untitled", language: "shellscript" },
+      { scheme: "file", language: "slurm-log" },
+      { scheme: "file", language: "log" },
+      { scheme: "file", pattern: "**/slurm-*.out" },
     ],
     diagnosticCollectionName: "sbatch-lint",
     initializationOptions: lintSettings(),
