@@ -33,12 +33,12 @@ try {
   // Quick Open: wait for the file's row before Enter (an early Enter does nothing)
   await page.waitForTimeout(1500);
   await page.keyboard.press("Control+P");
-  await page.waitForSelector(".quick-input-widget input", { timeout: 15000 });
+  await page.waitForSelector(".quick-input-widget input", { timeout: 45000 });
   await page.keyboard.type(o.file);
   await page.locator(".quick-input-list .monaco-list-row", { hasText: o.file }).first()
-    .waitFor({ timeout: 15000 });
+    .waitFor({ timeout: 45000 });
   await page.keyboard.press("Enter");
-  await page.waitForSelector(".monaco-editor .view-lines", { timeout: 15000 });
+  await page.waitForSelector(".monaco-editor .view-lines", { timeout: 45000 });
   log(`editor open on ${o.file}`);
   // *.sbatch is a shell script for VS Code (the extension's language association)
   const language = o.language || "Shell Script";
@@ -63,10 +63,10 @@ try {
 // a command from the palette (F1): type ``typed``, wait for the row titled ``title``, run it
 async function runCommand(typed, title) {
   await page.keyboard.press("F1");
-  await page.waitForSelector(".quick-input-widget input", { timeout: 15000 });
+  await page.waitForSelector(".quick-input-widget input", { timeout: 45000 });
   await page.keyboard.type(typed);
   await page.locator(".quick-input-list .monaco-list-row", { hasText: title })
-    .first().waitFor({ timeout: 15000 });
+    .first().waitFor({ timeout: 45000 });
   await page.keyboard.press("Enter");
 }
 
@@ -77,11 +77,11 @@ async function triage() {
   await page.keyboard.press("Control+Shift+M");
   const row = page.locator(".markers-panel .monaco-list-row", { hasText: o.problem });
   await row.first().waitFor({ timeout: 90000 });
-  await row.first().locator(".marker-icon.error").first().waitFor({ state: "attached", timeout: 5000 });
+  await row.first().locator(".marker-icon.error").first().waitFor({ state: "attached", timeout: 15000 });
   log(`Problems panel, error: ${(await row.first().innerText()).replace(/\s+/g, " ")}`);
   const info = page.locator(".markers-panel .monaco-list-row", { hasText: o.cascade });
-  await info.first().waitFor({ timeout: 15000 });
-  await info.first().locator(".marker-icon.info").first().waitFor({ state: "attached", timeout: 5000 });
+  await info.first().waitFor({ timeout: 45000 });
+  await info.first().locator(".marker-icon.info").first().waitFor({ state: "attached", timeout: 15000 });
   log(`Problems panel, information: ${(await info.first().innerText()).replace(/\s+/g, " ")}`);
   await page.screenshot({ path: `${o.out}/log-problems.png` });
   await page.locator(".monaco-editor .view-lines").first().click();
@@ -118,23 +118,23 @@ async function quickFix() {
   await page.waitForTimeout(500);
   await page.keyboard.press("Control+Period");
   const fix = page.getByText(o.fix);  // the server may add "(unsafe fix)"
-  await fix.first().waitFor({ timeout: 15000 });
+  await fix.first().waitFor({ timeout: 45000 });
   log(`quick-fix menu offers '${o.fix}'`);
   await page.screenshot({ path: `${o.out}/quickfix.png` });
   await fix.first().click();
   await page.locator(".monaco-editor .view-lines", { hasText: o.fixedText }).first()
-    .waitFor({ timeout: 15000 });
+    .waitFor({ timeout: 45000 });
   log("fix applied to the editor text");
   await row.first().waitFor({ state: "detached", timeout: 30000 });
   log("finding gone from the Problems panel");
   if (o.keep) {
     const kept = page.locator(".markers-panel .monaco-list-row", { hasText: o.keep }).first();
-    await kept.waitFor({ timeout: 15000 });
+    await kept.waitFor({ timeout: 45000 });
     log(`other finding still listed: '${o.keep}'`);
     if (o.keepSeverity) {  // set by an editor setting (sbatchLsp.severity)
       // the row's severity icon (a light bulb stands in front of it while the row has fixes)
       await kept.locator(`.marker-icon.${o.keepSeverity}`).first()
-        .waitFor({ state: "attached", timeout: 5000 });
+        .waitFor({ state: "attached", timeout: 15000 });
       log(`... as ${o.keepSeverity}`);
     }
   }
