@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from . import options as opts
 from .config import Profile
 from .directives import DirectiveBlock, OptionUse
+from .facts.wrappers import MAX_WRAPPERS, base, skip_wrapper, wrapper_at
 from .launchers import Launch, find_launch, option_value
 from .shell.model import Command, Script, Word
 from .shell.parse import shell_string_index
@@ -409,12 +410,18 @@ def _sole_reference(w: Word) -> str | None:
 
 
 def _find_srun(words: list[Word]) -> int | None:
-    for k, w in enumerate(words[:4]):
-        if (w.value or "").rsplit("/", 1)[-1] == "srun":
-            return k
-        if (w.value or "").rsplit("/", 1)[-1] not in ("time", "nohup", "exec", "command",
-                                                        "stdbuf", "env"):
+    """Index of the ``srun`` word when ``words`` runs srun, directly or through wrappers
+    (``timeout 2h srun …``, ``nohup srun …``); None otherwise."""
+    i = 0
+    for _ in range(MAX_WRAPPERS + 1):
+        if i >= len(words):
             return None
+        if base(words[i]) == "srun":
+            return i
+        w = wrapper_at(words, i)
+        if w is None:
+            return None
+        i = skip_wrapper(words, i, w)
     return None
 
 

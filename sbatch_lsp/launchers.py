@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .facts.wrappers import base as _base
+from .facts.wrappers import unwrap
 from .shell.model import Word
 
 #: torchrun options -> whether they take a value (run.py get_args_parser)
@@ -37,26 +39,6 @@ ALIASES = {
                   "master-addr": "master-addr", "master-port": "master-port",
                   "hostfile": "hostfile", "include": "include", "launcher": "launcher"},
 }
-#: wrappers whose own options end before the command they run: name -> options taking a value
-WRAPPERS = {
-    "env": set(), "nohup": set(), "time": set(), "stdbuf": set(),
-    "numactl": {"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind",
-                "--preferred", "--interleave"},
-    "exec": set(), "taskset": set(), "chrt": set(), "nice": {"-n"}, "ionice": {"-c", "-n"},
-    "xargs": set(),
-}
-#: wrappers with a subcommand: (name, subcommand) -> (options taking a value, or None when any
-#: option followed by a non-option word takes it; positional words before the command)
-SUBCOMMAND_WRAPPERS: dict[tuple[str, str | None], tuple[set[str] | None, int]] = {
-    ("uv", "run"): ({"--with", "--python", "-p", "--project", "--directory", "--extra",
-                     "--group", "--env-file", "--index", "--package"}, 0),
-    **{(tool, sub): ({"-B", "--bind", "--env", "--pwd", "-W", "--workdir", "-H", "--home",
-                      "--overlay", "-o"}, 1)  # the image
-       for tool in ("singularity", "apptainer") for sub in ("exec", "run")},
-    ("conda", "run"): ({"-n", "--name", "-p", "--prefix"}, 0),
-    ("nsys", "profile"): (None, 0),
-}
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 TORCHRUN_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "launch"}
 
@@ -98,49 +80,6 @@ class Launch:
 
     def has(self, name: str) -> bool:
         return name in self.args
-
-
-def _base(w: Word) -> str:
-    return (w.value or "").rsplit("/", 1)[-1]
-
-
-def _skip_options(words: list[Word], i: int, takes: set[str] | None,
-                  assignments: bool = False) -> int:
-    """Index of the first word at or after ``i`` that is not a wrapper option (or, with
-    ``assignments``, a ``NAME=value`` word of ``env``). ``takes`` lists the options that consume
-    the next word; None means any option does when the next word is not an option itself."""
-    while i < len(words):
-        v = words[i].value or ""
-        if assignments and ASSIGNMENT.match(v):
-            i += 1
-            continue
-        if not v.startswith("-"):
-            break
-        i += 1
-        if "=" not in v and i < len(words) and (
-                v in takes if takes is not None else not (words[i].value or "-").startswith("-")):
-            i += 1
-    return i
-
-
-def unwrap(words: list[Word]) -> list[Word]:
-    """Drop wrappers (``uv run``, ``env X=1``, ``numactl …``, ``singularity exec IMG`` …) from
-    the front of ``words`` and return the argv of the command they run."""
-    i = 0
-    for _ in range(8):
-        if i >= len(words):
-            break
-        name = _base(words[i])
-        sub = words[i + 1].value if i + 1 < len(words) else None
-        if (name, sub) in SUBCOMMAND_WRAPPERS:
-            takes, positionals = SUBCOMMAND_WRAPPERS[(name, sub)]
-            i = _skip_options(words, i + 2, takes) + positionals
-            continue
-        if name in WRAPPERS:
-            i = _skip_options(words, i + 1, WRAPPERS[name], assignments=name == "env")
-            continue
-        break
-    return words[i:]
 
 
 def _with_options(kind: str, flavour: str, argv: list[Word], start: int,

@@ -18,6 +18,16 @@ def words(line: str):
     ("conda run -n e python t.py", "python"),
     ("nohup time python x", "python"),
     ("hostname", "hostname"),
+    # coreutils timeout(1): timeout [OPTION] DURATION COMMAND
+    ("timeout 3h torchrun t.py", "torchrun"),
+    ("timeout -k 60 --signal=TERM 3h torchrun t.py", "torchrun"),
+    ("sudo -E torchrun t.py", "torchrun"),
+    ("sudo -u alice NCCL_DEBUG=INFO python t.py", "python"),
+    # taskset(1): the mask (a CPU list with -c) comes before the command
+    ("taskset -c 0-7 python t.py", "python"),
+    ("taskset 0x3 python t.py", "python"),
+    ("chrt -f 10 python t.py", "python"),
+    ("timeout 3h nohup numactl --cpunodebind=0 torchrun t.py", "torchrun"),
 ])
 def test_unwrap(line, first):
     assert unwrap(words(line))[0].value == first
@@ -97,3 +107,25 @@ def test_explicit_one_node_world():
     step = HEADER + "#SBATCH --ntasks-per-node=1\nsrun torchrun --nnodes=1 --nproc_per_node=8 t.py\n"
     [d] = lint(step).diagnostics
     assert d.code == "SB202" and "each node forms its own one-node world" in d.message
+
+
+@pytest.mark.parametrize("wrapper", ["timeout 3h", "sudo -E", "nohup", "env A=1", "taskset -c 0-7",
+                                     "stdbuf -oL"])
+def test_srun_through_wrappers_is_a_step(wrapper):
+    """The srun finder and the launcher finder read the same wrapper table: a wrapper before
+    srun, and one between srun and torchrun, are both looked through."""
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+            f"{wrapper} srun {wrapper} torchrun --nproc-per-node=8 t.py\n")
+    job = lint(text).job
+    assert len(job.steps) == 1
+    assert [s.launch.kind for s in job.launches] == ["torchrun"]
+    assert job.launches[0].step is job.steps[0]
+
+
+def test_every_wrapper_runs_a_command_line_for_the_shell_model():
+    """The shell model word-splits an unquoted ``$CMD`` after a command that runs its arguments
+    (shell/parse.py RUNNERS): every wrapper of the one table must be among them."""
+    from sbatch_lsp.facts.wrappers import WRAPPER_NAMES
+    from sbatch_lsp.shell.parse import RUNNERS
+    assert WRAPPER_NAMES <= RUNNERS

@@ -25,7 +25,7 @@ SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 #: is a command line (``srun $LAUNCHER train.py``); elsewhere it is data (``echo $LAUNCHER``)
 RUNNERS = {"srun", "exec", "time", "nohup", "env", "numactl", "taskset", "stdbuf", "nice",
            "timeout", "command", "singularity", "apptainer", "uv", "conda", "nsys", "xargs",
-           "mpirun", "mpiexec", "sudo", "chrt", "ionice"}
+           "mpirun", "mpiexec", "sudo", "chrt", "ionice", "mamba", "micromamba"}
 MAX_BASHLEX_CHUNK = 40_000  # characters; longer chunks go straight to tree-sitter
 MAX_NESTING = 4
 
