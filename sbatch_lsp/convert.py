@@ -37,7 +37,10 @@ from dataclasses import dataclass, field, replace
 
 from .config import Config
 from .diagnostics import Edit, Fix
-from .job import JOB_NODE_VARS, Job, Step, _sole_reference, gpu_count, parse_count
+from .facts.layout import NODE_COUNT_VARS as JOB_NODE_VARS
+from .facts.layout import gpu_count, parse_count
+from .facts.layout import sole_reference as _sole_reference
+from .job import Job, Step
 from .launchers import TORCHRUN_MODULES, Launch, _base
 from .shell.model import Command, Word
 

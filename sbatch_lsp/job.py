@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from . import options as opts
 from .config import Profile
 from .directives import DirectiveBlock, OptionUse
+from .facts.layout import count_of, gpu_count, parse_count
 from .facts.wrappers import MAX_WRAPPERS, base, skip_wrapper, wrapper_at
 from .launchers import Launch, find_launch, option_value
 from .shell.model import Command, Script, Word
 from .shell.parse import shell_string_index
 from .source import Source
 
-JOB_NODE_VARS = {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}
 TEMPLATE = re.compile(r"<[A-Z][A-Z0-9_]*>|\{\{.*?\}\}")
 PYXIS_IMAGE = {"container-image", "container-name"}
 
@@ -38,32 +38,6 @@ class Count:
     @property
     def known(self) -> bool:
         return self.value is not None
-
-
-def parse_count(text: str | None) -> int | None:
-    """An integer count (``8``, ``2-4`` -> 2, ``1k`` -> 1024); None when not a literal."""
-    if text is None:
-        return None
-    m = re.fullmatch(r"\s*(\d+)([kKmM]?)(?:-\d+[kKmM]?)?\s*", text)
-    if not m:
-        return None
-    n = int(m.group(1))
-    return n * {"": 1, "k": 1024, "m": 1024 * 1024}[m.group(2).lower()]
-
-
-def gpu_count(text: str | None) -> int | None:
-    """GPUs in ``[type:]N`` (``--gpus-per-node``) or a ``--gres`` list (``gpu:a100:8``)."""
-    if not text:
-        return None
-    for item in text.split(","):
-        parts = item.strip().split(":")
-        if parts[0] in ("gpu", "gres/gpu") and len(parts) == 1:
-            return 1
-        if parts[0] in ("gpu", "gres/gpu") or (len(parts) <= 2 and "gres" not in text):
-            n = parse_count(parts[-1].split("(")[0])
-            if n is not None:
-                return n
-    return None
 
 
 @dataclass(eq=False)
@@ -286,26 +260,29 @@ class Job:
         w = step.options.get(name)
         if w is None:
             return None
-        if w.value is not None:
-            return parse_count(w.value)
-        ref = _sole_reference(w)
-        if ref in JOB_NODE_VARS:
+        value, symbol = count_of(w, self.script)
+        if value is not None:
+            return value
+        if symbol == "nodes":
             return self.nodes.value
-        if ref == "SLURM_NTASKS":
+        if symbol == "tasks":
             return self._job_ntasks()
         return None
 
     def _ntasks_is_node_count(self, step: Step) -> bool:
         """Whether the step's ``--ntasks`` names its node count even when that count is not
-        known: ``$SLURM_JOB_NUM_NODES``/``$SLURM_NNODES`` (with no other ``--nodes``), or the same
-        text as the step's ``--nodes``."""
+        known: ``$SLURM_JOB_NUM_NODES``/``$SLURM_NNODES`` or a variable holding one (with no
+        other ``--nodes``), or the same value as the step's ``--nodes``."""
         n, nodes = step.options.get("ntasks"), step.options.get("nodes")
         if n is None:
             return False
-        if nodes is not None and n.text.strip('"') == nodes.text.strip('"'):
+        _, tasks_symbol = count_of(n, self.script)
+        if nodes is None:
+            return tasks_symbol == "nodes"
+        if n.text.strip('"') == nodes.text.strip('"'):
             return True
-        return _sole_reference(n) in JOB_NODE_VARS and (
-            nodes is None or _sole_reference(nodes) in JOB_NODE_VARS)
+        _, nodes_symbol = count_of(nodes, self.script)
+        return tasks_symbol is not None and tasks_symbol == nodes_symbol
 
     def _job_ntasks(self) -> int | None:
         if self.ntasks.known:
@@ -398,15 +375,6 @@ class Job:
                            or a == "allexport") for a in argv[1:]):
                 return cmd.start
         return None
-
-
-def _sole_reference(w: Word) -> str | None:
-    """The variable name when ``w`` is exactly ``$NAME``, ``${NAME}`` or either in double
-    quotes; None otherwise."""
-    refs = [e.name for e in w.expansions if e.name]
-    if len(refs) == 1 and w.text.strip('"') in ("$" + refs[0], "${" + refs[0] + "}"):
-        return refs[0]
-    return None
 
 
 def _find_srun(words: list[Word]) -> int | None:

@@ -24,6 +24,13 @@ def layout(directives: str, srun: str):
     ("#SBATCH --nodes=4 --ntasks=4", "srun", 1),
     ("#SBATCH --nodes=2", "srun", 1),
     ("#SBATCH --nodes=2", "srun --ntasks-per-node=4", 4),
+    # the Megatron-LM template: a variable that holds the node count is the node count
+    ("#SBATCH --nodes=2 --ntasks-per-node=8\nNNODES=${SLURM_NNODES}",
+     "srun --ntasks=${NNODES} --ntasks-per-node=1", 1),
+    ("#SBATCH --ntasks-per-node=8\nN=$SLURM_JOB_NUM_NODES\nM=$N",
+     'srun --ntasks="$M" --ntasks-per-node=1', 1),
+    # a variable that holds something else is not
+    ("#SBATCH --ntasks-per-node=8\nNNODES=$1", "srun --ntasks=${NNODES}", None),
 ])
 def test_step_layout(directives, srun, expected):
     assert layout(directives, srun) == expected
