@@ -73,11 +73,8 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
         config = config.for_path(path)
     if not is_job_script(text, path):
         return LintResult(source, [])
-    script = parse_script(text)
-    data_lines = _data_lines(source, script)
-    profile = config.profile
-    directives = read_directives(source, data_lines, profile.slurm_version, profile.pyxis)
-    job = Job(source, directives, script, profile)
+    job = job_of(text, path, config)
+    source, script = job.source, job.script
     diags: list[Diagnostic] = []
     for code, r in RULES.items():
         if r.check is None or not config.enabled(code):
@@ -115,6 +112,18 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
     masker = Masker.of(text, secrets)
     shown = [masker.diagnostic(d, text) for d in diags]
     return LintResult(source, shown, job, secrets, masker, diags)
+
+
+def job_of(text: str, path: str = "<stdin>", config: Config | None = None) -> Job:
+    """The Job model of one script (shell model, directives, steps), whether or not it looks
+    like a job script; the linter and ``show`` both start here."""
+    config = config or Config()
+    source = Source(text, path)
+    script = parse_script(text)
+    profile = config.profile
+    directives = read_directives(source, _data_lines(source, script), profile.slurm_version,
+                                 profile.pyxis)
+    return Job(source, directives, script, profile)
 
 
 def _merge_repeats(diags: list[Diagnostic]) -> list[Diagnostic]:

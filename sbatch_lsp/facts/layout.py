@@ -219,7 +219,7 @@ class Layout:
 def step_layout(job: Component, step: StepRequest) -> Layout:
     """The layout Slurm gives ``step`` inside component ``job`` (the module docstring has the
     Slurm facts)."""
-    nodes, tasks, note = _counts(job, step)
+    nodes, tasks, k, note = _counts(job, step)
     if tasks == 1:
         nodes = 1
     if nodes is not None and tasks is not None and tasks < nodes:
@@ -230,48 +230,39 @@ def step_layout(job: Component, step: StepRequest) -> Layout:
             per_node = 1
         elif nodes == 1:
             per_node = tasks
-        else:
-            k = _per_node_request(job, step)
-            if k is not None and k * nodes == tasks:
-                per_node = k
+        elif k is not None and k * nodes == tasks:
+            per_node = k
     elif step.node_count_tasks:
         per_node = 1
     placement = _place(nodes, per_node, step.distribution)
     return Layout(nodes, tasks, per_node, placement, note, step.het_group)
 
 
-def _counts(job: Component, step: StepRequest) -> tuple[int | None, int | None, str]:
+def _counts(job: Component,
+            step: StepRequest) -> tuple[int | None, int | None, int | None, str]:
+    """(nodes, tasks, the tasks-per-node figure that applies, why) of a step."""
     nodes = step.nodes.value if step.nodes.given else job.nodes.value
-    if step.nodes.given and step.nodes.value is None:
-        nodes = None
     if step.ntasks.given:
+        k = step.ntasks_per_node.value
         if step.ntasks.value is None and step.node_count_tasks:
-            return nodes, nodes, "the step asks for one task per node"
-        return nodes, step.ntasks.value, "the step's --ntasks"
+            return nodes, nodes, 1, "the step asks for one task per node"
+        return nodes, step.ntasks.value, k, "the step's --ntasks"
     if job.ntasks.given or job.ntasks_per_node.given:
-        inherited = job.tasks
+        k = job.ntasks_per_node.value if not job.ntasks.given or \
+            job.tasks == (job.nodes.value or 0) * (job.ntasks_per_node.value or 0) else None
         if step.nodes.given and step.nodes.value != job.nodes.value:
-            k = job.ntasks_per_node.value if not job.ntasks.given else None
-            if k is not None and nodes is not None:
-                return nodes, k * nodes, "the job's --ntasks-per-node on the step's nodes"
-            return nodes, None, "the step's --nodes differs from the job's task layout"
+            if k is not None and nodes is not None and not job.ntasks.given:
+                return nodes, k * nodes, k, "the job's --ntasks-per-node on the step's nodes"
+            return nodes, None, None, "the step's --nodes differs from the job's task layout"
         note = "srun inherits the job's task count (SLURM_NTASKS)"
         if step.ntasks_per_node.given:
             note += " and ignores a lone --ntasks-per-node"
-        return nodes, inherited, note
+        return nodes, job.tasks, k, note
     if step.ntasks_per_node.given:
         k = step.ntasks_per_node.value
-        return nodes, (k * nodes if k is not None and nodes is not None else None), \
+        return nodes, (k * nodes if k is not None and nodes is not None else None), k, \
             "the step's --ntasks-per-node"
-    return nodes, nodes, "srun starts one task per node by default"
-
-
-def _per_node_request(job: Component, step: StepRequest) -> int | None:
-    if step.ntasks_per_node.given:
-        return step.ntasks_per_node.value
-    if not step.ntasks.given:
-        return job.ntasks_per_node.value
-    return None
+    return nodes, nodes, 1, "srun starts one task per node by default"
 
 
 def _place(nodes: int | None, per_node: int | None,

@@ -1,0 +1,166 @@
+"""``sbatch-lint show FILE``: the job as Slurm will run it (DESIGN.md "Interfaces").
+
+Per heterogeneous-job component its resources; per srun step, in script order, its nodes,
+tasks, tasks per node, GPUs, container, launcher, world size, ranks per node, the task ids on
+each node, and the batch-shell variables with whether they reach its tasks. Unknown is null,
+never guessed. Exit 0, or 2 for unreadable input or bad usage.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, ConfigError, find_config, load_file
+from ..rules.secrets import _credential_name, credential_values, mask
+from ..source import BinaryInputError, decode_with_encoding
+from .steps import Facts, StepFacts, facts_of
+
+SCHEMA_VERSION = 1
+MAX_BYTES = 64 * 1024 * 1024
+
+
+def show_object(facts: Facts) -> dict[str, Any]:
+    """The ``show --format json`` object: ``schema_version``, ``components`` and ``steps``
+    (every key always present; null when unknown or not applicable). A variable's value that
+    holds a detected secret, or any value of a credential-named variable, is masked."""
+    text = facts.job.source.text
+    secrets = [text[x.start:x.end] for x in credential_values(facts.job)]
+
+    def shown(name: str, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if _credential_name(name):
+            return mask(value)
+        for sec in secrets:
+            value = value.replace(sec, mask(sec))
+        return value
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "components": [{
+            "nodes": c.nodes.value, "tasks": c.tasks, "tasks_per_node": c.tasks_per_node,
+            "gpus_per_node": c.gpus_per_node, "partition": c.partition, "time": c.time,
+        } for c in facts.components],
+        "steps": [_step_object(s, shown) for s in facts.steps],
+    }
+
+
+def _step_object(s: StepFacts, shown: Callable[[str, str | None], str | None]) -> dict[str, Any]:
+    lay = s.layout
+    return {
+        "line": s.line, "nodes": lay.nodes, "tasks": lay.tasks,
+        "tasks_per_node": lay.tasks_per_node, "gpus_per_node": s.gpus_per_node,
+        "gpus_per_task": s.gpus_per_task, "container": s.container, "launcher": s.launcher,
+        "world_size": s.world_size, "ranks_per_node": s.ranks_per_node,
+        "placement": None if lay.placement is None else [
+            {"node_index": i, "procids": ids} for i, ids in enumerate(lay.placement)],
+        "env": {name: {"scope": v.scope.label, "exported": v.exported,
+                       "value": shown(name, v.value)}
+                for name, v in sorted(s.env.items())},
+    }
+
+
+def _n(v: object) -> str:
+    return "?" if v is None else str(v)
+
+
+def show_text(facts: Facts, path: str) -> str:
+    """A readable rendering of the same facts."""
+    obj = show_object(facts)
+    out = [f"{path}:"]
+    for k, c in enumerate(obj["components"]):
+        name = f"component {k}" if len(obj["components"]) > 1 else "job"
+        out.append(f"  {name}: {_n(c['nodes'])} node(s), {_n(c['tasks'])} task(s), "
+                   f"{_n(c['tasks_per_node'])} per node, {_n(c['gpus_per_node'])} GPU(s) per "
+                   f"node, partition {_n(c['partition'])}, time {_n(c['time'])}")
+    if not obj["steps"]:
+        out.append("  no srun steps")
+    for s, f in zip(obj["steps"], facts.steps):
+        out.append(f"  line {s['line']}: srun step: {_n(s['nodes'])} node(s) x "
+                   f"{_n(s['tasks_per_node'])} task(s) per node = {_n(s['tasks'])} task(s) "
+                   f"({f.layout.note}); GPUs per node {_n(s['gpus_per_node'])}")
+        if s["launcher"]:
+            out.append(f"    launcher {s['launcher']}: world size {_n(s['world_size'])}, "
+                       f"{_n(s['ranks_per_node'])} rank(s) per node")
+        if s["container"]:
+            out.append(f"    container {s['container']}")
+        if s["placement"]:
+            out.append("    placement: " + "; ".join(
+                f"node {p['node_index']}: {_ranges(p['procids'])}" for p in s["placement"]))
+        reach = [f"{k} ({v['scope']})" for k, v in s["env"].items() if v["exported"]]
+        kept = [k for k, v in s["env"].items() if not v["exported"]]
+        if reach:
+            out.append("    reaches the tasks: " + ", ".join(reach))
+        if kept:
+            out.append("    not exported (unset in the tasks): " + ", ".join(kept))
+    return "\n".join(out) + "\n"
+
+
+def _ranges(ids: list[int]) -> str:
+    if len(ids) > 2 and ids == list(range(ids[0], ids[-1] + 1)):
+        return f"tasks {ids[0]}-{ids[-1]}"
+    return "tasks " + ",".join(map(str, ids))
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="sbatch-lint show",
+        description="Print the job as Slurm will run it: per component its resources, per srun "
+                    "step its layout, placement, launcher and the variables reaching its tasks.")
+    p.add_argument("file", help="the job script ('-' reads standard input)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--config", metavar="PATH", help="use this configuration file")
+    return p
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        data = sys.stdin.buffer.read(MAX_BYTES + 1)
+    else:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise OSError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    return decode_with_encoding(data)[0]
+
+
+def facts_for(text: str, path: str, config: Config | None = None) -> Facts:
+    """The facts of one script's text (the ``show`` command's engine; also the MCP tool's)."""
+    from ..lint import job_of
+
+    return facts_of(job_of(text, path, config or Config()))
+
+
+def main(argv: list[str]) -> int:
+    """``sbatch-lint show [--format text|json] [--config PATH] FILE``; returns the exit code."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    try:
+        text = _read(args.file)
+    except (OSError, BinaryInputError, UnicodeDecodeError) as exc:
+        print(f"sbatch-lint show: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        found = Path(args.config) if args.config else \
+            find_config(Path(args.file if args.file != "-" else "."))
+        config = load_file(found) if found is not None else Config()
+    except (ConfigError, OSError) as exc:
+        print(f"sbatch-lint show: {exc}", file=sys.stderr)
+        return 2
+    facts = facts_for(text, args.file, config)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(show_object(facts), indent=2) + "\n")
+    else:
+        sys.stdout.write(show_text(facts, args.file))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,280 @@
+"""The process tree per srun step: its layout, GPUs, container, launcher with world size and
+ranks per node, and the variables of the batch shell with whether they reach its tasks.
+
+Slurm facts: srun takes ``SLURM_GPUS_PER_NODE``/``SLURM_GPUS_PER_TASK`` from the batch
+environment as defaults (``src/srun/opt.c`` ``env_vars[]``), so a step without its own GPU
+request gets the job's; ``--export`` (srun(1)): ``ALL`` (the default) passes srun's whole
+environment, ``NONE`` none of it, a list only the named variables (and ``NAME=value`` items);
+``#SBATCH --export=NONE`` reaches every step as ``SLURM_EXPORT_ENV=NONE`` unless the script
+exports ``SLURM_EXPORT_ENV`` itself (sbatch(1); verified on 22.05.8). A batch-shell variable
+reaches srun's environment only when exported (bash(1) ``export``, ``set -a``) or given as a
+prefix assignment of the srun command. torchrun's world is ``nnodes × nproc_per_node``
+(torch/distributed/run.py), ``accelerate launch --num_processes`` is the total
+(accelerate/commands/launch.py), ``deepspeed --num_nodes × --num_gpus``
+(deepspeed/launcher/runner.py), ``mpirun -np`` the total and ``-npernode`` per node (Open MPI
+mpirun(1)).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..job import Job, LaunchSite, Step
+from ..launchers import Launch
+from ..shell.model import Assignment
+from .layout import (
+    Component,
+    Layout,
+    Request,
+    StepRequest,
+    components,
+    count_of,
+    gpu_count,
+    parse_count,
+    step_layout,
+)
+from .values import Evaluator, Place, Scope
+
+#: launch kinds (launchers.Launch flavour) as ``show`` names them
+LAUNCHER_NAMES = {"torchrun": "torchrun", "launch": "torchrun", "accelerate": "accelerate",
+                  "colossalai": "colossalai", "deepspeed": "deepspeed", "mpirun": "mpirun",
+                  "mpiexec": "mpirun", "orterun": "mpirun"}
+
+
+@dataclass
+class EnvVar:
+    """A batch-shell variable as a step's tasks see it: its scope, whether it reaches their
+    environment, its literal value when known, and the span of the assignment that sets it."""
+
+    name: str
+    scope: Scope
+    exported: bool
+    value: str | None
+    start: int
+    end: int
+
+
+@dataclass
+class StepFacts:
+    """One srun step: the Job's Step, its effective layout, GPUs, container image, launcher
+    (``torchrun|accelerate|deepspeed|mpirun|colossalai|srun`` or None), the launch's world size
+    and ranks per node, and the variables reaching its tasks (by name)."""
+
+    step: Step
+    line: int
+    layout: Layout
+    gpus_per_node: int | None
+    gpus_per_task: int | None
+    container: str | None
+    launcher: str | None
+    launch: Launch | None
+    world_size: int | None
+    ranks_per_node: int | None
+    env: dict[str, EnvVar] = field(default_factory=dict)
+
+
+@dataclass
+class Facts:
+    """Everything ``show`` prints and rules read about one job: its components and steps."""
+
+    job: Job
+    components: list[Component]
+    steps: list[StepFacts]
+    evaluator: Evaluator
+
+
+def facts_of(job: Job) -> Facts:
+    """The job's facts, computed once per Job."""
+    return job.derived(_build)
+
+
+def _build(job: Job) -> Facts:
+    comps = components(job.directives)
+    ev = Evaluator(job.script, lambda name, before: job.exported(name, before))
+    sites: dict[int, list[LaunchSite]] = {}
+    for site in job.launches:
+        if site.step is not None:
+            sites.setdefault(id(site.step), []).append(site)
+    steps = [_step(job, comps, ev, s, sites.get(id(s), []))
+             for s in sorted(job.steps, key=lambda s: s.srun.start)]
+    return Facts(job, comps, steps, ev)
+
+
+def _request(job: Job, step: Step, name: str) -> tuple[Request, str | None]:
+    w = step.options.get(name)
+    if w is None:
+        return Request(), None
+    value, symbol = count_of(w, job.script)
+    return Request(True, value), symbol
+
+
+def _het_group(step: Step) -> int | None:
+    w = step.options.get("het-group")
+    if w is None:
+        return 0
+    return parse_count(w.value) if w.value is not None and w.value.isdigit() else None
+
+
+def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
+          sites: list[LaunchSite]) -> StepFacts:
+    group = _het_group(step)
+    comp = comps[group] if group is not None and group < len(comps) else None
+    nodes, nodes_symbol = _request(job, step, "nodes")
+    ntasks, tasks_symbol = _request(job, step, "ntasks")
+    tpn, _ = _request(job, step, "ntasks-per-node")
+    if comp is not None:
+        if nodes_symbol == "nodes" and nodes.value is None:
+            nodes = Request(True, comp.nodes.value)
+        if tasks_symbol == "nodes" and ntasks.value is None:
+            ntasks = Request(True, (nodes.value if nodes.given else comp.nodes.value))
+        if tasks_symbol == "tasks" and ntasks.value is None:
+            ntasks = Request(True, comp.tasks)
+    same_nodes = tasks_symbol is not None and (tasks_symbol == nodes_symbol or (
+        tasks_symbol == "nodes" and not nodes.given))
+    dist = step.options.get("distribution")
+    request = StepRequest(nodes, ntasks, tpn, dist.value if dist is not None else None,
+                          same_nodes or (step.options.get("ntasks") is not None and
+                                         step.options.get("nodes") is not None and
+                                         step.options["ntasks"].text.strip('"') ==
+                                         step.options["nodes"].text.strip('"')), group)
+    if comp is None:
+        layout = Layout(None, None, None, None, "the step's --het-group is not one component",
+                        None)
+    else:
+        layout = step_layout(comp, request)
+    gpn, gpt = _gpus(step, comp, layout)
+    image = step.options.get("container-image") or step.options.get("container-name")
+    site = next((s for s in sites if s.launch.kind != "python"), None)
+    launcher = LAUNCHER_NAMES.get(site.launch.flavour) if site is not None else None
+    if site is None and any(s.launch.kind == "python" for s in sites):
+        launcher = "srun"
+    world, per_node = _world(site.launch if site else None, launcher, layout, gpn)
+    facts = StepFacts(step, job.source.line_of(step.srun.start) + 1, layout, gpn, gpt,
+                      (image.value or image.text) if image is not None else None,
+                      launcher, site.launch if site else None, world, per_node)
+    facts.env = _env(job, ev, step)
+    return facts
+
+
+def _gpus(step: Step, comp: Component | None,
+          layout: Layout) -> tuple[int | None, int | None]:
+    """GPUs per node and per task of a step: its own request, else the component's."""
+    per_task = gpu_count(step.opt("gpus-per-task")) if "gpus-per-task" in step.options else None
+    if "gpus-per-node" in step.options:
+        return gpu_count(step.opt("gpus-per-node")), per_task
+    if "gres" in step.options and "gpu" in (step.opt("gres") or ""):
+        return gpu_count(step.opt("gres")), per_task
+    if per_task is not None:
+        tpn = layout.tasks_per_node
+        return (per_task * tpn if isinstance(tpn, int) else None), per_task
+    if "gpus" in step.options:
+        return (gpu_count(step.opt("gpus")) if layout.nodes == 1 else None), per_task
+    if comp is None:
+        return None, None
+    if comp.gpus_per_task is not None and isinstance(layout.tasks_per_node, int):
+        return comp.gpus_per_task * layout.tasks_per_node, comp.gpus_per_task
+    return comp.gpus_per_node, comp.gpus_per_task
+
+
+def _world(la: Launch | None, launcher: str | None, layout: Layout,
+           gpn: int | None) -> tuple[int | None, int | None]:
+    """(world size, ranks per node) of a step's launch; None where a count is unknown."""
+    agents = layout.tasks_per_node if isinstance(layout.tasks_per_node, int) else None
+    if launcher == "srun":
+        return layout.tasks, agents
+    if la is None or la.hidden:
+        return None, None
+    if launcher == "mpirun":
+        return _mpirun(la)
+    nnodes = _nnodes(la, layout)
+    if launcher == "accelerate":
+        total = parse_count(la.arg("num-processes"))
+        per = total // nnodes if total is not None and nnodes and total % nnodes == 0 else None
+        return total, per
+    nproc_text = la.arg("nproc-per-node")
+    if nproc_text == "gpu" or (nproc_text is None and launcher == "deepspeed"):
+        nproc = gpn
+    else:
+        nproc = parse_count(nproc_text) if nproc_text is not None else 1
+    if nproc is None or nnodes is None:
+        return None, None
+    return nnodes * nproc, nproc * agents if agents is not None else None
+
+
+def _nnodes(la: Launch, layout: Layout) -> int | None:
+    w = la.args.get("nnodes")
+    if w is None:
+        return 1  # torchrun's default --nnodes=1:1 (each node its own world)
+    if w.value is not None:
+        lo, _, hi = w.value.partition(":")
+        return parse_count(lo) if not hi or hi == lo else None
+    name = next((e.name for e in w.expansions if e.name), None)
+    if name in ("SLURM_NNODES", "SLURM_JOB_NUM_NODES", "SLURM_STEP_NUM_NODES"):
+        return layout.nodes
+    return None
+
+
+def _mpirun(la: Launch) -> tuple[int | None, int | None]:
+    world = per = None
+    words = la.words
+    for k, w in enumerate(words[:-1]):
+        v = w.value or ""
+        nxt = parse_count(words[k + 1].value)
+        if v in ("-np", "-n", "--np", "-c"):
+            world = nxt
+        elif v in ("-npernode", "--npernode", "-N"):
+            per = nxt
+        elif v == "--map-by" and (words[k + 1].value or "").startswith("ppr:") and \
+                (words[k + 1].value or "").endswith(":node"):
+            per = parse_count((words[k + 1].value or "").split(":")[1])
+    return world, per
+
+
+def _export_mode(job: Job, step: Step) -> tuple[str, dict[str, str | None]]:
+    """The step's export mode (``ALL``, ``NONE`` or ``LIST``) and the variables it names."""
+    mode, named = step.exports()
+    if mode is not None:
+        return mode, named
+    a = job.script.value_at("SLURM_EXPORT_ENV", step.command.start)
+    if a is not None and a.value is not None and a.value.value and \
+            job.exported("SLURM_EXPORT_ENV", step.command.start):
+        text = a.value.value.upper()
+    else:
+        text = job.export_mode
+    return ("NONE" if text.startswith(("NONE", "NIL")) else "ALL" if "ALL" in text or not text
+            else "LIST"), {}
+
+
+def _env(job: Job, ev: Evaluator, step: Step) -> dict[str, EnvVar]:
+    """The batch shell's variables at the step, and whether each reaches its tasks."""
+    mode, named = _export_mode(job, step)
+    at = step.command.start
+    names: dict[str, Assignment] = {}
+    for a in job.script.assignments:
+        if a.start >= at or a.local or a.name == "SLURM_EXPORT_ENV":
+            continue
+        if a.command is not None and a.command.words and a.command is not step.command and \
+                (a.command.words[0].value or "") not in ("export", "declare", "typeset"):
+            continue  # `X=1 cmd`: only that command sees it
+        names[a.name] = a
+    for a in step.command.assignments:  # `X=1 srun …`
+        names[a.name] = a
+    out: dict[str, EnvVar] = {}
+    for name, a in names.items():
+        prefix = a in step.command.assignments
+        exported = prefix or job.exported(name, at)
+        reaches = exported and (mode == "ALL" or name in named)
+        held = job.script.value_at(name, at) if not prefix else a
+        word = held.value if held is not None and held.value is not None else a.value
+        # no value in the script: the submitting environment's (sbatch --export=ALL)
+        scope = ev.scope(word, Place.BATCH, job.script) if word is not None else Scope.SUBMIT
+        literal = word.value if word is not None else None
+        if literal is not None:
+            scope = Scope.CONST
+        out[name] = EnvVar(name, scope, reaches, literal, a.start, a.end)
+    for name, text in named.items():
+        if text is None or name in ("ALL", "NONE", "NIL"):
+            continue
+        ow = step.options["export"]
+        out[name] = EnvVar(name, Scope.CONST if "$" not in text else Scope.JOB, True,
+                           text.strip("'\"") if "$" not in text else None, ow.start, ow.end)
+    return out

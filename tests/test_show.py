@@ -1,0 +1,171 @@
+"""`sbatch-lint show`: the job as Slurm runs it (layouts verified on Slurm 22.05.8, slurm-facts.md
+§14; the cluster differential checks the same JSON on the slurm tier)."""
+import json
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from sbatch_lsp.facts.show import facts_for, main, show_object
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def schema():
+    return json.loads(resources.files("sbatch_lsp").joinpath("schemas/show.schema.json")
+                      .read_text("utf-8"))
+
+
+def show(text: str) -> dict:
+    obj = show_object(facts_for(text, "job.sbatch"))
+    jsonschema.validate(obj, schema())
+    return obj
+
+
+def steps(directives: str, body: str) -> list[dict]:
+    return show("#!/bin/bash\n" + directives + "\n" + body + "\n")["steps"]
+
+
+def scripts() -> list[Path]:
+    found = sorted((ROOT / "examples").rglob("*.sbatch"))
+    found += sorted(SHARED.glob("cases/**/*.sbatch"))
+    found += sorted((ROOT / "tests" / "cases").glob("*.sbatch"))
+    return found
+
+
+def test_every_example_and_case_validates_against_the_schema():
+    paths = scripts()
+    assert len(paths) >= 10
+    s = schema()
+    for p in paths:
+        obj = show_object(facts_for(p.read_text("utf-8", "replace"), str(p)))
+        jsonschema.validate(obj, s)
+
+
+@pytest.mark.parametrize("directives,srun,nodes,tasks,tpn,placement", [
+    ("#SBATCH --nodes=2 --ntasks-per-node=2", "srun", 2, 4, 2, [[0, 1], [2, 3]]),
+    # a lone --ntasks-per-node=1 is ignored: the inherited SLURM_NTASKS wins
+    ("#SBATCH --nodes=2 --ntasks-per-node=2", "srun --ntasks-per-node=1", 2, 4, 2,
+     [[0, 1], [2, 3]]),
+    ("#SBATCH --nodes=2 --ntasks-per-node=2",
+     'srun --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1',
+     2, 2, 1, [[0], [1]]),
+    # --ntasks without --ntasks-per-node: 22.05.8 placed 4 tasks on 2 nodes as 3 + 1
+    ("#SBATCH --nodes=2 --ntasks=4", "srun", 2, 4, None, None),
+    ("#SBATCH --nodes=4 --ntasks=4", "srun", 4, 4, 1, [[0], [1], [2], [3]]),
+    ("#SBATCH --nodes=2", "srun", 2, 2, 1, [[0], [1]]),
+    ("#SBATCH --nodes=2", "srun --ntasks-per-node=3", 2, 6, 3, [[0, 1, 2], [3, 4, 5]]),
+    ("#SBATCH --nodes=2 --ntasks-per-node=2", "srun --distribution=cyclic", 2, 4, 2,
+     [[0, 2], [1, 3]]),
+    ("#SBATCH --nodes=3 --ntasks-per-node=4", "srun -N1 -n1", 1, 1, 1, [[0]]),
+    # fewer tasks than nodes: srun shrinks the node count
+    ("#SBATCH --nodes=4", "srun --ntasks=2", 2, 2, 1, [[0], [1]]),
+    # unknown node count: nothing is guessed
+    ("#SBATCH --ntasks-per-node=8", "srun", None, None, None, None),
+    ("#SBATCH --nodes=2 --ntasks-per-node=8\nNNODES=${SLURM_NNODES}",
+     "srun --ntasks=${NNODES} --ntasks-per-node=1", 2, 2, 1, [[0], [1]]),
+])
+def test_step_layout_and_placement(directives, srun, nodes, tasks, tpn, placement):
+    (step,) = steps(directives, srun + " hostname")
+    assert (step["nodes"], step["tasks"], step["tasks_per_node"]) == (nodes, tasks, tpn)
+    got = None if step["placement"] is None else [p["procids"] for p in step["placement"]]
+    assert got == placement
+    if step["placement"]:
+        assert [p["node_index"] for p in step["placement"]] == list(range(len(placement)))
+
+
+def test_components_of_a_heterogeneous_job_and_het_group():
+    obj = show("#!/bin/bash\n#SBATCH --nodes=1 --ntasks=1 --partition=cpu --time=10\n"
+               "#SBATCH hetjob\n#SBATCH --nodes=2 --ntasks-per-node=4 --gpus-per-node=4 "
+               "--partition=gpu\nsrun hostname\nsrun --het-group=1 hostname\n")
+    assert obj["components"] == [
+        {"nodes": 1, "tasks": 1, "tasks_per_node": 1, "gpus_per_node": None, "partition": "cpu",
+         "time": "00:10:00"},
+        {"nodes": 2, "tasks": 8, "tasks_per_node": 4, "gpus_per_node": 4, "partition": "gpu",
+         "time": None}]
+    first, second = obj["steps"]
+    assert (first["nodes"], first["tasks"], first["gpus_per_node"]) == (1, 1, None)
+    assert (second["nodes"], second["tasks"], second["gpus_per_node"]) == (2, 8, 4)
+
+
+def test_env_reaches_tasks_only_when_exported_and_let_through():
+    body = ("export A=1\nB=2\nexport C=$(hostname)\nD=$1\nexport D\n"
+            "srun hostname\nsrun --export=NONE hostname\nsrun --export=A,E=5 hostname\n"
+            "F=6 srun hostname\n")
+    s = steps("#SBATCH --nodes=2", body)
+    env = [{k: (v["exported"], v["scope"], v["value"]) for k, v in st["env"].items()}
+           for st in s]
+    assert env[0] == {"A": (True, "const", "1"), "B": (False, "const", "2"),
+                      "C": (True, "job", None), "D": (True, "submit", None)}
+    assert not any(v[0] for v in env[1].values())
+    assert env[2]["A"][0] and not env[2]["C"][0] and env[2]["E"] == (True, "const", "5")
+    assert env[3]["F"] == (True, "const", "6")
+
+
+def test_sbatch_export_none_reaches_the_steps_unless_the_script_restores_it():
+    s = steps("#SBATCH --nodes=1 --export=NONE",
+              "export A=1\nsrun hostname\nexport SLURM_EXPORT_ENV=ALL\nsrun hostname")
+    assert s[0]["env"]["A"]["exported"] is False
+    assert s[1]["env"]["A"]["exported"] is True
+
+
+@pytest.mark.parametrize("launch,launcher,world,per_node", [
+    ("torchrun --nnodes=2 --nproc-per-node=4 t.py", "torchrun", 8, 4),
+    ("torchrun --nnodes=$SLURM_NNODES --nproc_per_node=4 t.py", "torchrun", 8, 4),
+    ("python -m torch.distributed.run --nnodes 2 --nproc-per-node gpu t.py", "torchrun", 8, 4),
+    ("timeout 3h torchrun --nnodes=2 --nproc-per-node=4 t.py", "torchrun", 8, 4),
+    ("accelerate launch --num_machines 2 --num_processes 8 t.py", "accelerate", 8, 4),
+    ("torchrun --nnodes=1:2 --nproc-per-node=4 t.py", "torchrun", None, None),
+    ('torchrun "${ARGS[@]}" t.py', "torchrun", None, None),
+])
+def test_launcher_world_size(launch, launcher, world, per_node):
+    (step,) = steps("#SBATCH --nodes=2 --gpus-per-node=4",
+                    "srun --ntasks-per-node=1 " + launch)
+    assert (step["launcher"], step["world_size"], step["ranks_per_node"]) == \
+        (launcher, world, per_node)
+
+
+def test_srun_native_and_mpirun_and_no_launch():
+    s = steps("#SBATCH --nodes=2 --ntasks-per-node=4 --gpus-per-node=4",
+              "srun python train.py\nsrun -N1 -n1 mpirun -np 8 -npernode 4 ./a.out\n"
+              "srun hostname")
+    assert [(x["launcher"], x["world_size"], x["ranks_per_node"]) for x in s] == [
+        ("srun", 8, 4), ("mpirun", 8, 4), (None, None, None)]
+
+
+def test_container_and_gpus_of_a_step():
+    (step,) = steps("#SBATCH --nodes=2 --gpus-per-node=8",
+                    "srun --container-image=nvcr.io#nvidia/pytorch:24.01 --gpus-per-node=2 "
+                    "hostname")
+    assert step["container"] == "nvcr.io#nvidia/pytorch:24.01"
+    assert step["gpus_per_node"] == 2
+
+
+def test_no_secret_value_in_the_output(capsys, tmp_path):
+    token = "hf_" + "abcdefghijklmnopqrstuvwxyz123456"
+    p = tmp_path / "job.sbatch"
+    p.write_text("#!/bin/bash\n#SBATCH -N 1\n"
+                 f"export HF_TOKEN={token}\nexport WANDB_API_KEY=notrandom\n"
+                 f"srun --export=ALL,T={token} python t.py\n")
+    assert main(["--format", "json", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert token not in out and "notrandom" not in out
+    env = json.loads(out)["steps"][0]["env"]
+    assert env["HF_TOKEN"]["value"] == "hf_****"
+
+
+def test_main_text_exit_codes_and_bad_input(capsys, tmp_path):
+    p = tmp_path / "job.sbatch"
+    p.write_text("#!/bin/bash\n#SBATCH --nodes=2 --ntasks-per-node=2\nsrun hostname\n")
+    assert main([str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "line 3: srun step: 2 node(s) x 2 task(s) per node = 4 task(s)" in out
+    assert "node 0: tasks 0,1; node 1: tasks 2,3" in out
+    assert main([str(tmp_path / "missing.sbatch")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    (tmp_path / "bin.sbatch").write_bytes(b"\x00\x01\x02\xff")
+    assert main([str(tmp_path / "bin.sbatch")]) == 2
+    assert main(["--format", "xml", str(p)]) == 2
+    assert main(["--help"]) == 0
