@@ -17,6 +17,7 @@ from . import options as opts
 from .config import Profile
 from .directives import DirectiveBlock, OptionUse
 from .facts.layout import count_of, gpu_count, parse_count
+from .facts.values import expand_arrays
 from .facts.wrappers import MAX_WRAPPERS, base, skip_wrapper, wrapper_at
 from .launchers import Launch, find_launch, option_value
 from .shell.model import Command, Script, Word
@@ -207,9 +208,9 @@ class Job:
             if step is not None:
                 if step.task_scripts:
                     continue  # the nested commands are visited on their own
-                launch = find_launch(step.argv)
+                launch = find_launch(expand_arrays(step.argv, cmd.script or self.script))
             else:
-                launch = find_launch(cmd.words)
+                launch = find_launch(expand_arrays(cmd.words, cmd.script or self.script))
                 step = by_task.get(id(cmd))
                 if step is None and any(id(a) in by_srun for a in cmd.ancestors()):
                     continue  # inside a step, but not what its tasks run (a wrapper's string)

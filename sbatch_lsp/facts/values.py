@@ -191,3 +191,50 @@ class Evaluator:
         else:
             del self._memo[key]
         return scope
+
+
+ARRAY_REF = re.compile(r'"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}"?')
+ARRAY_ELEMENT = re.compile(r"""(?:[^\s"'()\\$`;&|<>]+|'[^']*'|"[^"$`\\]*")+""")
+
+
+def array_elements(word: Word, script: Script) -> list[Word] | None:
+    """The words that ``"${NAME[@]}"`` stands for when the array was assigned literally
+    (``ARGS=(--nnodes 2 --master-port 29500)``) and never appended to before ``word``: one Word
+    per element, its span in the assignment (so findings point at the user's own text); None
+    when ``word`` is not such a reference or an element is not literal."""
+    m = ARRAY_REF.fullmatch(word.text)
+    if m is None or (word.text.startswith('"') != word.text.endswith('"')):
+        return None
+    name = m.group(1)
+    a = script.value_at(name, word.start)
+    if a is None or a.value is None:
+        return None
+    if any(b.name == name and b.append and a.end <= b.start < word.start
+           for b in script.assignments):
+        return None
+    text = a.value.text
+    if not (text.startswith("(") and text.endswith(")")):
+        return None
+    inner, base = text[1:-1], a.value.start + 1
+    out: list[Word] = []
+    pos = 0
+    for em in ARRAY_ELEMENT.finditer(inner):
+        if inner[pos:em.start()].strip():
+            return None  # something no literal element covers ($x, a backslash, a comment)
+        raw = em.group(0)
+        value = re.sub(r"""'([^']*)'|"([^"]*)\"""", lambda q: q.group(1) or q.group(2) or "",
+                       raw)
+        out.append(Word(raw, base + em.start(), base + em.end(), value))
+        pos = em.end()
+    if inner[pos:].strip():
+        return None
+    return out
+
+
+def expand_arrays(words: list[Word], script: Script) -> list[Word]:
+    """``words`` with every literal array reference replaced by the array's elements."""
+    out: list[Word] = []
+    for w in words:
+        elements = array_elements(w, script) if w.value is None else None
+        out.extend(elements if elements is not None else [w])
+    return out
