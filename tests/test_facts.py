@@ -84,3 +84,51 @@ def test_launcher_options_in_an_array_are_read():
     found = [(d.code, d.severity.label) for d in lint(text).diagnostics]
     # the array holds no --nnodes: a real error now, not an "unless the array supplies it"
     assert ("SB202", "error") in found
+
+
+HEAD = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+        "#SBATCH --gpus-per-node=8\n")
+ADDR = '$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)'
+
+
+def findings(body: str) -> set[tuple[str, str]]:
+    text = body if body.startswith("#!") else HEAD + body
+    return {(d.code, d.severity.label) for d in lint(text).diagnostics}
+
+
+@pytest.mark.parametrize("body,present,absent", [
+    # the address computed in a container with a local fallback is each node's own
+    (("srun --container-image=img bash -c 'MASTER_ADDR=$(scontrol show hostnames "
+     "\"$SLURM_JOB_NODELIST\" | head -n1 || echo localhost); torchrun --nnodes=2 "
+     "--nproc-per-node=8 --node-rank=$SLURM_NODEID --master-addr=$MASTER_ADDR "
+     "--master-port=29500 t.py'\n"), {("SB206", "error")}, set()),
+    # the submit host is outside the allocation
+    (("srun bash -c 'torchrun --nnodes=2 --nproc-per-node=8 --node-rank=$SLURM_NODEID "
+     "--master-addr=$SLURM_SUBMIT_HOST --master-port=29500 t.py'\n"), {("SB206", "error")},
+     set()),
+    # $(hostname) on the srun line is the batch shell's: the first node, the right one
+    (("srun torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d "
+     "--rdzv-endpoint=$(hostname):29400 t.py\n"), set(), {("SB206", "error")}),
+    # ... but inside the task it is each node's own
+    (("srun bash -c 'torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d "
+     "--rdzv-endpoint=$(hostname):29400 t.py'\n"), {("SB206", "error")}, set()),
+    # a node rank from a script argument: an assumption, not an error
+    (("NODE_RANK=$1\nsrun torchrun --nnodes=2 --nproc-per-node=8 --node-rank=$NODE_RANK "
+     f"--master-addr={ADDR} --master-port=29500 t.py\n"), {("SB202", "info")},
+     {("SB202", "error")}),
+    # an exported rank variable that torchrun overwrites for its workers reaches nothing
+    (("export RANK=$SLURM_PROCID\nsrun torchrun --nnodes=2 --nproc-per-node=8 "
+     "--rdzv-backend=c10d --rdzv-endpoint=h:29400 t.py\n"), {("SB301", "info")},
+     {("SB301", "error")}),
+    # ... while an srun-native program reads it
+    ("export RANK=$SLURM_PROCID\nsrun python t.py\n", {("SB301", "error")}, set()),
+    # the wrappers of the one table
+    (HEAD.replace("=1", "=8") + "srun timeout 3h torchrun --nnodes=2 --nproc-per-node=8 "
+     "--rdzv-backend=c10d --rdzv-endpoint=h:29400 t.py\n", {("SB201", "error")}, set()),
+    (HEAD.replace("=1", "=8") + "srun sudo -E torchrun --nnodes=2 --nproc-per-node=8 "
+     "--rdzv-backend=c10d --rdzv-endpoint=h:29400 t.py\n", {("SB201", "error")}, set()),
+])
+def test_rules_read_the_facts(body, present, absent):
+    got = findings(body)
+    assert present <= got, got
+    assert not (absent & got), got

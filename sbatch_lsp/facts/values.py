@@ -180,6 +180,25 @@ class Evaluator:
         known = variable_scope(name, place)
         return known if known is not None else Scope.UNKNOWN
 
+    def roots(self, word: Word, script: Script | None = None, depth: int = 0) -> set[str]:
+        """The variables ``word`` reads that no assignment of the script sets, followed through
+        the script's assignments (``A=$SLURM_SUBMIT_HOST; B=$A`` -> ``{"SLURM_SUBMIT_HOST"}``
+        for ``$B``), including those substituted early into a nested string."""
+        script = script or self.script
+        out: set[str] = set()
+        for e in list(word.expansions) + list(word.early):
+            if not e.name or e.quoting in ("single", "escaped"):
+                continue
+            where = self.script if e in word.early else script
+            a = where.value_at(e.name, e.start)
+            if a is None and where is not self.script:
+                a = self.script.value_at(e.name, e.start)
+            if a is None or a.value is None or depth >= MAX_DEPTH:
+                out.add(e.name)
+            else:
+                out |= self.roots(a.value, where, depth + 1)
+        return out
+
     def _assigned(self, a, place: Place, script: Script, depth: int) -> Scope:
         key = id(a)
         if place is Place.BATCH and key in self._memo:

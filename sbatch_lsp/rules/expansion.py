@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..facts.steps import facts_of
 from ..options import per_task_variables
 from ..shell.model import DOUBLE, UNQUOTED, Expansion
 from . import Edit, Fix, Related, Severity, finding, rule
@@ -149,7 +150,8 @@ def early_expanded_task_variable(job):
             sev = _sink(a.name, e, None)
             if sev is None:
                 continue
-            if a.exported and sev is Severity.ERROR and job.steps:
+            if a.exported and sev is Severity.ERROR and job.steps and \
+                    not _overwritten_by_launchers(job, a.name):
                 h = flow.hit(e, Severity.ERROR, a.value,
                              f"exported as {a.name}, which every task inherits with this value")
             else:
@@ -230,6 +232,25 @@ def unexported_task_variable(job):
                 yield finding("SB302", e.start, e.end, msg,
                               related=[Related(a.start, a.end, f"{e.name} is set here")],
                               fixes=fixes)
+
+
+#: what torchrun's agent sets in every worker's environment, replacing an inherited value
+#: (torch/distributed/elastic/agent/server/local_elastic_agent.py ``_start_workers``)
+TORCHRUN_WORKER_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+                                 "GROUP_RANK", "ROLE_RANK", "MASTER_ADDR", "MASTER_PORT"})
+TORCHRUN_FAMILY = frozenset({"torchrun", "accelerate", "colossalai"})
+
+
+def _overwritten_by_launchers(job, name: str) -> bool:
+    """Whether every step starts a torchrun-style launcher that sets ``name`` for its workers
+    and no task command string reads it: then an exported batch-shell value reaches nothing."""
+    if name not in TORCHRUN_WORKER_ENV:
+        return False
+    steps = facts_of(job).steps
+    if not steps or any(s.launcher not in TORCHRUN_FAMILY for s in steps):
+        return False
+    return not any(e.name == name for step in job.steps for script in step.task_scripts
+                   for e in _inherited_reads(script))
 
 
 #: variables every job inherits already exported: assigning one keeps it exported

@@ -11,12 +11,12 @@ import re
 
 from .. import options as opts
 from ..convert import plan
+from ..facts.steps import facts_of
+from ..facts.values import Place, Scope
 from ..job import parse_count
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 
 LOCAL_ADDR = re.compile(r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|::1)$")
-PER_NODE_ADDR = re.compile(r"\$\(\s*hostname[^)]*\)|`\s*hostname[^`]*`|\$\{?HOSTNAME\b|"
-                           r"\$\{?SLURMD_NODENAME\b|\$\(\s*hostname\s+-[iIsf]")
 GPU_ENTRY = re.compile(r"^(pretrain_\w+|run_recipe|finetune_\w+|megatron_\w+|nemo_\w+)\.py$",
                        re.IGNORECASE)
 PREPARATION = re.compile(r"prepare|preprocess|pack|tokeni[sz]e|convert", re.IGNORECASE)
@@ -177,6 +177,8 @@ def torchrun_multinode_args(job):
                 + ", ".join(opt(m) for m in missing) + ": " + "; ".join(why),
                 severity=sev, fixes=[f for f in [_add_args(job, site, missing)] if f])
         rank = la.args.get("node-rank")
+        if rank is not None and rank.value is None and multi and site.step is not None:
+            yield from _submitted_rank(job, site, la, rank)
         if rank is not None and rank.value is not None and rank.value.isdigit() and multi:
             in_step = site.step is not None and (site.step.nodes or 0) > 1
             sev = Severity.ERROR if in_step else Severity.WARNING
@@ -188,6 +190,23 @@ def torchrun_multinode_args(job):
             yield finding("SB202", rank.start, rank.end,
                           msg + "; use `--node-rank=$SLURM_NODEID` expanded inside each task",
                           severity=sev)
+
+
+def _submitted_rank(job, site, la, rank):
+    """A node rank that comes from the submission (``$1``, the submit environment) is one
+    value for every node of the step; the script alone cannot say that it is wrong (another
+    launcher may submit one job per node), so this is an assumption at info level."""
+    ev = facts_of(job).evaluator
+    place = Place.TASK if site.command.script is not job.script else Place.BATCH
+    script = site.command.script or job.script
+    if ev.scope(rank, place, script) is not Scope.SUBMIT:
+        return
+    yield finding("SB202", rank.start, rank.end,
+                  f"{la.spelled('node-rank')}={rank.text} is fixed at submission ("
+                  + ", ".join(f"${n}" for n in sorted(ev.roots(rank, script))) +
+                  f"), so all {site.step.nodes or 'the'} nodes of this step claim the same rank "
+                  "unless each node gets its own job; use `--node-rank=$SLURM_NODEID` expanded "
+                  "inside each task", severity=Severity.INFO)
 
 
 def _add_args(job, site, missing) -> Fix | None:
@@ -389,55 +408,96 @@ def launcher_outside_srun(job):
                                  f"the job has {nodes.value} nodes")])
 
 
+def _place_of(job, cmd, task_cmds: set[int]) -> tuple[Place, object]:
+    """Where ``cmd``'s words are expanded: in a step's tasks when it belongs to a command
+    string the step runs, else by the batch shell (an srun line's own words)."""
+    if id(cmd) in task_cmds and cmd.script is not None and cmd.script is not job.script:
+        return Place.TASK, cmd.script
+    return Place.BATCH, job.script
+
+
 @rule("SB206", "master-addr-per-node", Severity.ERROR,
       "MASTER_ADDR/MASTER_PORT evaluated on each node (localhost, $(hostname), a random port)")
 def master_addr_per_node(job):
-    """Every rank must agree on one address and port; values computed inside each task differ
-    between nodes (slurm-facts.md §6.3)."""
+    """Every rank must agree on one address and port: a value whose scope is per node or per
+    task (evaluated inside each task), a loopback address, or the submit host differs from the
+    allocation's first node (slurm-facts.md §6.3, §15)."""
     if job.multi_node() is False:
         return
-    c10d = {id(s) for s in job.launches if s.launch.kind == "torchrun" and
-            s.launch.has("rdzv-endpoint")}
+    ev = facts_of(job).evaluator
     task_cmds = {id(c) for s in job.steps for c in s.task_commands}
+    reported: set[tuple[int, str]] = set()  # (script, name) whose assignment is reported
     for cmd in job.script.walk():
         if id(cmd) not in task_cmds:
             continue
+        place, script = _place_of(job, cmd, task_cmds)
         assigns = list(cmd.assignments)
         if cmd.words and cmd.words[0].value in ("export", "declare"):
             assigns = [a for a in cmd.script.assignments if a.command is cmd]
         for a in assigns:
             if a.value is None or a.name not in ("MASTER_ADDR", "MASTER_PORT"):
                 continue
-            raw = a.value.text
-            val = a.value.value
+            raw, val = a.value.text, a.value.value
+            scope = ev.scope(a.value, place, script)
             if a.name == "MASTER_ADDR" and ((val and LOCAL_ADDR.match(val)) or
-                                            PER_NODE_ADDR.search(raw)):
+                                            scope in (Scope.NODE, Scope.TASK)):
+                reported.add((id(script), a.name))
+                fallback = (" (where scontrol may be missing, in a container, the local "
+                            "fallback wins)" if val is None and LOCAL_ADDR.search(raw) else "")
                 yield finding("SB206", a.start, a.end,
-                              f"MASTER_ADDR={raw} is evaluated inside each task, so every node "
+                              f"MASTER_ADDR={raw} is evaluated inside each task{fallback}, so "
+                              "every node "
                               "points the rendezvous at itself and init_process_group waits "
                               "forever; compute it once in the batch script: "
                               "`export MASTER_ADDR=$(scontrol show hostnames "
                               "\"$SLURM_JOB_NODELIST\" | head -n1)`")
-            elif a.name == "MASTER_PORT" and any(e.kind == "command" or e.name == "RANDOM"
-                                                 for e in a.value.expansions):
+            elif a.name == "MASTER_PORT" and place is Place.TASK and (
+                    scope in (Scope.NODE, Scope.TASK) or
+                    any(e.kind == "command" for e in a.value.expansions)):
                 yield finding("SB206", a.start, a.end,
                               "MASTER_PORT is chosen inside each task, so nodes pick different "
                               "ports and never meet; set one port in the batch script (e.g. "
                               "`export MASTER_PORT=$((20000 + SLURM_JOB_ID % 10000))`)")
     for site in job.launches:
-        if site.step is None or id(site) in c10d:
+        if site.step is None:
             continue
-        w = site.launch.args.get("master-addr")
+        la = site.launch
+        endpoint = la.args.get("rdzv-endpoint") if la.kind == "torchrun" else None
+        if endpoint is not None:
+            yield from _endpoint(job, ev, site, endpoint, task_cmds)
+            continue
+        w = la.args.get("master-addr")
         if w is None:
             continue
+        place, script = _place_of(job, site.command, task_cmds)
+        scope = ev.scope(w, place, script)
         late = [e for e in w.expansions if e.quoting in ("unquoted", "double")]
-        if (w.value and LOCAL_ADDR.match(w.value)) or (late and PER_NODE_ADDR.search(w.text)):
+        if any((id(script), e.name) in reported for e in late):
+            continue  # its assignment in this task is the finding
+        if (w.value and LOCAL_ADDR.match(w.value)) or scope in (Scope.NODE, Scope.TASK):
             yield finding("SB206", w.start, w.end,
                           f"--master-addr={w.value or w.text} is resolved on each node, so every "
                           "node rendezvouses with itself; pass the first host of "
                           "$SLURM_JOB_NODELIST, computed once in the batch script")
+        elif "SLURM_SUBMIT_HOST" in ev.roots(w, script):
+            yield finding("SB206", w.start, w.end,
+                          f"--master-addr={w.text} is the host sbatch ran on, outside the "
+                          "allocation: no agent listens there and the rendezvous times out; "
+                          "pass the first host of $SLURM_JOB_NODELIST")
         elif len(late) == 1 and late[0].name and late[0].early is None:
             yield from _local_address_from_outside(job, site.step, w, late[0].name)
+
+
+def _endpoint(job, ev, site, w, task_cmds):
+    """A ``--rdzv-endpoint`` must name one host of the allocation for every node."""
+    place, script = _place_of(job, site.command, task_cmds)
+    host = (w.value or "").rsplit(":", 1)[0] if w.value is not None else None
+    if (host is not None and LOCAL_ADDR.match(host)) or \
+            ev.scope(w, place, script) in (Scope.NODE, Scope.TASK):
+        yield finding("SB206", w.start, w.end,
+                      f"--rdzv-endpoint={w.value or w.text} is resolved on each node, so every "
+                      "node waits in its own rendezvous; use the first host of "
+                      "$SLURM_JOB_NODELIST, computed once in the batch script")
 
 
 def _local_address_from_outside(job, step, w, name):
