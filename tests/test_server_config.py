@@ -36,7 +36,14 @@ async def test_symbols_and_inlay_hints(client: LanguageClient):
     assert [c.name for c in block.children][:3] == ["--job-name=gpt3-multinode", "--nodes=16",
                                                     "--ntasks-per-node=8"]
     assert step.name.startswith("srun torchrun") and step.range.start == t.Position(14, 0)
-    assert step.detail == "16 node(s), 8 task(s)/node"
+    # the step's facts, as `sbatch-lint show` prints them: 8 torchrun agents per node
+    summary = ("16 node(s) × 8 task(s)/node = 128 task(s) · 8 GPU(s)/node · container "
+               "/lustre/proj/images/pytorch.sqsh · torchrun: world 128, 64 rank(s)/node")
+    assert step.detail == summary
+    lenses = await client.text_document_code_lens_async(
+        t.CodeLensParams(text_document=t.TextDocumentIdentifier(uri)))
+    assert [(lens.range.start, lens.command.title) for lens in lenses] == [
+        (t.Position(14, 0), summary)]
     hints = await client.text_document_inlay_hint_async(t.InlayHintParams(
         text_document=t.TextDocumentIdentifier(uri),
         range=t.Range(t.Position(0, 0), t.Position(20, 0))))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..job import Job, LaunchSite, Step
 from ..launchers import Launch
-from ..shell.model import Assignment
+from ..shell.model import Assignment, Script
 from .layout import (
     Component,
     Layout,
@@ -147,7 +147,8 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
     launcher = LAUNCHER_NAMES.get(site.launch.flavour) if site is not None else None
     if site is None and any(s.launch.kind == "python" for s in sites):
         launcher = "srun"
-    world, per_node = _world(site.launch if site else None, launcher, layout, gpn)
+    script = site.command.script if site is not None and site.command.script else job.script
+    world, per_node = _world(site.launch if site else None, launcher, layout, gpn, script)
     facts = StepFacts(step, job.source.line_of(step.srun.start) + 1, layout, gpn, gpt,
                       (image.value or image.text) if image is not None else None,
                       launcher, site.launch if site else None, world, per_node)
@@ -175,9 +176,11 @@ def _gpus(step: Step, comp: Component | None,
     return comp.gpus_per_node, comp.gpus_per_task
 
 
-def _world(la: Launch | None, launcher: str | None, layout: Layout,
-           gpn: int | None) -> tuple[int | None, int | None]:
-    """(world size, ranks per node) of a step's launch; None where a count is unknown."""
+def _world(la: Launch | None, launcher: str | None, layout: Layout, gpn: int | None,
+           script: Script) -> tuple[int | None, int | None]:
+    """(world size, ranks per node) of a step's launch; None where a count is unknown. A
+    count given through a variable is followed to its literal assignment in the script that
+    expands it (``--nproc_per_node $GPUS_PER_NODE`` after ``GPUS_PER_NODE=8``)."""
     agents = layout.tasks_per_node if isinstance(layout.tasks_per_node, int) else None
     if launcher == "srun":
         return layout.tasks, agents
@@ -185,32 +188,38 @@ def _world(la: Launch | None, launcher: str | None, layout: Layout,
         return None, None
     if launcher == "mpirun":
         return _mpirun(la)
-    nnodes = _nnodes(la, layout)
+    nnodes = _nnodes(la, layout, script)
     if launcher == "accelerate":
-        total = parse_count(la.arg("num-processes"))
+        total = _literal(la, "num-processes", script)
         per = total // nnodes if total is not None and nnodes and total % nnodes == 0 else None
         return total, per
     nproc_text = la.arg("nproc-per-node")
-    if nproc_text == "gpu" or (nproc_text is None and launcher == "deepspeed"):
+    if nproc_text == "gpu" or (nproc_text is None and launcher == "deepspeed" and
+                               "nproc-per-node" not in la.args):
         nproc = gpn
     else:
-        nproc = parse_count(nproc_text) if nproc_text is not None else 1
+        nproc = _literal(la, "nproc-per-node", script) if "nproc-per-node" in la.args else 1
     if nproc is None or nnodes is None:
         return None, None
     return nnodes * nproc, nproc * agents if agents is not None else None
 
 
-def _nnodes(la: Launch, layout: Layout) -> int | None:
+def _literal(la: Launch, name: str, script: Script) -> int | None:
+    w = la.args.get(name)
+    return count_of(w, script)[0] if w is not None else None
+
+
+def _nnodes(la: Launch, layout: Layout, script: Script) -> int | None:
     w = la.args.get("nnodes")
     if w is None:
         return 1  # torchrun's default --nnodes=1:1 (each node its own world)
     if w.value is not None:
         lo, _, hi = w.value.partition(":")
         return parse_count(lo) if not hi or hi == lo else None
-    name = next((e.name for e in w.expansions if e.name), None)
-    if name in ("SLURM_NNODES", "SLURM_JOB_NUM_NODES", "SLURM_STEP_NUM_NODES"):
+    value, symbol = count_of(w, script)
+    if symbol == "nodes" or (w.expansions and w.expansions[0].name == "SLURM_STEP_NUM_NODES"):
         return layout.nodes
-    return None
+    return value
 
 
 def _mpirun(la: Launch) -> tuple[int | None, int | None]:

@@ -21,6 +21,7 @@ from .hover import hover_text
 from .positions import Positions
 from .symbols import document_symbols, inlay_hints
 from .settings import parse_settings
+from .steps import code_lenses
 
 log = logging.getLogger("sbatch_lsp.server")
 NAME = "sbatch-lsp"
@@ -221,6 +222,15 @@ def completion(ls: SbatchLanguageServer, params: t.CompletionParams) -> t.Comple
 @server.feature(t.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
 async def symbols(ls: SbatchLanguageServer, params: t.DocumentSymbolParams):
     return document_symbols(await ls.linted(params.text_document.uri))
+
+
+@server.feature(t.TEXT_DOCUMENT_CODE_LENS, t.CodeLensOptions(resolve_provider=False))
+async def lenses(ls: SbatchLanguageServer, params: t.CodeLensParams):
+    """Each srun step's layout, GPUs and launcher above its ``srun`` (server/steps.py)."""
+    linted = await ls.linted(params.text_document.uri)
+    if linted.version != ls.workspace.get_text_document(params.text_document.uri).version:
+        return []  # the text moved on while it was linted: positions would be wrong
+    return code_lenses(linted)
 
 
 @server.feature(t.TEXT_DOCUMENT_INLAY_HINT, t.InlayHintOptions(resolve_provider=False))

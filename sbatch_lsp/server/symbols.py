@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from lsprotocol import types as t
 
+from ..facts.steps import facts_of
 from ..values import time_seconds
 from .documents import Linted
+from .steps import step_summary
 
 
 def _resources(job) -> str:
@@ -46,17 +48,13 @@ def document_symbols(linted: Linted) -> list[t.DocumentSymbol]:
             kind=t.SymbolKind.Namespace, range=pos.range(first, last.end),
             selection_range=pos.range(first, first + len("#SBATCH")),
             children=children))
-    for step in job.steps:
+    for facts in facts_of(job).steps:
+        step = facts.step
         cmd = step.command
         words = " ".join(w.text for w in step.argv[:3])
-        layout = []
-        if step.nodes is not None:
-            layout.append(f"{step.nodes} node(s)")
-        if step.tasks_per_node is not None:
-            layout.append(f"{step.tasks_per_node} task(s)/node")
         line_end = src.line_end(src.line_of(cmd.start))
         out.append(t.DocumentSymbol(
-            name=shown(f"srun {words}".strip()), detail=", ".join(layout) or None,
+            name=shown(f"srun {words}".strip()), detail=shown(step_summary(facts)),
             kind=t.SymbolKind.Event, range=pos.range(cmd.start, max(cmd.end, cmd.start)),
             selection_range=pos.range(step.srun.start, min(step.srun.end, line_end))))
     return out
