@@ -41,6 +41,8 @@ PARALLEL_MIN_FILES = 24
 #: a subcommand in, add its line here; one not built yet is simply absent, and its name is then
 #: an ordinary path. A file named like a subcommand is linted as ``./show``.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "show": ("sbatch_lsp.facts.show", ("the job as Slurm will run it: layout, placement, "
+                                       "launchers, the variables reaching each step")),
     "triage": ("sbatch_lsp.triage.cli",
                "a failed job's log: the first failing rank, the root line, the script finding"),
 }

@@ -167,5 +167,20 @@ def test_main_text_exit_codes_and_bad_input(capsys, tmp_path):
     assert "cannot read" in capsys.readouterr().err
     (tmp_path / "bin.sbatch").write_bytes(b"\x00\x01\x02\xff")
     assert main([str(tmp_path / "bin.sbatch")]) == 2
-    assert main(["--format", "xml", str(p)]) == 2
-    assert main(["--help"]) == 0
+    with pytest.raises(SystemExit) as exc:
+        main(["--format", "xml", str(p)])
+    assert exc.value.code == 2
+
+
+def test_registered_in_the_cli(tmp_path, monkeypatch, capsys):
+    from sbatch_lsp import cli
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=2\nsrun hostname\n")
+    assert cli.main(["show", "--format", "json", "job.sbatch"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert [s["placement"] for s in obj["steps"]] == [
+        [{"node_index": 0, "procids": [0]}, {"node_index": 1, "procids": [1]}]]
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["show", "--help"])
+    assert exc.value.code == 0
+    assert "sbatch-lint show" in capsys.readouterr().out

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, ConfigError, find_config, load_file
-from ..rules.secrets import _credential_name, credential_values, mask
+from ..secrets import Masker, credential_name, credential_values, mask
 from ..source import BinaryInputError, decode_with_encoding
 from .steps import Facts, StepFacts, facts_of
 
@@ -27,23 +27,19 @@ def show_object(facts: Facts) -> dict[str, Any]:
     """The ``show --format json`` object: ``schema_version``, ``components`` and ``steps``
     (every key always present; null when unknown or not applicable). A variable's value that
     holds a detected secret, or any value of a credential-named variable, is masked."""
-    text = facts.job.source.text
-    secrets = [text[x.start:x.end] for x in credential_values(facts.job)]
+    masker = Masker.of(facts.job.source.text, credential_values(facts.job))
 
     def shown(name: str, value: str | None) -> str | None:
         if value is None:
             return None
-        if _credential_name(name):
-            return mask(value)
-        for sec in secrets:
-            value = value.replace(sec, mask(sec))
-        return value
+        return mask(value) if credential_name(name) else masker.text(value)
 
     return {
         "schema_version": SCHEMA_VERSION,
         "components": [{
             "nodes": c.nodes.value, "tasks": c.tasks, "tasks_per_node": c.tasks_per_node,
-            "gpus_per_node": c.gpus_per_node, "partition": c.partition, "time": c.time,
+            "gpus_per_node": c.gpus_per_node, "partition": shown("", c.partition),
+            "time": c.time,
         } for c in facts.components],
         "steps": [_step_object(s, shown) for s in facts.steps],
     }
@@ -54,7 +50,8 @@ def _step_object(s: StepFacts, shown: Callable[[str, str | None], str | None]) -
     return {
         "line": s.line, "nodes": lay.nodes, "tasks": lay.tasks,
         "tasks_per_node": lay.tasks_per_node, "gpus_per_node": s.gpus_per_node,
-        "gpus_per_task": s.gpus_per_task, "container": s.container, "launcher": s.launcher,
+        "gpus_per_task": s.gpus_per_task, "container": shown("", s.container),
+        "launcher": s.launcher,
         "world_size": s.world_size, "ranks_per_node": s.ranks_per_node,
         "placement": None if lay.placement is None else [
             {"node_index": i, "procids": ids} for i, ids in enumerate(lay.placement)],
@@ -79,7 +76,7 @@ def show_text(facts: Facts, path: str) -> str:
                    f"node, partition {_n(c['partition'])}, time {_n(c['time'])}")
     if not obj["steps"]:
         out.append("  no srun steps")
-    for s, f in zip(obj["steps"], facts.steps):
+    for s, f in zip(obj["steps"], facts.steps, strict=True):
         out.append(f"  line {s['line']}: srun step: {_n(s['nodes'])} node(s) x "
                    f"{_n(s['tasks_per_node'])} task(s) per node = {_n(s['tasks'])} task(s) "
                    f"({f.layout.note}); GPUs per node {_n(s['gpus_per_node'])}")
@@ -136,12 +133,9 @@ def facts_for(text: str, path: str, config: Config | None = None) -> Facts:
 
 
 def main(argv: list[str]) -> int:
-    """``sbatch-lint show [--format text|json] [--config PATH] FILE``; returns the exit code."""
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+    """``sbatch-lint show [--format text|json] [--config PATH] FILE``; returns the exit code
+    (argparse exits with 0 for ``--help`` and 2 for bad usage)."""
+    args = _parser().parse_args(argv)
     try:
         text = _read(args.file)
     except (OSError, BinaryInputError, UnicodeDecodeError) as exc:

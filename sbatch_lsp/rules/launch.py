@@ -14,6 +14,7 @@ from ..convert import plan
 from ..facts.steps import facts_of
 from ..facts.values import Place, Scope
 from ..job import parse_count
+from ..shell.model import Script
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 
 LOCAL_ADDR = re.compile(r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|::1)$")
@@ -408,7 +409,7 @@ def launcher_outside_srun(job):
                                  f"the job has {nodes.value} nodes")])
 
 
-def _place_of(job, cmd, task_cmds: set[int]) -> tuple[Place, object]:
+def _place_of(job, cmd, task_cmds: set[int]) -> tuple[Place, Script]:
     """Where ``cmd``'s words are expanded: in a step's tasks when it belongs to a command
     string the step runs, else by the batch shell (an srun line's own words)."""
     if id(cmd) in task_cmds and cmd.script is not None and cmd.script is not job.script:

@@ -31,11 +31,11 @@ def step_summary(s: StepFacts) -> str:
 
 def code_lenses(linted: Linted) -> list[t.CodeLens]:
     """A lens on the ``srun`` word of every step; its title is the step's summary (the
-    command is empty: a label, nothing to run)."""
+    command is empty: a label, nothing to run), masked like every output."""
     job = linted.result.job
     if job is None:
         return []
     pos = linted.positions
     return [t.CodeLens(range=pos.range(s.step.srun.start, s.step.srun.end),
-                       command=t.Command(title=step_summary(s), command=""))
+                       command=t.Command(title=linted.result.mask(step_summary(s)), command=""))
             for s in facts_of(job).steps]
