@@ -12,7 +12,7 @@ import re
 from .. import options as opts
 from ..convert import plan
 from ..facts.steps import facts_of
-from ..facts.values import Place, Scope
+from ..facts.values import LOCAL_ADDRESS, Place, Scope
 from ..job import parse_count
 from ..shell.model import Script
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
@@ -444,7 +444,7 @@ def master_addr_per_node(job):
                                             scope in (Scope.NODE, Scope.TASK)):
                 reported.add((id(script), a.name))
                 fallback = (" (where scontrol may be missing, in a container, the local "
-                            "fallback wins)" if val is None and LOCAL_ADDR.search(raw) else "")
+                            "fallback wins)" if val is None and LOCAL_ADDRESS.search(raw) else "")
                 yield finding("SB206", a.start, a.end,
                               f"MASTER_ADDR={raw} is evaluated inside each task{fallback}, so "
                               "every node "
@@ -495,10 +495,35 @@ def _endpoint(job, ev, site, w, task_cmds):
     host = (w.value or "").rsplit(":", 1)[0] if w.value is not None else None
     if (host is not None and LOCAL_ADDR.match(host)) or \
             ev.scope(w, place, script) in (Scope.NODE, Scope.TASK):
+        source = _per_node_source(ev, w, place, script)
+        if source is not None:  # the task's own assignment is the text to edit
+            fallback = (" (in a container without scontrol the local fallback wins)"
+                        if LOCAL_ADDRESS.search(source.value.text) else "")
+            yield finding("SB206", source.start, source.end,
+                          f"{source.name} is computed inside each task{fallback}, and "
+                          f"--rdzv-endpoint reads it: every node waits in its own rendezvous; "
+                          "compute the first host of $SLURM_JOB_NODELIST once in the batch "
+                          "script and export it",
+                          related=[Related(w.start, w.end, "read here by the launcher")])
+            return
         yield finding("SB206", w.start, w.end,
                       f"--rdzv-endpoint={w.value or w.text} is resolved on each node, so every "
                       "node waits in its own rendezvous; use the first host of "
                       "$SLURM_JOB_NODELIST, computed once in the batch script")
+
+
+def _per_node_source(ev, w, place, script):
+    """The task script's own assignment whose per-node value ``w`` reads, or None."""
+    if place is not Place.TASK:
+        return None
+    for e in w.expansions:
+        if not e.name or e.quoting not in ("unquoted", "double"):
+            continue
+        a = script.value_at(e.name, e.start)
+        if a is not None and a.value is not None and \
+                ev.scope(a.value, place, script) in (Scope.NODE, Scope.TASK):
+            return a
+    return None
 
 
 def _local_address_from_outside(job, step, w, name):
