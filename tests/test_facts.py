@@ -112,10 +112,13 @@ def findings(body: str) -> set[tuple[str, str]]:
     # ... but inside the task it is each node's own
     (("srun bash -c 'torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d "
      "--rdzv-endpoint=$(hostname):29400 t.py'\n"), {("SB206", "error")}, set()),
-    # a node rank from a script argument: an assumption, not an error
+    # a node rank from a script argument: one value for both nodes of a one-agent-per-node step
     (("NODE_RANK=$1\nsrun torchrun --nnodes=2 --nproc-per-node=8 --node-rank=$NODE_RANK "
-     f"--master-addr={ADDR} --master-port=29500 t.py\n"), {("SB202", "info")},
-     {("SB202", "error")}),
+     f"--master-addr={ADDR} --master-port=29500 t.py\n"), {("SB202", "error")}, set()),
+    # ... an assumption when the step's layout is not known
+    (("NODE_RANK=$1\nsrun --ntasks=$N torchrun --nnodes=2 --nproc-per-node=8 "
+     f"--node-rank=$NODE_RANK --master-addr={ADDR} --master-port=29500 t.py\n"),
+     {("SB202", "info")}, {("SB202", "error")}),
     # an exported rank variable that torchrun overwrites for its workers reaches nothing
     (("export RANK=$SLURM_PROCID\nsrun torchrun --nnodes=2 --nproc-per-node=8 "
      "--rdzv-backend=c10d --rdzv-endpoint=h:29400 t.py\n"), {("SB301", "info")},

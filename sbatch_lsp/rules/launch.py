@@ -194,20 +194,26 @@ def torchrun_multinode_args(job):
 
 
 def _submitted_rank(job, site, la, rank):
-    """A node rank that comes from the submission (``$1``, the submit environment) is one
-    value for every node of the step; the script alone cannot say that it is wrong (another
-    launcher may submit one job per node), so this is an assumption at info level."""
+    """A node rank fixed at submission (``$1``, the submit environment) is one value for every
+    node of the step: when the step certainly starts the launcher on several nodes they all
+    claim that rank (an error whatever the value is); otherwise an assumption at info level."""
     ev = facts_of(job).evaluator
     place = Place.TASK if site.command.script is not job.script else Place.BATCH
     script = site.command.script or job.script
     if ev.scope(rank, place, script) is not Scope.SUBMIT:
         return
+    facts = next((f for f in facts_of(job).steps if f.step is site.step), None)
+    nodes = facts.layout.nodes if facts is not None else None
+    per_node = facts.layout.tasks_per_node if facts is not None else None
+    certain = nodes is not None and nodes > 1 and per_node == 1
+    names = ", ".join(f"${n}" for n in sorted(ev.roots(rank, script)))
+    where = f"all {nodes} nodes of this step" if certain else "every node this step runs on"
     yield finding("SB202", rank.start, rank.end,
-                  f"{la.spelled('node-rank')}={rank.text} is fixed at submission ("
-                  + ", ".join(f"${n}" for n in sorted(ev.roots(rank, script))) +
-                  f"), so all {site.step.nodes or 'the'} nodes of this step claim the same rank "
-                  "unless each node gets its own job; use `--node-rank=$SLURM_NODEID` expanded "
-                  "inside each task", severity=Severity.INFO)
+                  f"{la.spelled('node-rank')}={rank.text} is fixed at submission ({names}): "
+                  f"{where} claim the same node rank and the static rendezvous hangs"
+                  + ("" if certain else " (unless each node gets its own job)")
+                  + "; use `--node-rank=$SLURM_NODEID` expanded inside each task",
+                  severity=None if certain else Severity.INFO)
 
 
 def _add_args(job, site, missing) -> Fix | None:
