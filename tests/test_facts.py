@@ -135,3 +135,14 @@ def test_rules_read_the_facts(body, present, absent):
     got = findings(body)
     assert present <= got, got
     assert not (absent & got), got
+
+
+def test_rules_read_the_facts_hub_evidence():
+    """A local model and local data: no Hub download, no shared HF cache needed; a repo id
+    (or a value not known, or data left to the framework) is."""
+    base = "srun --ntasks-per-node=1 python t.py --model_name_or_path "
+    assert ("SB401", "warning") not in findings(
+        base + "/lustre/models/llama --dataset_name=/lustre/data/train.json\n")
+    assert ("SB401", "warning") in findings(base + "/lustre/models/llama\n")
+    assert ("SB401", "warning") in findings(base + "meta-llama/Llama-2-7b-hf\n")
+    assert ("SB401", "warning") in findings("M=$1\n" + base + "$M\n")

@@ -76,6 +76,34 @@ def _shared(job, path: str) -> bool | None:
     return None
 
 
+#: a value that names a local file, not a Hub repository id (``org/name``)
+LOCAL_PATH = re.compile(r"^[\"']?(/|\./|\.\./|~)")
+
+
+def _hub_evidence(step) -> bool:
+    """Whether the step's tasks load something from the Hugging Face Hub (or through its
+    ``datasets`` cache): a word of theirs names its libraries or flags. Model and dataset flags
+    whose values are local paths are not: when the data is a local file too
+    (``--dataset_name=/demo/train.json`` next to ``--model_path=/demo/…``), nothing says the
+    Hub or its cache is used. A local model alone still leaves the data to the framework."""
+    local_data = matched = False
+    for c in step.task_commands:
+        words = c.words
+        for k, w in enumerate(words):
+            text = w.value or w.text
+            if not HF.search(text):
+                continue
+            matched = True
+            if text.startswith("--"):
+                value = text.split("=", 1)[1] if "=" in text else (
+                    (words[k + 1].value or words[k + 1].text) if k + 1 < len(words) else "")
+                if value and LOCAL_PATH.match(value):
+                    local_data = local_data or "data" in text.lower()
+                    continue
+            return True
+    return matched and not local_data
+
+
 def _task_text(step) -> str:
     return " ".join(" ".join(w.value or w.text for w in c.words) for c in step.task_commands)
 
@@ -88,7 +116,8 @@ def node_local_cache(job):
         return
     for variables, default, evidence, anchor, correctness in CACHES:
         for step in job.steps:
-            if step.nodes == 1 or not evidence.search(_task_text(step)):
+            used = _hub_evidence(step) if evidence is HF else evidence.search(_task_text(step))
+            if step.nodes == 1 or not used:
                 continue  # a one-node step (`srun -N1 uv sync`) fills one cache once
             ev_word = next((w for c in step.task_commands for w in c.words
                             if anchor.search(w.value or w.text)), step.srun)
