@@ -56,16 +56,6 @@ ORIGINALS = originals()
 
 #: rewrite -> why the current engine loses or invents a finding on it (the mechanism)
 REASONS: dict[str, str] = {
-    "timeout": (
-        "launchers.WRAPPERS has no `timeout` (it takes a DURATION before the command), so "
-        "`srun timeout 3h torchrun` is not a torchrun launch: the launch rules lose their "
-        "finding, a disable comment for them turns into SB001, and Megatron's world is read "
-        "from the step's tasks instead (SB601 reports a divisibility error that is not there)"),
-    "launch-array": (
-        "launcher options in a literal array (`torchrun \"${LAUNCH_ARGS[@]}\"`) stay hidden "
-        "instead of being read from the array's assignment: --nnodes, --standalone and "
-        "--nproc-per-node are unknown, so SB202/SB205 findings vanish and SB203 takes "
-        "`--nproc-per-node=cpu` for GPU work"),
     "srun-array": (
         "srun options in a literal array (`srun \"${SRUN_ARGS[@]}\"`) are not read from the "
         "array's assignment: the step's layout and --export are unknown, so SB201 says "
@@ -90,21 +80,6 @@ REASONS: dict[str, str] = {
 }
 #: rewrite -> the originals whose variant fails today, for the reason above
 FAILING: dict[str, tuple[str, ...]] = {
-    "timeout": (
-        "SB001-3-good", "SB003-1-good", "SB201-0-bad", "SB201-1-bad", "SB201-2-bad", "SB202-0-bad",
-        "SB202-1-bad", "SB202-2-bad", "SB202-3-bad", "SB203-0-bad", "SB203-2-bad", "SB204-0-bad",
-        "SB205-0-bad", "SB205-2-bad", "SB206-1-bad", "SB601-1-bad", "SB601-2-bad", "SB601-3-bad",
-        "SB601-4-good", "SB601-5-good", "SB601-6-good", "SB601-7-good", "SB601-8-good",
-        "SB602-0-bad", "SB602-1-bad", "SB602-2-bad", "SB602-3-bad", "SB602-4-good", "SB602-5-good",
-        "SB602-6-good", "SB602-7-good", "SB603-0-bad", "SB603-1-bad", "SB603-3-good",
-        "SB603-4-good", "SB603-5-good", "SB604-0-bad", "SB604-2-bad", "SB604-3-good",
-        "SB604-4-good", "SB604-5-good", "SB605-0-bad", "SB605-2-bad", "SB605-3-good",
-        "shared/F001", "shared/F003", "shared/F022", "shared/F030", "shared/F031", "shared/S204",
-        "shared/S205", "cases/C010", "cases/C016", "cases/C017", "cases/C020", "cases/C039",
-        "cases/MG03", "cases/MG04",),
-    "launch-array": (
-        "SB003-1-good", "SB202-1-bad", "SB202-2-bad", "SB202-3-bad", "SB203-5-good", "SB205-0-bad",
-        "shared/F030", "shared/S205", "cases/C016",),
     "srun-array": (
         "SB003-1-good", "SB201-1-bad", "SB201-4-good", "SB204-5-good", "SB302-6-good",
         "cases/C037",),
@@ -122,17 +97,19 @@ FAILING: dict[str, tuple[str, ...]] = {
         "shared/F001", "shared/F003", "shared/F004", "shared/F011", "shared/F015", "shared/F016",
         "shared/F019", "shared/F021", "shared/F022", "shared/F026", "shared/F030", "shared/F031",
         "shared/F033", "shared/S204", "shared/S205", "shared/S302", "cases/C001", "cases/C014",
-        "cases/C015", "cases/C016", "cases/C017", "cases/C018", "cases/C019", "cases/C020",
-        "cases/C021", "cases/C025", "cases/C030", "cases/C037", "cases/MG01", "cases/MG03",
-        "cases/MG04", "cases/MG05",),
+        "cases/C016", "cases/C017", "cases/C018", "cases/C019", "cases/C020", "cases/C021",
+        "cases/C025", "cases/C030", "cases/C037", "cases/MG01", "cases/MG03", "cases/MG04",
+        "cases/MG05",
+        "SB206-3-bad", "SB206-4-bad", "SB606-0-bad", "SB606-1-bad", "cases/C028", "cases/C029",),
     "export-split": (
         "SB302-4-good", "SB401-1-bad", "SB401-2-bad", "SB403-0-bad", "SB403-1-bad", "SB403-3-bad",
-        "SB403-6-good", "SB601-0-bad", "SB601-2-bad", "SB601-3-bad", "SB601-4-good",
-        "SB601-5-good", "SB601-6-good", "SB601-7-good", "SB601-8-good", "SB602-0-bad",
-        "SB602-1-bad", "SB602-2-bad", "SB602-3-bad", "SB602-4-good", "SB602-5-good",
-        "SB602-6-good", "SB602-7-good", "SB603-0-bad", "SB603-4-good", "SB604-0-bad",
-        "SB604-2-bad", "SB604-3-good", "SB604-4-good", "SB604-5-good", "SB605-3-good",
-        "shared/F021", "cases/MG01", "cases/MG02",),
+        "SB601-0-bad", "SB601-2-bad", "SB601-3-bad", "SB601-4-good", "SB601-5-good",
+        "SB601-6-good", "SB601-7-good", "SB601-8-good", "SB602-0-bad", "SB602-1-bad",
+        "SB602-2-bad", "SB602-3-bad", "SB602-4-good", "SB602-5-good", "SB602-6-good",
+        "SB602-7-good", "SB603-0-bad", "SB603-4-good", "SB604-0-bad", "SB604-2-bad",
+        "SB604-3-good", "SB604-4-good", "SB604-5-good", "SB605-3-good", "shared/F021",
+        "cases/MG01", "cases/MG02",
+        "SB403-10-good", "SB606-0-bad", "SB606-2-bad", "SB606-3-good", "SB606-4-good",),
     "bash-c-var": (
         "SB502-2-bad",),
     "opt-space": (
