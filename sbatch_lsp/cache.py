@@ -164,18 +164,9 @@ class Cache:
         folder, key = found
         entry = {"schema": SCHEMA, "key": key, "report": {k: report[k] for k in FIELDS}}
         try:
+            data = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
             self._ensure(folder)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=folder)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(entry, f, ensure_ascii=False, separators=(",", ":"))
-                os.replace(tmp, folder / f"{key}.json")
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            _replace(folder / f"{key}.json", data)
         except (OSError, TypeError, ValueError):
             return
 
@@ -186,8 +177,22 @@ class Cache:
         folder.mkdir(parents=True, exist_ok=True)
         ignore = folder / ".gitignore"
         if not ignore.exists():
-            fd, tmp = tempfile.mkstemp(prefix=".gitignore.", suffix=".tmp", dir=folder)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write("# created by sbatch-lint: the whole cache folder is ignored\n*\n")
-            os.replace(tmp, ignore)
+            _replace(ignore, b"# created by sbatch-lint: the whole cache folder is ignored\n*\n")
         self._made.add(folder)
+
+
+def _replace(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` atomically: a temporary file in the same folder, renamed
+    over it (readers see the old file or the new one, never a part); OSError on failure, with
+    no temporary file left behind."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:16]}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
