@@ -114,6 +114,8 @@ class Cache:
         self.cache_dir = cache_dir
         self._keys: dict[tuple[str, str], str] = {}
         self._made: set[Path] = set()
+        # per configuration object (kept alive here, so its id stays its own): digest, folder
+        self._configs: dict[int, tuple[object, str, Path]] = {}
 
     def _key(self, path: str, display: str, cfg: object) -> tuple[Path, str] | None:
         """(folder, key) of a file as it is now; None when it cannot be read or is too large."""
@@ -124,9 +126,14 @@ class Cache:
             data = p.read_bytes()
         except (OSError, ValueError):
             return None
-        ident = json.dumps([SCHEMA, tool_digest(), config_digest(cfg), self.view, display,
+        known = self._configs.get(id(cfg))
+        if known is None or known[0] is not cfg:
+            known = self._configs[id(cfg)] = (cfg, config_digest(cfg),
+                                               folder_for(cfg, self.cache_dir))
+        _, digest, folder = known
+        ident = json.dumps([SCHEMA, tool_digest(), digest, self.view, display,
                             hashlib.sha256(data).hexdigest()])
-        return folder_for(cfg, self.cache_dir), hashlib.sha256(ident.encode()).hexdigest()
+        return folder, hashlib.sha256(ident.encode()).hexdigest()
 
     def get(self, path: str, display: str, cfg: object) -> dict | None:
         """The stored report fields (:data:`FIELDS`) of ``path`` shown as ``display`` and

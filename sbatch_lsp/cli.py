@@ -12,7 +12,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -490,6 +489,8 @@ def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: 
     """:func:`process` over ``jobs`` (path, shown path, configuration), in ``n`` processes
     when there are at least :data:`PARALLEL_MIN_FILES`; the reports in the order of ``jobs``."""
     if n > 1 and len(jobs) >= PARALLEL_MIN_FILES:
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=n) as ex:
             return list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_data)
                                                 for f, d, c in jobs], strict=True),
