@@ -12,11 +12,11 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import __version__
+from .cache import FIELDS, Cache
 from .config import Config, ConfigError, find_config, load_file, parse_codes
 from .diagnostics import Severity
 from .source import BinaryInputError, decode_with_encoding, is_job_script
@@ -112,8 +112,39 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", metavar="NAME",
                    help="print the JSON Schema of a JSON output (lint, gitlab, ...) and exit")
     p.add_argument("--no-color", action="store_true")
+    p.add_argument("--no-cache", action="store_true",
+                   help="lint every file afresh; neither read nor write the cache "
+                        "(--fix, --diff, --convert and standard input never use it)")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="keep the cache here (default: .sbatch-lint-cache beside the "
+                        "configuration file found, else in the current directory)")
+    p.add_argument("--jobs", type=_positive, metavar="N", default=None,
+                   help="lint in N processes when there are many files (default: the CPUs "
+                        "available)")
     p.add_argument("--version", action="version", version=f"sbatch-lint {__version__}")
     return p
+
+
+def _positive(value: str) -> int:
+    """``--jobs``: a whole number of at least 1."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
+    return n
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the system has one)."""
+    count = getattr(os, "process_cpu_count", None)
+    if count is not None:
+        return count() or 1
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _cli_codes(values: list[str] | None, flag: str) -> frozenset[str]:
@@ -441,14 +472,32 @@ def _main(argv: list[str]) -> int:
     if args.format == "gitlab":
         from .gitlab import repository_root
         args_d["root"] = str(repository_root())
-    if len(jobs) >= PARALLEL_MIN_FILES and (os.cpu_count() or 1) > 1:
-        with ProcessPoolExecutor(max_workers=min(os.cpu_count() or 2, 8)) as ex:
-            reports = list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_data)
-                                                   for f, d, c in jobs], strict=True),
-                                  chunksize=8))
-    else:
-        reports = [process(f, d, c, args_d, stdin_data) for f, d, c in jobs]
+    store = None if args.no_cache or args.fix or args.diff else \
+        Cache(f"{args.format}:{color}:{args_d['root']}", args.cache_dir)
+    found = [store.get(f, d, c) if store else None for f, d, c in jobs]
+    todo = [job for job, hit in zip(jobs, found, strict=True) if hit is None]
+    done = iter(_process_all(todo, args_d, stdin_data, args.jobs or cpus()))
+    reports = [FileReport(job[1], **hit) if hit is not None else next(done)
+               for job, hit in zip(jobs, found, strict=True)]
+    if store:
+        for (f, d, c), hit, rep in zip(jobs, found, reports, strict=True):
+            if hit is None and rep.error is None and not rep.excluded:
+                store.put(f, d, c, {k: getattr(rep, k) for k in FIELDS})
     return _report(reports, jobs, args)
+
+
+def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: bytes | None,
+                 n: int) -> list[FileReport]:
+    """:func:`process` over ``jobs`` (path, shown path, configuration), in ``n`` processes
+    when there are at least :data:`PARALLEL_MIN_FILES`; the reports in the order of ``jobs``."""
+    if n > 1 and len(jobs) >= PARALLEL_MIN_FILES:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=n) as ex:
+            return list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_data)
+                                                for f, d, c in jobs], strict=True),
+                               chunksize=max(1, min(8, len(jobs) // (4 * n)))))
+    return [process(f, d, c, args_d, stdin_data) for f, d, c in jobs]
 
 
 def convert_file(path: str, display: str, cfg: Config, write: bool,

@@ -1,0 +1,101 @@
+"""The CLI over a corpus: cold (``--no-cache``), warm cache, and ShellCheck, at one process count.
+
+    python benchmarks/cache_bench.py [--jobs N] [--rounds R] [CORPUS_DIR]
+
+Writes the generated corpus (tests/sbatch_corpus.py) to a temporary folder and, with
+CORPUS_DIR, also takes its files. For each corpus, R rounds each run, in turn: ``sbatch-lint
+--no-cache --jobs N``, ``sbatch-lint --jobs N`` with a cache filled beforehand, and (when
+``shellcheck`` is on PATH) ShellCheck on the same files split over N processes at once. It
+prints the median wall time of each and the ratios ShellCheck / sbatch-lint, all measured in
+this one run (nothing here asserts a time). Whole-command timings for a note: farm-bench.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def generated(folder: Path) -> list[str]:
+    """The generated corpus written as files under ``folder``."""
+    import sbatch_corpus
+
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i, (_, data) in enumerate(sbatch_corpus.cases()):
+        f = folder / f"g{i:05d}.sbatch"
+        f.write_bytes(data)
+        out.append(str(f))
+    return out
+
+
+def timed(cmds: list[list[str]]) -> float:
+    """Wall seconds of running ``cmds`` at once (each a process), until the last one ends."""
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for c in cmds]
+    for p in procs:
+        p.wait()
+    return time.perf_counter() - t0
+
+
+def bench(name: str, files: list[str], jobs: int, rounds: int) -> None:
+    """Print cold, warm and ShellCheck medians over ``files`` at ``jobs`` processes."""
+    exe = [sys.executable, "-m", "sbatch_lsp", "--format", "concise", "--jobs", str(jobs)]
+    with tempfile.TemporaryDirectory(prefix="sbatch-lint-cache-") as store:
+        warm_cmd = exe + ["--cache-dir", store, *files]
+        subprocess.run(warm_cmd, capture_output=True)  # fills the cache (and compiles bytecode)
+        cold_cmd = exe + ["--no-cache", *files]
+        sc = shutil.which("shellcheck")
+        chunks = [files[k::jobs] for k in range(jobs)]
+        sc_cmds = [[sc, "-s", "bash", "-f", "gcc", *c] for c in chunks if c] if sc else []
+        times: dict[str, list[float]] = {"cold": [], "warm": [], "shellcheck": []}
+        for _ in range(rounds):
+            times["cold"].append(timed([cold_cmd]))
+            times["warm"].append(timed([warm_cmd]))
+            if sc_cmds:
+                times["shellcheck"].append(timed(sc_cmds))
+    med = {k: statistics.median(v) for k, v in times.items() if v}
+    print(f"{name}: {len(files)} files, {jobs} process(es), median of {rounds} rounds")
+    print(f"  sbatch-lint cold (--no-cache): {med['cold']:.2f} s")
+    print(f"  sbatch-lint warm cache:        {med['warm']:.2f} s "
+          f"(cold / warm {med['cold'] / med['warm']:.1f}x)")
+    if "shellcheck" in med:
+        s = med["shellcheck"]
+        print(f"  shellcheck:                    {s:.2f} s")
+        print(f"  shellcheck / cold {s / med['cold']:.2f}x, shellcheck / warm "
+              f"{s / med['warm']:.2f}x")
+    else:
+        print("  shellcheck: not on PATH")
+
+
+def main() -> None:
+    from sbatch_lsp.cli import cpus
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus", nargs="?", type=Path, help="a folder of real job scripts")
+    ap.add_argument("--jobs", type=int, default=cpus(), help="processes (default: the CPUs)")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="sbatch-corpus-") as tmp:
+        bench("generated corpus (tests/sbatch_corpus.py)", generated(Path(tmp)), args.jobs,
+              args.rounds)
+    corpus = args.corpus or (Path(os.environ["CORPUS_DIR"]) if os.environ.get("CORPUS_DIR")
+                             else None)
+    if corpus:
+        files = sorted(str(p) for p in corpus.iterdir()
+                       if p.is_file() and not p.name.startswith(("_", ".")))
+        bench(f"corpus {corpus}", files, args.jobs, args.rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""The command line's result cache: a repeat run over unchanged files costs a hash and a read.
+
+One entry per (file content, effective configuration, tool, output format, shown path), held
+as a small JSON file in ``.sbatch-lint-cache/`` beside the configuration file the linted file
+found (else the current directory), or in ``--cache-dir``. The folder holds a ``.gitignore``
+of ``*``, so git ignores it; deleting it clears the cache.
+
+- The key is a SHA-256 of the file's bytes (never its modification time), a digest of its
+  :class:`~sbatch_lsp.config.Config`, the tool's version and a digest of the package's own
+  files (so a development checkout never serves results of older code), the output format and
+  colour, and the path as shown (the report names it).
+- An entry holds only what the output layer shows: the formatted text or JSON/SARIF objects,
+  built from findings whose secrets are already masked (:class:`sbatch_lsp.secrets.Masker`),
+  the worst severity and the finding count. Fix edits with the script's own text (``--fix``,
+  ``--diff``, ``--convert``) never pass through here: those runs, and standard input, bypass
+  the cache.
+- Entries are written to a temporary file in the same folder and renamed over the target
+  (:func:`os.replace`), so concurrent runs (pre-commit, CI jobs) never leave a torn entry; an
+  entry that does not parse, has another key or has fields of the wrong type is ignored (and
+  replaced by the next run). Any I/O error reading or writing the cache is ignored: a cache
+  never fails a lint.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+
+#: the cache folder's name (beside the configuration file, or in the current directory)
+FOLDER = ".sbatch-lint-cache"
+#: bump when an entry's layout changes
+SCHEMA = 1
+#: the fields of a report an entry holds, with their types
+FIELDS: dict[str, type | tuple[type, ...]] = {
+    "text_out": str, "items": (list, type(None)), "worst": int, "remaining": int,
+    "job_script": bool}
+#: files larger than this are linted, never cached (the CLI refuses 64 MiB and more anyway)
+MAX_BYTES = 64 * 1024 * 1024
+
+_tool: str | None = None
+
+
+def tool_digest() -> str:
+    """Hex SHA-256 of the version and every file of the installed package (path and bytes,
+    ``__pycache__`` excluded): any change to the code, rule data or pages changes it. Computed
+    once per process (about 1 MB read)."""
+    global _tool
+    if _tool is None:
+        root = Path(__file__).resolve().parent
+        h = hashlib.sha256(f"sbatch-lint {__version__}\0".encode())
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                p = Path(dirpath) / name
+                h.update(str(p.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
+                try:
+                    h.update(hashlib.sha256(p.read_bytes()).digest())
+                except OSError:
+                    h.update(b"unreadable")
+        _tool = h.hexdigest()
+    return _tool
+
+
+def _plain(obj: Any) -> Any:
+    """``obj`` as JSON-ready data with a stable order (sets sorted, dataclasses as dicts)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, enum.Enum):
+        return _plain(obj.value)
+    if isinstance(obj, dict):
+        return sorted([_plain(k), _plain(v)] for k, v in obj.items())
+    if isinstance(obj, (set, frozenset)):
+        return sorted(_plain(v) for v in obj)
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return repr(obj)
+
+
+def config_digest(cfg: object) -> str:
+    """Hex SHA-256 of a configuration (a :class:`~sbatch_lsp.config.Config`): equal for equal
+    settings, whatever order sets and tables were written in."""
+    return hashlib.sha256(json.dumps(_plain(cfg), sort_keys=True).encode()).hexdigest()
+
+
+def folder_for(cfg: object, cache_dir: str | None) -> Path:
+    """The cache folder for a file linted with ``cfg``: ``cache_dir`` when given, else
+    ``.sbatch-lint-cache`` beside the configuration file it came from (``cfg.source``), else in
+    the current directory."""
+    if cache_dir:
+        return Path(cache_dir)
+    source = getattr(cfg, "source", None)
+    return (Path(source).resolve().parent if source else Path.cwd()) / FOLDER
+
+
+class Cache:
+    """The entries of one run: :meth:`get` before linting a file, :meth:`put` after.
+
+    ``view`` names how reports are shown (output format and colour): entries of another view
+    are other keys. ``cache_dir`` (``--cache-dir``) overrides :func:`folder_for`."""
+
+    def __init__(self, view: str, cache_dir: str | None = None) -> None:
+        self.view = view
+        self.cache_dir = cache_dir
+        self._keys: dict[tuple[str, str], str] = {}
+        self._made: set[Path] = set()
+        # per configuration object (kept alive here, so its id stays its own): digest, folder
+        self._configs: dict[int, tuple[object, str, Path]] = {}
+
+    def _key(self, path: str, display: str, cfg: object) -> tuple[Path, str] | None:
+        """(folder, key) of a file as it is now; None when it cannot be read or is too large."""
+        try:
+            p = Path(path)
+            if p.stat().st_size > MAX_BYTES:
+                return None
+            data = p.read_bytes()
+        except (OSError, ValueError):
+            return None
+        known = self._configs.get(id(cfg))
+        if known is None or known[0] is not cfg:
+            known = self._configs[id(cfg)] = (cfg, config_digest(cfg),
+                                               folder_for(cfg, self.cache_dir))
+        _, digest, folder = known
+        ident = json.dumps([SCHEMA, tool_digest(), digest, self.view, display,
+                            hashlib.sha256(data).hexdigest()])
+        return folder, hashlib.sha256(ident.encode()).hexdigest()
+
+    def get(self, path: str, display: str, cfg: object) -> dict | None:
+        """The stored report fields (:data:`FIELDS`) of ``path`` shown as ``display`` and
+        linted with ``cfg``, or None (a miss: absent, unreadable, corrupt or foreign entry, or
+        standard input ``-``)."""
+        if path == "-":
+            return None
+        found = self._key(path, display, cfg)
+        if found is None:
+            return None
+        folder, key = found
+        self._keys[(path, display)] = key
+        try:
+            entry = json.loads((folder / f"{key}.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or \
+                entry.get("key") != key or not isinstance(entry.get("report"), dict):
+            return None
+        report = entry["report"]
+        if set(report) != set(FIELDS) or not all(isinstance(report[k], t)
+                                                 for k, t in FIELDS.items()):
+            return None
+        if isinstance(report["worst"], bool) or isinstance(report["remaining"], bool):
+            return None
+        return report
+
+    def put(self, path: str, display: str, cfg: object, report: dict) -> None:
+        """Store the report fields of ``path`` (after :meth:`get` missed), unless the file
+        changed since :meth:`get` read it; atomic, and silent on any I/O error."""
+        before = self._keys.get((path, display))
+        found = self._key(path, display, cfg) if before else None
+        if found is None or found[1] != before:
+            return
+        folder, key = found
+        entry = {"schema": SCHEMA, "key": key, "report": {k: report[k] for k in FIELDS}}
+        try:
+            data = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
+            self._ensure(folder)
+            _replace(folder / f"{key}.json", data)
+        except (OSError, TypeError, ValueError):
+            return
+
+    def _ensure(self, folder: Path) -> None:
+        """Create the folder with its ``.gitignore`` (``*``: git ignores the whole cache)."""
+        if folder in self._made:
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            _replace(ignore, b"# created by sbatch-lint: the whole cache folder is ignored\n*\n")
+        self._made.add(folder)
+
+
+def _replace(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` atomically: a temporary file in the same folder, renamed
+    over it (readers see the old file or the new one, never a part); OSError on failure, with
+    no temporary file left behind."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:16]}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

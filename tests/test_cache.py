@@ -1,0 +1,261 @@
+"""The CLI's result cache (sbatch_lsp/cache.py) and --jobs: same results with and without them.
+
+A hit is told from a miss by tampering: an entry whose stored text is replaced by a marker
+shows the marker when it is served, and the real findings when it is not.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sbatch_corpus
+from rule_pages import ROOT, examples, pages
+from sbatch_lsp import cache
+from sbatch_lsp.cli import main
+
+SHARED_CASES = ROOT.parent / "shared" / "cases"
+BAD = """#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=8
+#SBATCH --gpus-per-node=8
+srun torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d --rdzv-endpoint=n1:29400 t.py
+"""
+TOKEN = "hf_" + "FAKE" * 8 + "42"
+SECRET = f"""#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --gpus-per-node=8
+export HF_TOKEN={TOKEN}
+export WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567
+srun --ntasks-per-node=8 python train.py --token {TOKEN}
+echo "{TOKEN}"
+"""
+MARK = "TAMPERED-ENTRY-SERVED\n"
+
+
+def lint_run(capsys, *args: str) -> tuple[int, str, str]:
+    """(exit code, standard output, standard error) of an in-process ``sbatch-lint`` call."""
+    capsys.readouterr()
+    code = main(list(args))
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+def entries(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.json"))
+
+
+def tamper(folder: Path) -> None:
+    """Replace the stored text of every entry by :data:`MARK` (a valid entry still)."""
+    for e in entries(folder):
+        entry = json.loads(e.read_text())
+        entry["report"]["text_out"] = MARK
+        e.write_text(json.dumps(entry))
+
+
+def corpus_files(root: Path) -> list[str]:
+    """Every script the project holds, written under ``root``: the rule pages' examples, the
+    cases (tests/cases and ../shared/cases) and the generated corpus."""
+    scripts = [text.encode() for p in pages() for _, text in examples(p)]
+    scripts += [f.read_bytes() for f in sorted((ROOT / "tests" / "cases").glob("*.sbatch"))]
+    scripts += [f.read_bytes() for f in sorted(SHARED_CASES.glob("*.sbatch"))]
+    scripts += [data for _, data in sbatch_corpus.cases()]
+    root.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i, data in enumerate(scripts):
+        f = root / f"s{i:05d}.sbatch"
+        f.write_bytes(data)
+        out.append(str(f))
+    return out
+
+
+def test_same_results_with_and_without_cache(tmp_path, capsys):
+    files = corpus_files(tmp_path / "scripts")
+    assert len(files) > 1000
+    store = tmp_path / "cache"
+    # JSON over every script; the concise text over the rule pages' examples, the cases and
+    # the start of the generated corpus
+    stored = 0
+    for fmt, chosen in (("json", files), ("concise", files[:len(files) - 900])):
+        fresh = lint_run(capsys, "--no-cache", "--jobs", "1", "--format", fmt, *chosen)
+        filled = lint_run(capsys, "--cache-dir", str(store), "--jobs", "1", "--format", fmt,
+                          *chosen)
+        warm = lint_run(capsys, "--cache-dir", str(store), "--jobs", "1", "--format", fmt,
+                        *chosen)
+        assert fresh == filled == warm
+        assert fresh[1].count("SB") > 200  # findings, not an empty report
+        unlinted = fresh[2].count("sbatch-lint: ")
+        assert unlinted < 10
+        stored += len(chosen) - unlinted
+        assert len(entries(store)) == stored  # an entry per file linted, per format
+    assert not (tmp_path / "scripts" / cache.FOLDER).exists()
+
+
+def test_text_format_hit_and_miss(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "a.sbatch"
+    f.write_text(BAD)
+    first = lint_run(capsys, str(f))
+    assert first[0] == 1 and "SB201" in first[1]
+    folder = tmp_path / cache.FOLDER  # no configuration: the current directory
+    assert len(entries(folder)) == 1
+    assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert lint_run(capsys, str(f)) == first
+    tamper(folder)
+    assert MARK in lint_run(capsys, str(f))[1]  # served from the cache
+    assert lint_run(capsys, "--no-cache", str(f)) == first  # --no-cache reads nothing
+    assert MARK in lint_run(capsys, str(f))[1]  # ... and wrote nothing
+    # another output format or colour is another key
+    assert lint_run(capsys, "--format", "concise", str(f))[1].count("SB201") == 1
+    # a content change is a miss
+    f.write_text(BAD.replace("--nodes=2", "--nodes=3"))
+    changed = lint_run(capsys, str(f))
+    assert MARK not in changed[1] and "SB201" in changed[1]
+    # a new tool (another version or source file) is a miss
+    tamper(folder)
+    monkeypatch.setattr(cache, "_tool", "0" * 64)
+    assert lint_run(capsys, str(f)) == changed
+
+
+def test_config_change_is_a_miss_and_cache_sits_beside_the_config(tmp_path, capsys,
+                                                                   monkeypatch):
+    project = tmp_path / "project"
+    (project / "jobs").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    conf = project / ".sbatch-lint.toml"
+    conf.write_text('ignore = ["SB301"]\n')
+    f = project / "jobs" / "a.sbatch"
+    f.write_text(BAD)
+    first = lint_run(capsys, str(f))
+    assert "SB201" in first[1]
+    folder = project / cache.FOLDER
+    assert len(entries(folder)) == 1 and not (tmp_path / cache.FOLDER).exists()
+    tamper(folder)
+    assert MARK in lint_run(capsys, str(f))[1]
+    conf.write_text('ignore = ["SB201"]\n')
+    second = lint_run(capsys, str(f))
+    assert MARK not in second[1] and "SB201" not in second[1]
+    # the same settings in another order are the same key
+    conf.write_text('ignore = ["SB201"]\nselect = ["SB2", "SB3"]\n')
+    lint_run(capsys, str(f))
+    tamper(folder)
+    conf.write_text('select = ["SB3", "SB2"]\nignore = ["SB201"]\n')
+    assert MARK in lint_run(capsys, str(f))[1]
+    # command-line selections are part of the effective configuration
+    tamper(folder)
+    third = lint_run(capsys, "--extend-select", "SB201", str(f))[1]
+    assert MARK not in third and "SB201" in third
+
+
+@pytest.mark.parametrize("damage", [
+    b"", b"{", b"\x00\xff garbage", b'{"schema": 1}', b"[1, 2]",
+    "truncate", "foreign-key", "wrong-type", "extra-field"])
+def test_corrupt_entry_is_ignored_and_replaced(tmp_path, capsys, damage):
+    f = tmp_path / "a.sbatch"
+    f.write_text(BAD)
+    store = tmp_path / "c"
+    first = lint_run(capsys, "--cache-dir", str(store), str(f))
+    (entry,) = entries(store)
+    good = entry.read_bytes()
+    obj = json.loads(good)
+    if damage == "truncate":
+        entry.write_bytes(good[:len(good) // 2])
+    elif damage == "foreign-key":
+        obj["key"] = "f" * 64
+        obj["report"]["text_out"] = MARK
+        entry.write_text(json.dumps(obj))
+    elif damage == "wrong-type":
+        obj["report"]["worst"] = "2"
+        entry.write_text(json.dumps(obj))
+    elif damage == "extra-field":
+        obj["report"]["diff"] = MARK
+        entry.write_text(json.dumps(obj))
+    else:
+        entry.write_bytes(damage)
+    assert lint_run(capsys, "--cache-dir", str(store), str(f)) == first
+    assert entry.read_bytes() == good  # replaced by a sound entry
+
+
+def test_only_masked_results_reach_the_cache(tmp_path, capsys):
+    f = tmp_path / "secret.sbatch"
+    f.write_text(SECRET)
+    store = tmp_path / "c"
+    for fmt in ("text", "concise", "json", "github", "sarif"):
+        first = lint_run(capsys, "--cache-dir", str(store), "--format", fmt, str(f))
+        assert first[0] == 1 and TOKEN not in first[1] + first[2]
+        assert lint_run(capsys, "--cache-dir", str(store), "--format", fmt, str(f)) == first
+    assert len(entries(store)) == 5
+    for e in store.iterdir():
+        raw = e.read_bytes()
+        assert TOKEN.encode() not in raw and b"FAKEFAKE" not in raw, e.name
+        assert b"0123456789abcdef0123456789abcdef" not in raw, e.name
+    assert b"hf_****" in b"".join(e.read_bytes() for e in entries(store))
+
+
+def test_fix_diff_convert_and_stdin_bypass_the_cache(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "a.sbatch"
+    f.write_text(BAD)
+    store = tmp_path / "c"
+    for extra in (["--diff"], ["--fix"], ["--convert", "srun-native"]):
+        lint_run(capsys, "--cache-dir", str(store), *extra, str(f))
+    monkeypatch.setattr(sys, "stdin", type("In", (), {"buffer": __import__("io").BytesIO(
+        BAD.encode())})())
+    assert "SB201" in lint_run(capsys, "--cache-dir", str(store), "-")[1]
+    assert not store.exists() and not (tmp_path / cache.FOLDER).exists()
+
+
+def test_two_processes_writing_at_once_leave_a_readable_cache(tmp_path, capsys):
+    files = corpus_files(tmp_path / "s")[:60]
+    store = tmp_path / "c"
+    cmd = [sys.executable, "-m", "sbatch_lsp", "--cache-dir", str(store), "--jobs", "1",
+           "--format", "json", *files]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(2)]
+    outs = [p.communicate() for p in procs]
+    assert outs[0] == outs[1] and outs[0][1] == b""
+    assert len(entries(store)) == len(files)
+    assert not [p for p in store.iterdir() if p.name.endswith(".tmp")]
+    for e in entries(store):
+        assert json.loads(e.read_text())["schema"] == cache.SCHEMA
+    assert lint_run(capsys, "--cache-dir", str(store), "--jobs", "1", "--format", "json",
+                    *files)[1].encode() == outs[0][0]
+
+
+def test_jobs_results_in_input_order_and_identical(tmp_path, capsys):
+    files = corpus_files(tmp_path / "s")[:80][::-1]  # not in sorted order
+    one = lint_run(capsys, "--no-cache", "--jobs", "1", "--format", "json", *files)
+    two = lint_run(capsys, "--no-cache", "--jobs", "2", "--format", "json", *files)
+    assert one == two
+    paths = list(dict.fromkeys(item["path"] for item in json.loads(one[1])))
+    assert paths == [p for p in files if p in paths] and len(paths) > 20
+
+
+def test_jobs_rejects_non_positive(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--jobs", "0", "x.sbatch"])
+    assert exc.value.code == 2
+    assert "--jobs" in capsys.readouterr().err
+
+
+def test_unwritable_cache_does_not_fail_the_lint(tmp_path, capsys):
+    f = tmp_path / "a.sbatch"
+    f.write_text(BAD)
+    blocker = tmp_path / "file-not-folder"
+    blocker.write_text("")
+    assert lint_run(capsys, "--cache-dir", str(blocker / "c"), str(f)) == \
+        lint_run(capsys, "--no-cache", str(f))
+
+
+def test_config_digest_is_stable_and_distinguishes():
+    from sbatch_lsp.config import Config, Profile
+
+    a = Config(ignore=frozenset({"SB201", "SB301"}), severity={"SB1": 1, "SB2": 2})
+    b = Config(ignore=frozenset({"SB301", "SB201"}), severity={"SB2": 2, "SB1": 1})
+    assert cache.config_digest(a) == cache.config_digest(b)
+    assert cache.config_digest(a) != cache.config_digest(Config())
+    assert cache.config_digest(Config(profile=Profile(slurm_version="22.05"))) != \
+        cache.config_digest(Config())
+    assert len(cache.tool_digest()) == 64 and os.path.basename(cache.__file__) == "cache.py"
