@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import hostlist
+
 from .options import version_key
 
 #: Placeholders in templated scripts: never judged (DESIGN.md "Templates"). Besides ``<NAME>``
@@ -727,3 +729,15 @@ def example_value(name: str, version: str) -> str | None:
     example), or None for an open-ended value that nothing here judges (a name, a path)."""
     choices = value_choices(name, version)
     return choices[0] if choices else EXAMPLES.get(name)
+
+
+def host_count(nodelist: str) -> int | None:
+    """How many hosts a literal ``--nodelist`` names, expanded as Slurm's hostlist does
+    (``n[1-3],x5`` -> 4); None for a file name (sbatch reads a value with ``/`` as a file) or
+    a list that is not a host list."""
+    if "/" in nodelist:
+        return None
+    try:
+        return len(hostlist.expand_hostlist(nodelist))
+    except hostlist.BadHostlist:
+        return None
