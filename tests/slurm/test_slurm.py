@@ -208,10 +208,10 @@ def agent_values(job: Job, pattern: str) -> dict[str, list[str]]:
 
 
 def fails_eaddrinuse(job: Job) -> list[str]:
-    """The mechanism, not just the symptom: two agents per node, both agents of node1 got node
-    rank 0 so both tried to host the store on the master port, and one of them (on node1)
-    lost it. The job is cut once the error is seen (the others would only wait)."""
-    assert agents(job) == {"node1": PER_NODE, "node2": PER_NODE}, (agents(job), job.output[-4000:])
+    """The mechanism, not just the symptom: both agents of node1 got node rank 0, so both tried
+    to host the store on the master port, and one of them (on node1) lost it. The job is cut
+    once the error is seen, so node2's agents may not have logged yet: only node1 is counted."""
+    assert agents(job).get("node1") == PER_NODE, (agents(job), job.output[-4000:])
     ranks = agent_values(job, r"rdzv_configs\s*: \{'rank': (\d+)")
     assert ranks.get("node1") == ["0", "0"], ranks
     lost = [ln.strip() for ln in job.output.splitlines() if "EADDRINUSE" in ln and "29500" in ln]
