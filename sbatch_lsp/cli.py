@@ -89,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
     p.add_argument("--diff", action="store_true", help="print the fixes as a diff; change nothing")
+    p.add_argument("--add-noqa", action="store_true",
+                   help="write a `# sbatch-lint: disable=...` comment for every current finding")
     p.add_argument("--convert", choices=("srun-native",), metavar="SHAPE",
                    help="rewrite the launch: 'srun-native' turns torchrun under srun into one "
                         "Slurm task per GPU; prints a diff (see --write)")
@@ -320,7 +322,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         # passes every shell script, and importing the parsers is most of a run's time)
         rep.items = []
         rep.job_script = False
-        if path == "-" and args_d["fix"]:
+        if path == "-" and (args_d["fix"] or args_d["add_noqa"]):
             rep.fixed_script = text.encode(encoding)
         return rep
     from . import output
@@ -343,6 +345,13 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
                 rep.fixed_script = outcome.text.encode(encoding)
             elif outcome.text != text:
                 _write_atomic(path, outcome.text, encoding)
+        elif args_d["add_noqa"]:
+            from .suppressions import add_noqa_text
+            new_text, rep.fixed, result = add_noqa_text(text, display, cfg)
+            if path == "-":
+                rep.fixed_script = new_text.encode(encoding)
+            elif new_text != text:
+                _write_atomic(path, new_text, encoding)
         else:
             result = lint(text, display, cfg)
     except Exception as exc:  # noqa: BLE001  # pragma: no cover - lint() catches rule errors
@@ -448,6 +457,9 @@ def _main(argv: list[str]) -> int:
         raise UsageError("no files given (use '-' for standard input)")
     if args.fix and args.diff:
         raise UsageError("--fix and --diff exclude each other")
+    if args.add_noqa and (args.fix or args.diff or args.unsafe_fixes or args.convert):
+        raise UsageError("--add-noqa writes suppressions, not fixes: do not combine it with "
+                         "--fix, --unsafe-fixes, --diff or --convert")
     if args.write and not args.convert:
         raise UsageError("--write applies a conversion: use it with --convert")
     if args.convert and (args.fix or args.diff or args.unsafe_fixes):
@@ -468,6 +480,7 @@ def _main(argv: list[str]) -> int:
     color = out_stream.isatty() and not args.no_color and not args.output_file and \
         "NO_COLOR" not in os.environ
     args_d = {"fix": args.fix, "diff": args.diff, "unsafe": args.unsafe_fixes,
+              "add_noqa": args.add_noqa,
               "format": args.format, "color": color, "root": None}
     if args.format == "gitlab":
         from .gitlab import repository_root
@@ -617,6 +630,8 @@ def _report(reports: list[FileReport], jobs, args) -> int:
                 else "") + "."
             if args.fix:
                 summary += f" Fixed {fixed}."
+            if args.add_noqa:
+                summary += f" Added suppressions for {fixed}."
             body = (body + "\n" + summary) if body else summary
     side = args.diff or any(r.fixed_script is not None for r in reports)
     if args.output_file:

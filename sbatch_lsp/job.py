@@ -23,6 +23,7 @@ from .launchers import Launch, find_launch, option_value
 from .shell.model import Command, Script, Word
 from .shell.parse import shell_string_index
 from .source import Source
+from .values import host_count
 
 TEMPLATE = re.compile(r"<[A-Z][A-Z0-9_]*>|\{\{.*?\}\}")
 PYXIS_IMAGE = {"container-image", "container-name"}
@@ -112,6 +113,15 @@ class Job:
         d = directives
         self.nodes = self._count("nodes")
         self.ntasks = self._count("ntasks")
+        hosts = host_count(d.value("nodelist") or "")
+        if hosts and self.nodes.value is not None and self.nodes.value < hosts:
+            # a host list raises the minimum node count to its length (src/sbatch/opt.c
+            # _opt_verify; with a --nodes maximum below it sbatch refuses: SB106)
+            self.nodes = Count(hosts, self.nodes.use, self.nodes.text)
+        if self.nodes.value and self.ntasks.value and self.ntasks.value < self.nodes.value:
+            # sbatch lowers the node count to the task count before submitting ("Warning: can't
+            # run 2 processes on 3 nodes, setting nnodes to 2": src/sbatch/opt.c _opt_verify)
+            self.nodes = Count(self.ntasks.value, self.nodes.use, self.nodes.text)
         self.ntasks_per_node = self._count("ntasks-per-node")
         self.cpus_per_task = self._count("cpus-per-task")
         self.gpus_per_node = self._gpus_per_node()

@@ -1,24 +1,23 @@
 """The one engine every face calls: ``lint(text, path, config)``.
 
-text -> Source -> (shell model, directives) -> Job -> rules -> suppressions -> diagnostics.
+text -> Source -> (shell model, directives) -> Job -> rules -> suppressions -> diagnostics
+(the suppressions themselves live in :mod:`sbatch_lsp.suppressions`).
 """
 from __future__ import annotations
 
-import re
 import traceback
 from dataclasses import dataclass, field
 
+from . import suppressions
 from .config import Config
 from .diagnostics import Diagnostic, Severity
-from .directives import LOOKALIKE, read_directives
+from .directives import DirectiveBlock, read_directives
 from .job import Job
-from .rules import RULES, code_of, finding
+from .rules import RULES, finding
 from .secrets import Masker, Secret, credential_values, mask
-from .shell.model import Chunk
-from .shell.parse import parse_script
-from .source import Source, is_job_script
-
-SUPPRESS = re.compile(r"#\s*sbatch-lint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9, -]+)")
+from .shell.model import Script
+from .shell.parse import outline_script, parse_script
+from .source import JOB_SCRIPT, Source, is_job_script
 
 
 @dataclass
@@ -101,7 +100,7 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
                                      f"lines {ch.start_line + 1}-{last + 1} could not be "
                                      "parsed as shell (bash -n would reject them, or they use a "
                                      "construct no parser here reads); rules skip them"))
-    diags = _suppress(source, script, _merge_repeats(diags), config)
+    diags = suppressions.apply(source, script, _merge_repeats(diags), config)
     for d in diags:
         if d.code in config.severity:
             d.severity = config.severity[d.code]
@@ -120,10 +119,7 @@ def job_of(text: str, path: str = "<stdin>", config: Config | None = None) -> Jo
     config = config or Config()
     source = Source(text, path)
     script = parse_script(text)
-    profile = config.profile
-    directives = read_directives(source, _data_lines(source, script), profile.slurm_version,
-                                 profile.pyxis)
-    return Job(source, directives, script, profile)
+    return Job(source, directives_of(source, script, config), script, config.profile)
 
 
 def _merge_repeats(diags: list[Diagnostic]) -> list[Diagnostic]:
@@ -140,70 +136,27 @@ def _merge_repeats(diags: list[Diagnostic]) -> list[Diagnostic]:
     return list(kept.values())
 
 
-def _data_lines(source: Source, script) -> frozenset[int]:
+def directives_of(source: Source, script: Script, config: Config) -> DirectiveBlock:
+    """The ``#SBATCH`` block as sbatch reads it under the configured profile, with the script's
+    here-document bodies and multi-line strings (from ``script``, the full model or an
+    :func:`outline`) as data, not directives."""
+    profile = config.profile
+    return read_directives(source, _data_lines(source, script), profile.slurm_version,
+                           profile.pyxis)
+
+
+def outline(source: Source) -> Script:
+    """The shell model's outline that :func:`directives_of` and the suppressions need, without
+    reading every command: only the chunks holding a directive-like line are parsed."""
+    return outline_script(source.text, JOB_SCRIPT)
+
+
+def _data_lines(source: Source, script: Script) -> frozenset[int]:
     lines: set[int] = set()
     for s, e in [(h.start, h.end) for h in script.heredocs] + list(script.data_spans):
         a, b = source.line_of(s), source.line_of(max(s, e - 1))
         lines.update(range(a + (0 if s == source.line_starts[a] else 1), b + 1))
     return frozenset(lines)
-
-
-def _suppression_codes(text: str) -> list[str]:
-    """The codes of a suppression comment: codes, prefixes (``SB2``) or rule names, as code
-    prefixes (upper case)."""
-    return [code_of(item) for item in text.split(",") if item.strip()]
-
-
-def _suppress(source: Source, script, diags: list[Diagnostic], config: Config) -> list[Diagnostic]:
-    """Apply ``# sbatch-lint: disable=`` (the next command, or this line) and
-    ``disable-file=``; each takes codes, prefixes or rule names. Report suppressions that
-    suppress nothing, or name no rule, as SB001."""
-    chunk_by_line: dict[int, Chunk] = {}
-    for ch in script.chunks:
-        for ln in range(ch.start_line, ch.end_line + 1):
-            chunk_by_line.setdefault(ln, ch)
-    # (first line, last line, code prefix, comment span, whole file)
-    scopes: list[tuple[int, int, str, tuple[int, int], bool]] = []
-    for m in SUPPRESS.finditer(source.text):
-        span = (m.start(), m.end())
-        line = source.line_of(m.start())
-        whole_file = m.group(1) == "disable-file"
-        if whole_file:
-            a, b = 0, source.line_count
-        else:
-            own = source.line_text(line)
-            trailing = own[:m.start() - source.line_starts[line]].strip() != ""
-            target = line if trailing else line + 1
-            while not trailing and target < source.line_count and \
-                    source.line_text(target).strip().startswith("#") and \
-                    not source.line_text(target).startswith("#SBATCH") and \
-                    not LOOKALIKE.match(source.line_text(target)):
-                target += 1
-            ch = chunk_by_line.get(target)
-            a, b = (ch.start_line, ch.end_line) if ch is not None else (target, target)
-        scopes += [(a, b, code, span, whole_file) for code in _suppression_codes(m.group(2))]
-    if not scopes:
-        return diags
-    used: set[int] = set()
-    kept = []
-    for d in diags:
-        line = source.line_of(d.start)
-        hit = next((k for k, (a, b, code, _, _) in enumerate(scopes)
-                    if d.code != "SB001" and a <= line <= b and d.code.startswith(code)), None)
-        if hit is None:
-            kept.append(d)
-        else:
-            used.add(hit)
-    if config.enabled("SB001"):
-        for k, (_, _, code, span, whole_file) in enumerate(scopes):
-            key = "disable-file" if whole_file else "disable"
-            if not any(c.startswith(code) for c in RULES):
-                kept.append(finding("SB001", *span, f"`{key}={code}` names no rule "
-                                    "(see sbatch-lint --list-rules)"))
-            elif k not in used:
-                where = "in this file" if whole_file else "on the command it covers"
-                kept.append(finding("SB001", *span, f"`{key}={code}` suppresses nothing {where}"))
-    return kept
 
 
 __all__ = ["lint", "LintResult", "is_job_script", "Severity"]

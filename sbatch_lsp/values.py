@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import hostlist
+
 from .options import version_key
 
 #: Placeholders in templated scripts: never judged (DESIGN.md "Templates"). Besides ``<NAME>``
@@ -455,10 +457,25 @@ def _check_choice(name: str, value: str, choices: dict[str, str]) -> ValueProble
     return _refused(name, value, f"use {' or '.join(sorted(set(choices.values())))}")
 
 
-def _check_exclusive(value: str, version: str) -> ValueProblem | None:
+def _exclusive_words(version: str) -> set[str]:
+    """What ``--exclusive=`` accepts (slurm_opt.c ``arg_set_exclusive``): ``topo`` from 24.05."""
     ok = {"exclusive", "oversubscribe", "user", "mcs"}
     if version_key(version) >= (24, 5):
         ok.add("topo")
+    return ok
+
+
+def _gres_flags_words(version: str) -> set[str]:
+    """What ``--gres-flags=`` accepts (slurm_opt.c ``arg_set_gres_flags``): the task-sharing
+    flags, and a comma list, from 24.05."""
+    ok = {"disable-binding", "enforce-binding"}
+    if version_key(version) >= (24, 5):
+        ok |= {"multiple-tasks-per-sharing", "one-task-per-sharing"}
+    return ok
+
+
+def _check_exclusive(value: str, version: str) -> ValueProblem | None:
+    ok = _exclusive_words(version)
     if value.lower() in ok:
         return None
     return _refused("exclusive", value, "write `--exclusive` alone, or =user or =mcs"
@@ -466,9 +483,8 @@ def _check_exclusive(value: str, version: str) -> ValueProblem | None:
 
 
 def _check_gres_flags(value: str, version: str) -> ValueProblem | None:
-    ok = {"disable-binding", "enforce-binding"}
+    ok = _gres_flags_words(version)
     if version_key(version) >= (24, 5):
-        ok |= {"multiple-tasks-per-sharing", "one-task-per-sharing"}
         items = [t.lower() for t in value.split(",") if t]
     else:
         items = [value.lower()]
@@ -662,3 +678,66 @@ def check_value(name: str, value: str, version: str) -> ValueProblem | None:
     if name == "dependency":
         return _check_dependency(value)
     return None
+
+
+# ---- what an editor offers -------------------------------------------------------------------
+#: enumerations that sbatch.1 lists for options this module does not judge (sbatch passes them
+#: on, or the controller reads them)
+_LISTED = {
+    "hint": ["compute_bound", "memory_bound", "multithread", "nomultithread"],
+    "export": ["ALL", "NONE"],
+    "x11": ["all", "batch", "first", "last"],
+}
+
+#: one valid value for each judged option without an enumeration: what a completion snippet
+#: puts in place (each passes :func:`check_value` on every release; a test checks it)
+EXAMPLES = {
+    "time": "1:00:00", "time-min": "30:00", "delay-boot": "10", "mem": "16G",
+    "mem-per-cpu": "2G", "mem-per-gpu": "16G", "tmp": "10G", "nodes": "1",
+    **{name: "1" for name in INT_OPTIONS}, "core-spec": "0", "signal": "B:USR1@90",
+    "cpu-freq": "high", "nice": "0", "priority": "TOP", "begin": "now+1hour",
+    "deadline": "now+1day", "array": "0-9", "gpus": "1", "gpus-per-node": "1",
+    "gpus-per-task": "1", "gpus-per-socket": "1", "dependency": "singleton",
+    "acctg-freq": "task=30", "extra-node-info": "2:8:1", "gpu-freq": "high",
+    "mem-bind": "local", "switches": "1", "get-user-env": "10L", "output": "slurm-%j.out",
+    "error": "slurm-%j.err", "input": "/dev/null",
+}
+
+
+def value_choices(name: str, version: str) -> list[str]:
+    """The values of long option ``name`` that make a closed list, as sbatch ``version``
+    accepts them (the sets :func:`check_value` judges by; empty for open-ended values)."""
+    if name == "exclusive":
+        return sorted(_exclusive_words(version) - {"exclusive", "oversubscribe"})
+    if name == "gres-flags":
+        return sorted(_gres_flags_words(version))
+    fixed = {
+        "mail-type": sorted(MAIL_TYPES), "open-mode": ["append", "truncate"],
+        "kill-on-invalid-dep": ["yes", "no"], "no-kill": ["off"],
+        "profile": ["all", "none", "energy", "lustre", "network", "task"],
+        "distribution": ["block", "cyclic", "arbitrary", "plane=4", "block:block",
+                         "block:cyclic", "cyclic:cyclic", "cyclic:block"],
+        "cpu-freq": sorted(CPU_GOVERNORS | GPU_FREQ_WORDS),
+        "gpu-freq": sorted(GPU_FREQ_WORDS), "wait-all-nodes": ["0", "1"],
+        "oom-kill-step": ["0", "1"],
+    }
+    return fixed.get(name) or _LISTED.get(name, [])
+
+
+def example_value(name: str, version: str) -> str | None:
+    """A valid value of long option ``name`` under sbatch ``version`` (the first choice, or an
+    example), or None for an open-ended value that nothing here judges (a name, a path)."""
+    choices = value_choices(name, version)
+    return choices[0] if choices else EXAMPLES.get(name)
+
+
+def host_count(nodelist: str) -> int | None:
+    """How many hosts a literal ``--nodelist`` names, expanded as Slurm's hostlist does
+    (``n[1-3],x5`` -> 4); None for a file name (sbatch reads a value with ``/`` as a file) or
+    a list that is not a host list."""
+    if "/" in nodelist:
+        return None
+    try:
+        return len(hostlist.expand_hostlist(nodelist))
+    except hostlist.BadHostlist:
+        return None

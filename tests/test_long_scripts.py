@@ -1,5 +1,11 @@
-"""Scripts far longer than real ones lint without an internal error and find what short ones do."""
+"""Scripts far longer than real ones lint without an internal error and find what short ones do.
+A blow-up (exponential expansion, a cycle) fails by the timeout below, not by hanging CI; the
+bound is far above a normal run (under 10 s on a shared CI core), so it measures no speed."""
+import pytest
+
 from sbatch_lsp.lint import lint
+
+pytestmark = pytest.mark.timeout(120)
 
 
 def _codes(text):

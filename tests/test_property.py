@@ -1,5 +1,6 @@
 """Property test: scripts generated from a grammar of real constructs, then mutated, never make
-the engine raise or report SB003, and the CLI's JSON stays valid with exit code 0 or 1."""
+the engine raise or report SB003, and the CLI's JSON holds one object per finding in DESIGN.md's
+shape, with positions that match the finding's offsets."""
 import json
 
 from hypothesis import HealthCheck, given, settings
@@ -91,7 +92,8 @@ def test_engine_never_fails(text):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(script())
 def test_json_output_valid(text):
-    args = {"fix": False, "diff": False, "unsafe": False, "format": "json", "color": False}
+    args = {"fix": False, "diff": False, "unsafe": False, "format": "json", "color": False,
+            "add_noqa": False}
     rep = process("-", "gen.sbatch", Config(), args, text.encode("utf-8", "surrogatepass"))
     if "\x00" in text and rep.error is not None:
         # a mutation can insert a NUL: with over 1% NUL bytes the CLI says the file is binary
@@ -99,5 +101,44 @@ def test_json_output_valid(text):
         assert rep.error == "gen.sbatch: not linted: binary file (NUL bytes)"
         return
     assert rep.error is None
-    json.loads(json.dumps(rep.items))
-    assert rep.worst in (0, 1, 2, 3, 4)
+    items = json.loads(json.dumps(rep.items))
+    result = lint(text, "gen.sbatch")
+    # one object per finding of the engine, in its order, each in DESIGN.md's shape
+    assert [o["code"] for o in items] == [d.code for d in result.diagnostics]
+    for obj, d in zip(items, result.diagnostics, strict=True):
+        assert set(obj) == {"code", "name", "severity", "message", "path", "line", "column",
+                            "end_line", "end_column", "related", "fixes"}
+        assert obj["path"] == "gen.sbatch" and obj["name"] and obj["message"]
+        assert obj["severity"] in SEVERITIES
+        assert (obj["line"], obj["column"]) == _line_col(text, d.start)
+        assert (obj["end_line"], obj["end_column"]) == _line_col(text, d.end)
+        for rel in obj["related"]:
+            assert set(rel) == {"line", "column", "end_line", "end_column", "message"}
+            _check_range(text, rel)
+        for fix in obj["fixes"]:
+            assert set(fix) == {"applicability", "message", "edits"}
+            assert fix["applicability"] in ("safe", "unsafe") and fix["edits"]
+            for edit in fix["edits"]:
+                assert set(edit) == {"line", "column", "end_line", "end_column", "new_text"}
+                _check_range(text, edit)
+    # the exit code follows the worst severity (default fail-on: warning)
+    worst = max((SEVERITIES[o["severity"]] for o in items), default=0)
+    assert rep.worst == worst
+
+
+SEVERITIES = {"hint": 1, "info": 2, "warning": 3, "error": 4}
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column (code points) of ``offset``, lines split on ``\\n`` only."""
+    before = text[:offset]
+    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
+
+
+def _check_range(text: str, obj: dict) -> None:
+    """A 1-based range inside ``text`` whose end does not come before its start."""
+    lines = text.split("\n")
+    assert 1 <= obj["line"] <= len(lines) and 1 <= obj["end_line"] <= len(lines)
+    assert (obj["line"], obj["column"]) <= (obj["end_line"], obj["end_column"])
+    assert 1 <= obj["column"] <= len(lines[obj["line"] - 1]) + 1
+    assert 1 <= obj["end_column"] <= len(lines[obj["end_line"] - 1]) + 1

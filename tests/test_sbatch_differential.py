@@ -19,6 +19,7 @@ At most ten documented differences are allowed, each citing the fact behind it.
 """
 from __future__ import annotations
 
+import re
 import subprocess
 
 
@@ -95,13 +96,16 @@ def our_classes(data: bytes) -> set[str]:
     return found
 
 
-def run_sbatch(sbatch: str, corpus, workdir: Path) -> dict[str, tuple[int, str]]:
-    """Run ``sbatch --test-only`` on every script (one shell loop: ~5-10 ms per file)."""
+def run_sbatch(sbatch: str, corpus, workdir: Path,
+               verbose: bool = False) -> dict[str, tuple[int, str]]:
+    """Run ``sbatch --test-only`` on every script (one shell loop: ~5-10 ms per file);
+    ``verbose`` adds ``-v`` (sbatch then prints the options it submits)."""
     files = workdir / "scripts"
     files.mkdir()
     for name, data in corpus:
         (files / name).write_bytes(data)
-    loop = ('for f in "$@"; do "$SBATCH" --test-only "scripts/$f" > "out/$f" 2>&1; '
+    flags = "-v --test-only" if verbose else "--test-only"
+    loop = (f'for f in "$@"; do "$SBATCH" {flags} "scripts/$f" > "out/$f" 2>&1; '
             'echo $? > "out/$f.rc"; done')
     (workdir / "out").mkdir()
     env = {"PATH": "/usr/bin:/bin", "SLURM_CONF": str(CONF), "SBATCH": sbatch,
@@ -146,3 +150,69 @@ def test_differential_against_real_sbatch(tmp_path):
     stale = [n for n in DOCUMENTED if n not in disagreements]
     assert not stale, f"documented differences that no longer differ: {stale}"
     assert not any(c.startswith("other") for c in classes), classes
+
+
+# -- the layout sbatch adjusts before submission ---------------------------------------------------
+
+DUMP = re.compile(r"sbatch: defined options\n(.*?)sbatch: end of defined options", re.S)
+DUMP_LINE = re.compile(r"^sbatch: ([a-z-]+)\s+: (.*)$", re.M)
+
+
+def _layouts() -> list[tuple[str, bytes]]:
+    """Scripts over the options whose counts sbatch adjusts against each other (node counts
+    against a host list, task counts against node counts), some with a second hetjob
+    component, and empty values."""
+    out = []
+    for nodes in (None, "1", "2", "3", "1-3", "4"):
+        for ntasks in (None, "1", "2", "3", "8"):
+            for per_node in (None, "2"):
+                for nodelist in (None, "n[1-3]"):
+                    lines = [f"--{k}={v}" for k, v in (("nodes", nodes), ("ntasks", ntasks),
+                             ("ntasks-per-node", per_node), ("nodelist", nodelist)) if v]
+                    name = "layout-" + "_".join(x.strip("-").replace("=", "") for x in lines)
+                    out.append((name.replace("[", "").replace("]", ""), lines))
+    out += [("layout-hetjob", ["--nodes=3", "--ntasks=2", "hetjob", "--nodes=2", "--ntasks=1"])]
+    out += [(f"empty-{name}", [f"--{name}="]) for name in
+            ("gres", "partition", "account", "comment", "constraint", "nodelist", "exclude")]
+    return [(name, ("#!/bin/bash\n" + "".join(f"#SBATCH {x}\n" for x in lines) +
+                    "srun hostname\n").encode()) for name, lines in out]
+
+
+def _dumps(out: str) -> list[dict[str, str]]:
+    """sbatch -v's "defined options" per hetjob component: the values it submits."""
+    return [dict(DUMP_LINE.findall(block)) for block in DUMP.findall(out)]
+
+
+def test_adjusted_layout_matches_sbatch(tmp_path):
+    """Where sbatch accepts a layout, the job's node and task counts are the ones sbatch
+    submits after its own adjustments (``sbatch -v`` prints them), every hetjob component is
+    read, and an empty value sbatch accepts raises no error; where it refuses, we say so."""
+    sbatch = require_tool("sbatch")
+    corpus = _layouts()
+    results = run_sbatch(sbatch, corpus, tmp_path, verbose=True)
+    wrong = {}
+    for name, data in corpus:
+        rc, out = results[name]
+        expected = sbatch_class(out, rc)
+        result = lint(data.decode(), "job.sbatch", PROFILE)
+        errors = sorted({d.code for d in result.diagnostics if d.severity >= Severity.ERROR})
+        if expected != "accepted":
+            if not errors:
+                wrong[name] = f"sbatch refuses ({out.strip().splitlines()[-1]}); we say nothing"
+            continue
+        if errors:
+            wrong[name] = f"sbatch accepts; we report {errors}"
+            continue
+        dumps = _dumps(out)
+        components = 1 + max((u.component for u in result.job.directives.options), default=0)
+        if len(dumps) != components:
+            wrong[name] = f"sbatch submits {len(dumps)} components, we read {components}"
+            continue
+        first = dumps[0]
+        theirs = (first.get("nodes", "").split("-")[0] or None, first.get("ntasks") or None)
+        ours = tuple(None if c.value is None else str(c.value)
+                     for c in (result.job.nodes, result.job.ntasks))
+        if ours != theirs:
+            wrong[name] = f"sbatch submits nodes, ntasks = {theirs}; we read {ours}"
+    assert len(corpus) > 100
+    assert not wrong, "\n".join(f"{k}: {v}" for k, v in sorted(wrong.items()))

@@ -93,7 +93,10 @@ async def test_completion_offers_every_option_with_a_value_snippet(client: Langu
     assert nodes.text_edit.range == t.Range(t.Position(1, 8), t.Position(1, 10))
     snippets = client.profile == "visual-studio-code"
     if snippets:
-        assert nodes.text_edit.new_text == "--nodes=${1:<minnodes>[-maxnodes]|<size_string>}"
+        # the placeholder is a valid value (the synopsis is in the documentation)
+        assert nodes.text_edit.new_text == "--nodes=${1:1}"
+        assert "<minnodes>[-maxnodes]" in nodes.documentation.value
+        assert by_label["--account"].text_edit.new_text == "--account=${1:account}"
         assert by_label["--open-mode"].text_edit.new_text == "--open-mode=${1|append,truncate|}"
     else:  # Neovim 0.7 declares no snippet support
         assert nodes.text_edit.new_text == "--nodes="

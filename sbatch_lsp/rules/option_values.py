@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from .. import values
+from ..diagnostics import Diagnostic
 from ..job import gpu_count, parse_count
 from ..options import version_key
 from ..source import Source
@@ -109,6 +111,7 @@ def conflicting_options(job):
                       "`--mem-per-gpu` without any GPU request: sbatch refuses the job "
                       "(\"Requested mem_per_tres=… but did not request any GPU.\"); request GPUs "
                       "(--gpus-per-node, --gres=gpu:N) or use --mem")
+    yield from _nodelist_beyond_nodes(d)
     dist = d.get("distribution")
     if dist is not None and (dist.value or "").lower().startswith(("arbitrary", "hostfile")) \
             and not d.get("nodelist") and not d.get("nodefile"):
@@ -172,6 +175,28 @@ def _begin_after_deadline(d):
                       "`--begin` is after `--deadline`: sbatch refuses the job (\"Incompatible "
                       "begin and deadline time specification\")",
                       related=[Related(deadline.start, deadline.end, "the deadline")])
+
+
+def _nodelist_beyond_nodes(d) -> Iterator[Diagnostic]:
+    """``--nodelist`` naming more hosts than ``--nodes`` allows at most: sbatch sets the
+    minimum node count to the host count and refuses the job (src/sbatch/opt.c ``_opt_verify``,
+    22.05: ``invalid number of nodes (-N 3-2)``). Only a literal host list is judged."""
+    nodelist, nodes = d.get("nodelist"), d.get("nodes")
+    if nodelist is None or nodes is None or not nodelist.value or not nodes.value:
+        return
+    if values.check_value("nodes", nodes.value, "22.05") is not None:
+        return  # SB105 reports the count itself
+    hosts = values.host_count(nodelist.value)
+    if hosts is None:
+        return  # a file of hosts (`-w ./hosts`), or not a host list
+    top = nodes.value.rsplit("-", 1)[-1]
+    if not top.isdigit() or int(top) == 0 or hosts <= int(top):
+        return
+    yield finding("SB106", nodes.start, nodes.end,
+                  f"`--nodelist={nodelist.value}` names {hosts} hosts but `--nodes="
+                  f"{nodes.value}` allows at most {top}: sbatch refuses the job (\"invalid "
+                  f"number of nodes (-N {hosts}-{top})\"); raise --nodes or shorten the list",
+                  related=[Related(nodelist.start, nodelist.end, "the host list is here")])
 
 
 def _gres_has_gpu(value: str | None) -> bool:

@@ -9,10 +9,10 @@ import re
 
 from lsprotocol import types as t
 
+from .. import suppressions as suppress
 from ..convert import convert_srun_native
 from ..diagnostics import Diagnostic, Edit
 from ..fixer import fix_text
-from ..lint import SUPPRESS
 from .documents import Linted
 
 FIX_ALL = "source.fixAll.sbatch-lint"
@@ -58,52 +58,19 @@ def quick_fixes(linted: Linted, start: int, end: int, versioned: bool) -> list[t
 
 
 def suppressions(linted: Linted, d: Diagnostic) -> list[tuple[str, Edit]]:
-    """("Disable SBxxx for this line", edit) and the same for the file. The line comment goes
-    above the top-level command that holds the finding (a comment inside a continued command
-    or a heredoc would break it), or is merged into a suppression comment already there; the
-    file comment goes below the ``#!`` line."""
+    """("Disable SBxxx for this line", edit) and the same for the file, as
+    :mod:`sbatch_lsp.suppressions` writes them (above the top-level command that holds the
+    finding, or merged into a suppression comment already there)."""
     src = linted.result.source
+    script = linted.result.job.script if linted.result.job is not None else None
     out = []
-    line = src.line_of(d.start)
-    job = linted.result.job
-    if job is not None:
-        for ch in job.script.chunks:
-            if ch.start_line <= line <= ch.end_line:
-                line = ch.start_line
-                break
-    if line > 0:  # a comment above line 0 would cover nothing (or push the #! line down)
-        merged = _merge(src, line - 1, "disable", d.code)
-        if merged is None:
-            own = src.line_text(line)
-            at = src.line_starts[line]
-            merged = Edit(at, at, f"{own[:len(own) - len(own.lstrip())]}# sbatch-lint: "
-                                  f"disable={d.code}\n")
-        out.append((f"Disable {d.code} for this line", merged))
-    edit = None
-    for m in SUPPRESS.finditer(src.text):
-        if m.group(1) == "disable-file":
-            edit = _merge(src, src.line_of(m.start()), "disable-file", d.code)
-            if edit is not None:
-                break
-    if edit is None:
-        at = src.line_starts[1] if src.text.startswith("#!") and src.line_count > 1 else \
-            (len(src.text) if src.text.startswith("#!") else 0)
-        prefix = "\n" if at == len(src.text) and at > 0 else ""
-        edit = Edit(at, at, f"{prefix}# sbatch-lint: disable-file={d.code}\n")
-    out.append((f"Disable {d.code} for this file", edit))
+    line = suppress.add_line_edit(src, script, src.line_of(d.start), [d.code])
+    if line is not None:
+        out.append((f"Disable {d.code} for this line", line))
+    whole = suppress.add_file_edit(src, script, [d.code])
+    if whole is not None:
+        out.append((f"Disable {d.code} for this file", whole))
     return out
-
-
-def _merge(src, line: int, key: str, code: str) -> Edit | None:
-    """An edit adding ``code`` to a ``# sbatch-lint: <key>=...`` comment that is the whole of
-    ``line``; None when the line holds no such comment."""
-    text = src.line_text(line)
-    m = SUPPRESS.search(text)
-    if m is None or m.group(1) != key or text[:m.start()].strip():
-        return None
-    codes = m.group(2).rstrip()
-    at = src.line_starts[line] + m.start(2) + len(codes)
-    return Edit(at, at, f",{code}")
 
 
 def fix_all(linted: Linted, versioned: bool) -> t.CodeAction | None:

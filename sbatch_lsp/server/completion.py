@@ -1,6 +1,10 @@
 """Completion: option names after ``#SBATCH`` (long and short, a one-line description, a snippet
 for the value), values of enumerated options, ``%`` patterns in ``--output``/``--error``/
-``--input``, and ``SLURM_*`` names after ``$`` in code."""
+``--input``, and ``SLURM_*`` names after ``$`` in code.
+
+Options come from the configured ``slurm-version`` and pyxis (the table SB103/SB112 read), and
+values from the grammars SB105 judges by (:func:`~sbatch_lsp.values.value_choices`,
+:func:`~sbatch_lsp.values.example_value`): nothing offered is something the linter rejects."""
 from __future__ import annotations
 
 import re
@@ -8,28 +12,10 @@ import re
 from lsprotocol import types as t
 
 from ..config import Config
-from ..options import Option, option_docs, resolve_long, sbatch_table, slurm_env_vars
-from ..values import CPU_GOVERNORS, GPU_FREQ_WORDS, MAIL_TYPES
+from ..options import ALIASES, Option, option_docs, resolve_long, sbatch_table, slurm_env_vars
+from ..values import example_value, value_choices
 from .hover import SCOPES
 
-#: enumerated option values (sbatch.1; values.py checks them)
-VALUES = {
-    "mail-type": sorted(MAIL_TYPES),
-    "open-mode": ["append", "truncate"],
-    "exclusive": ["user", "mcs", "topo"],
-    "gres-flags": ["disable-binding", "enforce-binding", "multiple-tasks-per-sharing",
-                   "one-task-per-sharing"],
-    "hint": ["compute_bound", "memory_bound", "multithread", "nomultithread"],
-    "kill-on-invalid-dep": ["yes", "no"],
-    "export": ["ALL", "NONE"],
-    "x11": ["all", "batch", "first", "last"],
-    "profile": ["All", "None", "Energy", "Lustre", "Network", "Task"],
-    "distribution": ["block", "cyclic", "arbitrary", "plane=", "block:block", "block:cyclic",
-                     "cyclic:cyclic", "cyclic:block"],
-    "cpu-freq": sorted(CPU_GOVERNORS | {"low", "medium", "high", "highm1"}),
-    "gpu-freq": sorted(GPU_FREQ_WORDS),
-    "oom-kill-step": ["0", "1"], "wait-all-nodes": ["0", "1"],
-}
 #: filename patterns of --output, --error and --input (sbatch.1, "filename pattern")
 PATTERNS = {
     "%%": "a literal %", "%A": "job array's master job ID", "%a": "job array index",
@@ -81,18 +67,32 @@ def _options(config: Config, snippets: bool, rng: t.Range) -> list[t.CompletionI
         if o.ignored_in_batch_script:
             continue
         doc = option_docs().get(name, "")
-        items.append(_item(f"--{name}", "=", o, doc, snippets, rng, sort=f"0{name}"))
+        holder = _placeholder(o, config.profile.slurm_version)
+        items.append(_item(f"--{name}", "=", o, doc, holder, snippets, rng, sort=f"0{name}"))
         if o.short:
-            items.append(_item(f"-{o.short}", " ", o, doc, snippets, rng, sort=f"1{o.short}"))
+            items.append(_item(f"-{o.short}", " ", o, doc, holder, snippets, rng,
+                               sort=f"1{o.short}"))
     return items
 
 
-def _item(label: str, sep: str, o: Option, doc: str, snippets: bool, rng: t.Range,
-          sort: str) -> t.CompletionItem:
+def _placeholder(o: Option, version: str) -> str:
+    """The value snippet of an option: a choice among the values its grammar accepts, else a
+    valid example, else a plain word from its synopsis (``<account>`` -> ``account``: an open
+    value that sbatch passes on). Each default is itself a valid value."""
+    name = ALIASES.get(o.long, o.long)  # the grammar is the canonical option's
+    choices = value_choices(name, version)
+    if choices:
+        return "${1|" + ",".join(c.replace(",", "\\,").replace("|", "\\|") for c in choices) + "|}"
+    example = example_value(name, version)
+    if example is None:
+        words = re.findall(r"[A-Za-z][A-Za-z0-9_]*", o.arg_format or "")
+        example = words[0] if words else "value"
+    return "${1:" + _snippet_escape(example) + "}"
+
+
+def _item(label: str, sep: str, o: Option, doc: str, holder: str, snippets: bool,
+          rng: t.Range, sort: str) -> t.CompletionItem:
     if o.arg == "required" and snippets:
-        choices = VALUES.get(o.long)
-        holder = ("${1|" + ",".join(c.replace(",", "\\,").replace("|", "\\|") for c in choices)
-                  + "|}") if choices else "${1:" + _snippet_escape(o.arg_format or "value") + "}"
         text, fmt = f"{label}{sep}{holder}", t.InsertTextFormat.Snippet
     elif o.arg == "required":
         text, fmt = f"{label}{sep}", t.InsertTextFormat.PlainText
@@ -122,7 +122,7 @@ def _values(tok: str, tok_start: int, config: Config, edit_range) -> list[t.Comp
         return [t.CompletionItem(label=p, kind=t.CompletionItemKind.Text, detail=d,
                                  text_edit=t.TextEdit(range=rng, new_text=p))
                 for p, d in PATTERNS.items()]
-    choices = VALUES.get(o.long)
+    choices = value_choices(ALIASES.get(o.long, o.long), config.profile.slurm_version)
     if not choices:
         return []
     # list-valued options (--mail-type=END,FAIL) complete the item after the last comma

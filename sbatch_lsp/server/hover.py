@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 
 from ..config import Config
-from ..directives import OptionUse, read_directives
-from ..lint import SUPPRESS
+from .. import suppressions
+from ..directives import OptionUse
+from ..lint import directives_of, outline
 from ..options import (Option, option_docs, pyxis_options, resolve_long, sbatch_options,
                        short_table, slurm_env_vars)
-from ..rules import RULES, code_of
+from ..rules import RULES
+from ..shell.model import Script
 from ..source import Source
 
 VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
@@ -25,14 +27,17 @@ SCOPES = {
 
 def hover_text(src: Source, offset: int, config: Config) -> tuple[str, int, int] | None:
     """Markdown for what is under ``offset`` (a code-point offset into ``src.text``) and the
-    (start, end) offsets it explains; None when there is nothing to say."""
+    (start, end) offsets it explains; None when there is nothing to say. Directives and
+    suppressions are read as the engine reads them (:func:`~sbatch_lsp.lint.outline`: a
+    ``#SBATCH`` line in a here-document is data, a suppression counts only in a real comment)."""
     line = src.line_of(offset)
     start = src.line_starts[line]
     own = src.line_text(line)
     col = offset - start
-    m = SUPPRESS.search(own)
-    if m and m.start(2) <= col <= m.end(2):
-        return _suppression(own, m, col, start)
+    if "sbatch-lint:" in own:
+        found = _suppression(src, outline(src), offset)
+        if found is not None:
+            return found
     if own.startswith("#SBATCH"):
         return _directive(src, offset, config)
     for v in VARIABLE.finditer(own):
@@ -42,21 +47,18 @@ def hover_text(src: Source, offset: int, config: Config) -> tuple[str, int, int]
     return None
 
 
-def _suppression(own: str, m: re.Match, col: int, start: int):
-    pos = m.start(2)
-    for item in m.group(2).split(","):
-        a = pos + len(item) - len(item.lstrip())
-        b = pos + len(item.rstrip())
-        pos += len(item) + 1
-        if a <= col <= b and b > a:
-            typed = own[a:b]
-            prefix = code_of(typed)
-            codes = sorted(c for c in RULES if c.startswith(prefix))
-            if not codes:
-                return f"`{typed}` names no rule: this suppression does nothing", start + a, start + b
-            lines = [f"**{c}** `{RULES[c].name}` ({RULES[c].severity.label}): {RULES[c].summary}"
-                     for c in codes]
-            return "\n\n".join(lines), start + a, start + b
+def _suppression(src: Source, script: Script, offset: int) -> tuple[str, int, int] | None:
+    """The rules a name in a suppression comment stands for (the name under ``offset``)."""
+    for sup in suppressions.read(src, script):
+        for item in sup.items:
+            if item.start <= offset <= item.end:
+                codes = sorted(c for c in RULES if c.startswith(item.prefix))
+                if not codes:
+                    return (f"`{item.typed}` names no rule: this suppression does nothing",
+                            item.start, item.end)
+                lines = [f"**{c}** `{RULES[c].name}` ({RULES[c].severity.label}): "
+                         f"{RULES[c].summary}" for c in codes]
+                return "\n\n".join(lines), item.start, item.end
     return None
 
 
@@ -82,8 +84,8 @@ def option_info(o: Option) -> list[str]:
     return out
 
 
-def _directive(src: Source, offset: int, config: Config):
-    block = read_directives(src, frozenset(), config.profile.slurm_version, config.profile.pyxis)
+def _directive(src: Source, offset: int, config: Config) -> tuple[str, int, int] | None:
+    block = directives_of(src, outline(src), config)
     use = next((u for u in block.options if u.start <= offset <= max(u.end, u.start + 1)), None)
     if use is not None:
         return _option_use(block, use), use.start, use.end
@@ -95,6 +97,16 @@ def _directive(src: Source, offset: int, config: Config):
                 if dl.late:
                     body.append("This directive is below the first command: sbatch never reads it.")
                 return "\n\n".join(body), tok.start, tok.end
+    # not in the block: a here-document body or a string (data for another script)
+    line = src.line_of(offset)
+    for word in re.finditer(r"-[^\s=]+", src.line_text(line)):
+        a, b = src.line_starts[line] + word.start(), src.line_starts[line] + word.end()
+        if a <= offset <= b:
+            o = _lookup(word.group(0))
+            body = option_info(o) if o else []
+            body.append("This line is data (a here-document body or a string), not a directive "
+                        "of this script: sbatch reads it only in the script it is written to.")
+            return "\n\n".join(body), a, b
     return None
 
 

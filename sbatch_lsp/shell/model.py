@@ -164,6 +164,9 @@ class Script:
     kind: str = "batch"
     parent: Command | None = None
     data_spans: list[tuple[int, int]] = field(default_factory=list)  # strings spanning lines
+    #: the real comments of this script's text, as spans from the ``#`` to the end of its line
+    #: (not ``#`` inside quotes or here-document bodies)
+    comments: list[tuple[int, int]] = field(default_factory=list)
     #: bugs met while building the model (a mask that raised): each becomes an SB003 finding
     internal_errors: list[str] = field(default_factory=list)
     #: value_at's index, built on first use for this many assignments (see _value_index)

@@ -52,7 +52,11 @@ class _Builder:
     def build(self) -> Script:
         text = self.text
         line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        for ch in chunker.split_chunks(text):
+        chunks, comments = chunker.scan(text)
+        self.script.comments = [self.tmap.orig_span(line_starts[ln] + col, line_starts[ln + 1] - 1
+                                                    if ln + 1 < len(line_starts) else len(text))
+                                for ln, col in comments]
+        for ch in chunks:
             s = line_starts[ch.start - 1]
             e = line_starts[ch.end] - 1 if ch.end < len(line_starts) else len(text)
             chunk_text = text[s:e]
@@ -337,6 +341,32 @@ def parse_script(text: str) -> Script:
     """Parse a whole batch script and attach the command strings its commands run."""
     script = parse(TextMap(text))
     attach_nested(script, TextMap(text), depth=0)
+    return script
+
+
+def outline_script(text: str, wanted: re.Pattern) -> Script:
+    """The script's outline: the chunks and real comments of the whole text, with commands,
+    heredocs and multi-line strings read (as :func:`parse_script` reads them) only in the
+    top-level chunks that hold a line matching ``wanted``; the other chunks are blanked before
+    parsing (offsets and lines kept) and have parser ``"none"``. Cheap on a long script whose
+    matching lines sit in a few chunks: an editor's hover reads the directive block so."""
+    lines = text.split("\n")
+    chunks, comments = chunker.scan(text)
+    keep = [False] * len(lines)
+    for ch in chunks:
+        if any(wanted.search(lines[ln]) for ln in range(ch.start - 1, ch.end)):
+            keep[ch.start - 1:ch.end] = [True] * (ch.end - ch.start + 1)
+    script = parse_script("\n".join(ln if k else " " * len(ln)
+                                    for ln, k in zip(lines, keep, strict=True)))
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln) + 1)
+    parsed = {c.start_line: c for c in script.chunks}
+    script.chunks = [parsed.get(ch.start - 1) or
+                     Chunk(ch.start - 1, ch.end - 1, starts[ch.start - 1],
+                           min(starts[ch.end] - 1, len(text)), parser="none")
+                     for ch in chunks]
+    script.comments = [(starts[ln] + col, starts[ln] + len(lines[ln])) for ln, col in comments]
     return script
 
 

@@ -172,20 +172,61 @@ def hung(job: Job) -> str:
     return f"still waiting in the rendezvous after {HANG_BOUND} s: cut with scancel"
 
 
+LABEL = re.compile(r"^\s*(\d+): ", re.M)  # srun's task label (SLURM_LABELIO=1 in job_env)
+
+
+def _node_of(job: Job, line: str) -> str:
+    """Where an output line came from: ``node1``/``node2`` for a task of an srun step (block
+    distribution over NODES nodes, the steps here spread their tasks evenly), ``batch`` for
+    the batch shell (its lines carry no label)."""
+    m = LABEL.match(line)
+    if m is None:
+        return "batch"
+    per_node = max(1, len({int(t) for t in LABEL.findall(job.output)}) // NODES)
+    return f"node{int(m.group(1)) // per_node + 1}"
+
+
+def agents(job: Job) -> dict[str, int]:
+    """How many torchrun agents started where (each logs ``Starting elastic_operator``)."""
+    out: dict[str, int] = {}
+    for line in job.output.splitlines():
+        if "Starting elastic_operator" in line:
+            where = _node_of(job, line)
+            out[where] = out.get(where, 0) + 1
+    return out
+
+
+def agent_values(job: Job, pattern: str) -> dict[str, list[str]]:
+    """The values an agent logs in its launch configuration (``pattern`` has one group), by
+    where the agent runs, in output order."""
+    out: dict[str, list[str]] = {}
+    for line in job.output.splitlines():
+        m = re.search(pattern, line)
+        if m:
+            out.setdefault(_node_of(job, line), []).append(m.group(1))
+    return out
+
+
 def fails_eaddrinuse(job: Job) -> list[str]:
-    # the agents that lost the port die; the others may wait on for them: cut once it is seen
-    assert (job.state, job.exit_code) != ("COMPLETED", "0:0"), job.output[-4000:]
-    return [first_line(job, "EADDRINUSE")]
+    """The mechanism, not just the symptom: both agents of node1 got node rank 0, so both tried
+    to host the store on the master port, and one of them (on node1) lost it. The job is cut
+    once the error is seen, so node2's agents may not have logged yet: only node1 is counted."""
+    assert agents(job).get("node1") == PER_NODE, (agents(job), job.output[-4000:])
+    ranks = agent_values(job, r"rdzv_configs\s*: \{'rank': (\d+)")
+    assert ranks.get("node1") == ["0", "0"], ranks
+    lost = [ln.strip() for ln in job.output.splitlines() if "EADDRINUSE" in ln and "29500" in ln]
+    assert lost and {_node_of(job, ln) for ln in lost} == {"node1"}, job.output[-4000:]
+    return [f"{PER_NODE} agents per node; both on node1 have node rank 0", lost[0]]
 
 
 def fails_surplus_launchers(job: Job) -> list[str]:
     """srun ignored the step's --ntasks-per-node=1 and started 4 launchers for a 2-node c10d
     rendezvous: the surplus ones lose the store when the admitted ones finish, or wait on."""
     assert (job.state, job.exit_code) != ("COMPLETED", "0:0"), job.output[-4000:]
-    agents = len(re.findall(r"Starting elastic_operator", job.output))
-    assert agents == NODES * PER_NODE, agents
+    started = agents(job)
+    assert started == {"node1": PER_NODE, "node2": PER_NODE}, (started, job.output[-4000:])
     evidence = [first_line(job, "can't honor --ntasks-per-node"),
-                f"{agents} torchrun agents started for --nnodes=2"]
+                f"{PER_NODE} torchrun agents started on each node for --nnodes=2"]
     m = re.search(r"^.*RendezvousConnectionError: .*$", job.output, re.M)
     evidence.append(m.group(0).strip() if m else
                     f"the surplus agents still waiting after {HANG_BOUND} s: cut with scancel")
@@ -202,10 +243,20 @@ def fails_two_worlds(job: Job) -> list[str]:
         for p in sorted(got, key=lambda p: (p["host"], p["rank"])))]
 
 
-def fails_rendezvous(marker: str):
-    def check(job: Job) -> list[str]:
-        return [first_line(job, marker), hung(job)]
-    return check
+def fails_alone_in_batch_shell(job: Job) -> list[str]:
+    """SB205: exactly one agent started, in the batch shell (node1 only), and it waits for a
+    second node that never comes."""
+    assert agents(job) == {"batch": 1}, (agents(job), job.output[-4000:])
+    return ["one torchrun agent, started by the batch shell",
+            first_line(job, "Rendezvous'ing worker group"), hung(job)]
+
+
+def fails_own_loopback(job: Job) -> list[str]:
+    """SB206: every agent (one per node) points the rendezvous at its own loopback."""
+    assert agents(job) == {"node1": 1, "node2": 1}, (agents(job), job.output[-4000:])
+    endpoints = agent_values(job, r"rdzv_endpoint\s*: (\S+)")
+    assert endpoints == {"node1": ["localhost:29500"], "node2": ["localhost:29500"]}, endpoints
+    return ["both agents: " + first_line(job, r"rdzv_endpoint\s*: localhost:29500"), hung(job)]
 
 
 def fails_all_rank_zero(job: Job) -> list[str]:
@@ -277,7 +328,7 @@ SCENARIOS = [
          """--master-addr="$MASTER_ADDR" --master-port="$MASTER_PORT" --nproc-per-node=2 """
          """probe.py'"""))),
     Scenario(
-        "SB205", "SB205", "sb205", fails_rendezvous("Rendezvous'ing worker group"), "page",
+        "SB205", "SB205", "sb205", fails_alone_in_batch_shell, "page",
         ("torchrun --nnodes=2 --node_rank=0 --nproc_per_node=2 \\",
          "  --master_addr=$MASTER_ADDR --master_port=29500 probe.py"),
         (("srun --ntasks-per-node=1 bash -c 'torchrun --nnodes=2 --node_rank=$SLURM_NODEID "
@@ -285,8 +336,7 @@ SCENARIOS = [
          "  --master_addr=$MASTER_ADDR --master_port=29500 probe.py'"),
         may_hang=True),
     Scenario(
-        "SB206", "SB206", "sb206", fails_rendezvous(r"rdzv_endpoint\s*: localhost:29500"),
-        "page",
+        "SB206", "SB206", "sb206", fails_own_loopback, "page",
         (("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=localhost "
          "--master-port=29500 --nproc-per-node=2 probe.py'"),),
         (("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=$MASTER_ADDR "
@@ -325,16 +375,14 @@ SCENARIOS = [
          "export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
          f"srun bash -c '{RANKS} python probe.py'")),
     Scenario(
-        "convert-SB205", "SB205", "sb205", fails_rendezvous("Rendezvous'ing worker group"),
-        "convert",
+        "convert-SB205", "SB205", "sb205", fails_alone_in_batch_shell, "convert",
         ("#SBATCH --ntasks-per-node=1", "torchrun --nnodes=2 --node_rank=0 --nproc_per_node=2 \\",
          "  --master_addr=$MASTER_ADDR --master_port=29500 probe.py"),
         ("#SBATCH --ntasks-per-node=2", "export MASTER_PORT=$((SLURM_JOB_ID % 4536 + 61000))",
          f"srun bash -c 'export {RANKS}; exec \"$@\"' bash python probe.py"),
         may_hang=True),
     Scenario(
-        "convert-SB206", "SB206", "sb206", fails_rendezvous(r"rdzv_endpoint\s*: localhost:29500"),
-        "convert",
+        "convert-SB206", "SB206", "sb206", fails_own_loopback, "convert",
         ("#SBATCH --ntasks-per-node=1",
          ("srun bash -c 'torchrun --nnodes=2 --node-rank=$SLURM_NODEID --master-addr=localhost "
          "--master-port=29500 --nproc-per-node=2 probe.py'")),
@@ -352,6 +400,7 @@ def job_env(workdir: Path) -> dict:
     tmp.mkdir(exist_ok=True)
     return {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
             "LOGLEVEL": "INFO",  # torchrun says which rendezvous it waits in
+            "SLURM_LABELIO": "1",  # srun labels each task's lines (which node said what)
             "TMPDIR": str(tmp)}  # torchelastic's log folders stay in the test's directory
 
 
@@ -421,7 +470,8 @@ def prove(s: Scenario, cluster: Cluster, tmp_path: Path) -> None:
     # 1. sbatch-lint flags it, at error
     assert [f["severity"] for f in lint_json(path) if f["code"] == s.code] == ["error"]
 
-    # 2. it really fails on the cluster
+    # 2. it really fails on the cluster, by the mechanism the rule names; only a scenario that
+    #    hangs gets the short bound (the others must end by themselves)
     if s.bad not in _BAD_RUNS:
         job = run(cluster, bad, tmp_path / "bad", HANG_BOUND if s.may_hang else RUN_BOUND,
                   s.cut_when)
