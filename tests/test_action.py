@@ -213,7 +213,7 @@ def test_readme_workflow_with_the_action_is_valid_and_names_real_inputs(tmp_path
     check_builtin_schema("vendor.github-workflows", wf)
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     step = next(s for s in yaml.safe_load(text)["jobs"]["sbatch-lint"]["steps"]
-                if s.get("uses", "").startswith("sbatch-lsp/sbatch-lsp@"))
+                if s.get("uses", "").startswith("your-org/sbatch-lsp@"))
     assert set(step.get("with", {})) <= set(action["inputs"])
     # the README's input table lists every input with its real default
     rows = dict(re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \|", README, re.M))
