@@ -27,11 +27,11 @@ import enum
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .atomic import replace_file
 
 #: the cache folder's name (beside the configuration file, or in the current directory)
 FOLDER = ".sbatch-lint-cache"
@@ -173,7 +173,7 @@ class Cache:
         try:
             data = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
             self._ensure(folder)
-            _replace(folder / f"{key}.json", data)
+            replace_file(folder / f"{key}.json", data)
         except (OSError, TypeError, ValueError):
             return
 
@@ -184,22 +184,5 @@ class Cache:
         folder.mkdir(parents=True, exist_ok=True)
         ignore = folder / ".gitignore"
         if not ignore.exists():
-            _replace(ignore, b"# created by sbatch-lint: the whole cache folder is ignored\n*\n")
+            replace_file(ignore, b"# created by sbatch-lint: the whole cache folder is ignored\n*\n")
         self._made.add(folder)
-
-
-def _replace(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` atomically: a temporary file in the same folder, renamed
-    over it (readers see the old file or the new one, never a part); OSError on failure, with
-    no temporary file left behind."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:16]}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

@@ -10,12 +10,12 @@ import argparse
 import difflib
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import __version__
+from .atomic import replace_file
 from .cache import FIELDS, Cache
 from .config import Config, ConfigError, find_config, load_file, parse_codes
 from .diagnostics import Severity
@@ -282,21 +282,7 @@ def _write_atomic(path: str, text: str, encoding: str) -> None:
     its own ``encoding``, via a temporary file in the same folder and a rename, keeping its
     permission bits; the original stays untouched on any error."""
     p = Path(os.path.realpath(path))
-    mode = p.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode(encoding))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_file(p, text.encode(encoding), p.stat().st_mode & 0o7777, durable=True)
 
 
 def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: bytes | None
