@@ -453,7 +453,10 @@ def _main(argv: list[str]) -> int:
                          "--unsafe-fixes or --diff")
     stdin_data = sys.stdin.buffer.read() if "-" in args.paths else None
     cache: dict = {}
-    files = discover(args.paths, lambda p, is_dir: _config_for(p, args, cache).excluded(p, is_dir))
+    def excluded(p: Path, is_dir: bool) -> bool:
+        return _config_for(p, args, cache).excluded(p, is_dir)
+
+    files = discover(args.paths, excluded)
     jobs = []
     for f in files:
         display = args.stdin_filename if f == "-" and args.stdin_filename else f
@@ -471,7 +474,7 @@ def _main(argv: list[str]) -> int:
     if args.format == "gitlab":
         from .gitlab import repository_root
         args_d["root"] = str(repository_root())
-    store = None if args.no_cache or args.fix or args.diff else \
+    store = None if args.no_cache or args.fix or args.diff or args.add_noqa else \
         Cache(f"{args.format}:{color}:{args_d['root']}", args.cache_dir)
     found = [store.get(f, d, c) if store else None for f, d, c in jobs]
     todo = [job for job, hit in zip(jobs, found, strict=True) if hit is None]
@@ -482,7 +485,9 @@ def _main(argv: list[str]) -> int:
         for (f, d, c), hit, rep in zip(jobs, found, reports, strict=True):
             if hit is None and rep.error is None and not rep.excluded:
                 store.put(f, d, c, {k: getattr(rep, k) for k in FIELDS})
-    return _report(reports, jobs, args)
+    folders = [Path(p) for p in args.paths if p != "-" and Path(p).is_dir()]
+    return _report(reports, jobs, args,
+                   folders_excluded=bool(folders) and all(excluded(p, True) for p in folders))
 
 
 def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: bytes | None,
@@ -564,7 +569,7 @@ def _convert_all(jobs, args, stdin_data) -> int:
     return worst
 
 
-def _report(reports: list[FileReport], jobs, args) -> int:
+def _report(reports: list[FileReport], jobs, args, folders_excluded: bool = False) -> int:
     """Print the reports and return the exit code.
 
     Standard output carries the report, except with ``--diff`` (the diffs, so they can be
@@ -635,15 +640,20 @@ def _report(reports: list[FileReport], jobs, args) -> int:
     if errors:
         return 2
     if not any(r.job_script for r in reports):
-        return _no_job_script(args.paths, len(reports))
+        return _no_job_script(args.paths, len(reports), folders_excluded)
     return 1 if fail and not args.exit_zero else 0
 
 
-def _no_job_script(paths: list[str], read: int) -> int:
+def _no_job_script(paths: list[str], read: int, folders_excluded: bool) -> int:
     """Say on standard error that nothing was linted, and return the exit code: 2 when a
     directory was named (a CI job pointed at the wrong folder must fail), 0 when only files were
-    (pre-commit passes every candidate file, and a commit of helper scripts is fine)."""
+    (pre-commit passes every candidate file, and a commit of helper scripts is fine) or when every
+    named directory is one the configuration's ``exclude`` leaves out (as a named excluded file)."""
     folders = [p for p in paths if p != "-" and Path(p).is_dir()]
+    if folders_excluded:
+        print(f"sbatch-lint: nothing linted: {', '.join(folders)} excluded by the configuration",
+              file=sys.stderr)
+        return 0
     what = f"{read} file(s) read, none a job script" if read else "no file to read"
     where = f" in {', '.join(folders)}" if folders else ""
     print(f"sbatch-lint: no job script found{where}: {what} (a job script has an `#SBATCH` "

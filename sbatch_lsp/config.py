@@ -208,9 +208,9 @@ def check_required_version(value, where: str) -> str:
                           f"\">=0.1,<0.2\" or \"0.1.0\", not {value!r}")
     if not spec.contains(__version__, prereleases=True):
         raise ConfigError(f"{where}: this project requires sbatch-lint {spec}, but this is "
-                          f"sbatch-lint {__version__}: install the required version "
-                          f"(pip install 'sbatch-lsp{spec}') so that editor, pre-commit and CI "
-                          "agree")
+                          f"sbatch-lint {__version__}: install a version that satisfies it (from a "
+                          "clone or wheel of that release, README \"Set up\") so that editor, "
+                          "pre-commit and CI agree")
     return str(spec)
 
 

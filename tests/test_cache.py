@@ -207,6 +207,19 @@ def test_fix_diff_convert_and_stdin_bypass_the_cache(tmp_path, capsys, monkeypat
     assert not store.exists() and not (tmp_path / cache.FOLDER).exists()
 
 
+def test_add_noqa_after_a_warm_run_still_adds_suppressions(tmp_path, capsys, monkeypatch):
+    """The README's adoption order: lint first (the cache fills), then --add-noqa, which must
+    read the findings afresh and write them into the file (a cached report has no script)."""
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "a.sbatch"
+    f.write_text(BAD)
+    assert lint_run(capsys, str(f))[0] == 1
+    assert entries(tmp_path / cache.FOLDER)
+    lint_run(capsys, "--add-noqa", str(f))
+    assert "# sbatch-lint: disable=SB201" in f.read_text()
+    assert lint_run(capsys, str(f))[0] == 0
+
+
 def test_two_processes_writing_at_once_leave_a_readable_cache(tmp_path, capsys):
     files = corpus_files(tmp_path / "s")[:60]
     store = tmp_path / "c"
