@@ -31,6 +31,30 @@ def _documented(d: dict) -> bool:
     return any(d["script"].startswith(prefix) and d["field"] == f for prefix, f in DOCUMENTED)
 
 
+#: differences that are gaps in show (the facts layer, issue 10), not Slurm facts: each class with
+#: the scripts it holds and the mechanism show lacks. The test fails on any difference outside
+#: these classes, and on a class that no longer differs (its entry must then go), so a fix to
+#: show or a new gap cannot pass unseen.
+OPEN: dict[str, tuple[tuple[str, ...], str]] = {
+    "refused-steps": (("layout-n1", "layout-n2-tpn1", "layout-n2-tpn2", "layout-n2-t6-tpn3",
+                       "layout-tpn3"),
+                      ("show predicts a layout for steps srun refuses ('More processors requested "
+                      "than permitted') and, for srun --nodes=1 in a --ntasks-per-node job, the "
+                      "step's own tasks instead of the inherited SLURM_NTASKS")),
+    "export-all-plus": (("env-srun-export-all-plus",),
+                        ("srun --export=ALL,NAME=v keeps the caller's value of an already exported "
+                        "NAME (srun(1)); show takes v")),
+    "set-plus-a": (("env-set-a",), "set +a ends auto-export; show keeps exporting"),
+    "unexport": (("env-unexport",), ("export -n and unset remove a variable from the tasks' "
+                 "environment; show still reports it exported")),
+}
+
+
+def _open_class(d: dict) -> str | None:
+    return next((name for name, (prefixes, _) in OPEN.items()
+                 if any(d["script"].startswith(p) for p in prefixes)), None)
+
+
 @pytest.mark.slurm
 @pytest.mark.timeout(1200)  # about 5 min on a loaded 2-core machine, 76 jobs one at a time
 def test_layouts_on_the_cluster(cluster, tmp_path):  # noqa: F811
@@ -50,7 +74,14 @@ def test_layouts_on_the_cluster(cluster, tmp_path):  # noqa: F811
         pytest.xfail(f"sbatch-lint show is not built yet (issue 10 item 3): "
                      f"{len(result['no_show'])} scripts observed, none predicted")
     undocumented = [d for d in result["differences"] if not _documented(d)]
-    assert not undocumented, json.dumps(undocumented, indent=1)
+    unexplained = [d for d in undocumented if _open_class(d) is None]
+    assert not unexplained, json.dumps(unexplained, indent=1)
+    seen = {_open_class(d) for d in undocumented}
+    stale = sorted(set(OPEN) - seen)
+    assert not stale, f"these show gaps no longer differ on the cluster: remove them from OPEN: {stale}"
+    if seen:
+        pytest.xfail("show's known gaps (issue 10): " + "; ".join(
+            f"{name}: {OPEN[name][1]}" for name in sorted(seen)))
 
 
 # -- the parser and the comparison, on canned output (no cluster) -------------------------------------
