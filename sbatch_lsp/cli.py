@@ -83,8 +83,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Lint Slurm batch scripts for the launch mistakes sbatch accepts silently.",
         epilog=epilog)
     p.add_argument("paths", nargs="*", help="files or directories ('-' reads standard input)")
-    p.add_argument("--format", choices=("text", "concise", "json", "github", "sarif", "gitlab"),
-                   default="text", help="gitlab: a GitLab Code Quality report (JSON)")
+    p.add_argument("--format", choices=("text", "concise", "json", "github", "sarif", "gitlab",
+                                        "markdown"),
+                   default="text", help="gitlab: a GitLab Code Quality report (JSON); markdown: "
+                                        "with --list-rules only (the README's rule table)")
     p.add_argument("--output-file", metavar="PATH", help="write the report here")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
@@ -110,7 +112,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="PATH", help="use this configuration file")
     p.add_argument("--stdin-filename", metavar="PATH", help="name to report for '-'")
     p.add_argument("--explain", metavar="CODE", help="print the page of a rule (code or name)")
-    p.add_argument("--list-rules", action="store_true", help="list every rule")
+    p.add_argument("--list-rules", action="store_true",
+                   help="list every rule (--format text, json or markdown)")
     p.add_argument("--schema", metavar="NAME",
                    help="print the JSON Schema of a JSON output (lint, gitlab, ...) and exit")
     p.add_argument("--no-color", action="store_true")
@@ -393,11 +396,16 @@ def _print_schema(name: str) -> int:
     return 0
 
 
-def _list_rules() -> int:
-    from .rules import RULES
+def _list_rules(fmt: str) -> int:
+    """``--list-rules``: every rule from the registry, as text, JSON or the README's Markdown
+    table (:mod:`sbatch_lsp.catalogue`); another ``--format`` is a usage error."""
+    from . import catalogue
 
-    for code, r in sorted(RULES.items()):
-        print(f"{code}  {r.name:<32} {r.severity.label:<8} {r.summary}")
+    listings = {"text": catalogue.text_listing, "json": catalogue.json_listing,
+                "markdown": catalogue.markdown_table}
+    if fmt not in listings:
+        raise UsageError(f"--list-rules prints text, json or markdown, not {fmt}")
+    sys.stdout.write(listings[fmt]())
     return 0
 
 
@@ -436,7 +444,9 @@ def _main(argv: list[str]) -> int:
     if args.explain:
         return _explain(args.explain)
     if args.list_rules:
-        return _list_rules()
+        return _list_rules(args.format)
+    if args.format == "markdown":
+        raise UsageError("--format markdown lists the rules: use it with --list-rules")
     if args.schema:
         return _print_schema(args.schema)
     if not args.paths:

@@ -190,12 +190,13 @@ def sarif_rules() -> list[dict]:
     return [{
         "id": code, "name": r.name,
         "shortDescription": {"text": r.summary},
-        "fullDescription": {"text": f"{r.summary} (default severity: {r.severity.label})."},
+        "fullDescription": {"text": f"{r.summary} (default severity: {r.severity.label}; "
+                                    f"fix: {r.fix})."},
         "help": {"text": f"{r.summary}. Examples and fixes: sbatch-lint --explain {code}",
                  "markdown": _page(code) or f"{r.summary}. Examples and fixes: "
                                             f"`sbatch-lint --explain {code}`"},
         "defaultConfiguration": {"level": SARIF_LEVEL[r.severity.label]},
-        "properties": {"tags": ["slurm", r.name]},
+        "properties": {"tags": ["slurm", r.name], "fix": r.fix},
     } for code, r in sorted(RULES.items())]
 
 

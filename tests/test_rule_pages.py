@@ -40,10 +40,23 @@ def test_every_rule_has_a_page_with_examples():
         assert kinds.count("bad") >= bad_needed and kinds.count("good") >= 3, p.name
 
 
+def test_every_rule_with_a_fix_shows_one():
+    """A rule whose registration says it offers fixes shows one on its page (fix-before and
+    fix-after); one that says ``none`` shows none."""
+    for p in pages():
+        shown = any(k == "fix-before" for k, _ in examples(p))
+        assert shown == (RULES[p.stem].fix != "none"), (p.name, RULES[p.stem].fix)
+
+
 @pytest.mark.parametrize("code,kind,text,after,keys", CASES)
 def test_page_example(code, kind, text, after, keys):
     config = _config(keys)
-    codes = [d.code for d in lint(text, f"{code}.sbatch", config).diagnostics]
+    diags = lint(text, f"{code}.sbatch", config).diagnostics
+    codes = [d.code for d in diags]
+    # every fix any finding carries has an applicability its rule's registration declares
+    for d in diags:
+        offered = {f.applicability for f in d.fixes}
+        assert offered <= RULES[d.code].fix_applicabilities, (d.code, offered, RULES[d.code].fix)
     if kind == "bad":
         assert code in codes, f"{code} did not fire; got {codes}"
     elif kind == "good":

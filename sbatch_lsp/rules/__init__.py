@@ -1,13 +1,27 @@
-"""The rule registry. A rule is a code, a kebab-case name, a default severity, a one-line
-summary and a ``check(job)`` that yields Diagnostics (DESIGN.md "Rule catalogue").
+"""The rule registry: the one source of every rule's metadata (DESIGN.md "Rule catalogue").
 
-Rule modules register themselves with :func:`rule`; importing this package loads them all.
+A rule is a code, a kebab-case name, a default severity, a one-line summary, the fixes it may
+offer (:data:`FIX_KINDS`) and a ``check(job)`` that yields Diagnostics. Its page is
+``rules/<code>.md``. The README's rule table, the page headers, ``--list-rules``, hover and the
+SARIF rule descriptors all read :data:`RULES` (:mod:`sbatch_lsp.catalogue` renders them;
+``tests/test_catalogue.py`` fails when they drift).
+
+Adding a rule touches its module and its page only: a rule module is any module of this
+package, and importing the package imports every one of them (:func:`_load_rule_modules`), so
+a new ``rules/<family>.py`` needs no import line. Register a check with::
+
+    @rule("SB2xx", "kebab-name", Severity.ERROR, "one-line summary", fix="unsafe")
+    def check(job): ...
+
+then regenerate the README table (``python -m sbatch_lsp.catalogue --write README.md``).
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, TypeVar
 
 from ..diagnostics import Diagnostic, Edit, Fix, Related, Severity
 
@@ -15,14 +29,31 @@ from ..diagnostics import Diagnostic, Edit, Fix, Related, Severity
 #: web site, so every link the tool prints is to the installed page
 PAGES = "rules_pages"
 
+#: what a rule's fixes may be: none, only safe ones, only unsafe ones, or either (DESIGN.md
+#: "Fixes"); the page header's ``**Fix:**`` starts with the same words
+FIX_KINDS = ("none", "safe", "unsafe", "safe or unsafe")
+
+Check = Callable[..., Iterable[Diagnostic]]
+F = TypeVar("F", bound=Check)
+
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule's metadata and check. ``fix`` is one of :data:`FIX_KINDS`: the applicabilities
+    its findings' fixes may have (``"none"``: it never offers one). ``check`` is None for the
+    meta rules the engine reports itself (SB001-SB003)."""
+
     code: str
     name: str
     severity: Severity
     summary: str
-    check: Callable[..., Iterable[Diagnostic]] | None
+    fix: str
+    check: Check | None
+
+    @property
+    def fix_applicabilities(self) -> frozenset[str]:
+        """The ``Fix.applicability`` values this rule's fixes may take (empty for ``"none"``)."""
+        return frozenset(self.fix.split(" or ")) - {"none"}
 
     @property
     def url(self) -> str:
@@ -40,10 +71,22 @@ def page_path(code: str) -> Path:
 RULES: dict[str, Rule] = {}
 
 
-def rule(code: str, name: str, severity: Severity, summary: str):
-    """Register the decorated ``check(job)`` generator as rule ``code``."""
-    def deco(fn):
-        RULES[code] = Rule(code, name, severity, summary, fn)
+def _register(r: Rule) -> None:
+    """Add ``r`` to :data:`RULES`; a code or name registered twice, or an unknown fix kind, is
+    a programming error (ValueError at import time)."""
+    if r.fix not in FIX_KINDS:
+        raise ValueError(f"{r.code}: fix={r.fix!r} is not one of {FIX_KINDS}")
+    if r.code in RULES or any(o.name == r.name for o in RULES.values()):
+        raise ValueError(f"{r.code} {r.name}: code or name registered twice")
+    RULES[r.code] = r
+
+
+def rule(code: str, name: str, severity: Severity, summary: str, *,
+         fix: str = "none") -> Callable[[F], F]:
+    """Register the decorated ``check(job)`` generator as rule ``code`` (``fix``: one of
+    :data:`FIX_KINDS`, the fixes its findings may carry)."""
+    def deco(fn: F) -> F:
+        _register(Rule(code, name, severity, summary, fix, fn))
         return fn
     return deco
 
@@ -61,7 +104,7 @@ def code_of(typed: str) -> str:
 
 def meta(code: str, name: str, severity: Severity, summary: str) -> None:
     """Register a meta rule produced by the engine itself (no check function)."""
-    RULES[code] = Rule(code, name, severity, summary, None)
+    _register(Rule(code, name, severity, summary, "none", None))
 
 
 def finding(code: str, start: int, end: int, message: str, severity: Severity | None = None,
@@ -86,6 +129,14 @@ meta("SB002", "unparsed-chunk", Severity.INFO,
 meta("SB003", "internal-error", Severity.ERROR,
      "a rule raised an exception (a bug in sbatch-lint: please report it)")
 
-from . import directives, option_values, launch, expansion, environment, framework, credentials  # noqa: E402,F401
+
+
+def _load_rule_modules() -> None:
+    """Import every module of this package (in name order), so each registers its rules."""
+    for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        importlib.import_module(f"{__name__}.{m.name}")
+
+
+_load_rule_modules()
 
 __all__ = ["RULES", "Rule", "rule", "finding", "Diagnostic", "Edit", "Fix", "Related", "Severity"]

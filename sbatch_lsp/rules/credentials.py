@@ -14,7 +14,7 @@ from . import Edit, Fix, Related, Severity, finding, rule
 
 
 @rule("SB501", "hardcoded-credential", Severity.ERROR,
-      "a literal token in the script (git and Slurm's stored job script keep copies)")
+      "a literal token in the script (git and Slurm's stored job script keep copies)", fix="unsafe")
 def hardcoded_credential(job):
     for sec in credential_values(job):
         fixes = []

@@ -15,7 +15,7 @@ SHEBANG = "#!/bin/bash\n"
 
 
 @rule("SB100", "not-a-batch-script", Severity.ERROR,
-      "sbatch refuses the file: no `#!` at byte 0 (BOM, leading blank/space), CRLF, NUL, empty")
+      "sbatch refuses the file: no `#!` at byte 0 (BOM, leading blank/space), CRLF, NUL, empty", fix="safe")
 def not_a_batch_script(job):
     """Whole-file checks sbatch makes before reading options (slurm-facts.md §1.2,
     src/sbatch/sbatch.c ``_get_script_buffer``)."""
@@ -62,7 +62,7 @@ def not_a_batch_script(job):
 
 
 @rule("SB101", "directive-after-command", Severity.ERROR,
-      "`#SBATCH` below the first command: silently ignored")
+      "`#SBATCH` below the first command: silently ignored", fix="unsafe")
 def directive_after_command(job):
     """sbatch stops reading directives at the first line that is neither blank nor a comment
     (slurm-facts.md §1.3 rule 2); every later ``#SBATCH`` is a plain comment."""
@@ -98,7 +98,7 @@ def directive_after_command(job):
 
 
 @rule("SB111", "pyxis-option-in-directive", Severity.WARNING,
-      "a pyxis flag in `#SBATCH`: refused without pyxis, and it shapes only the batch step")
+      "a pyxis flag in `#SBATCH`: refused without pyxis, and it shapes only the batch step", fix="unsafe")
 def pyxis_option_in_directive(job):
     """pyxis registers its options for sbatch from v0.12.0 (unless ``sbatch_support=0``); there
     they configure the batch step only, and without an ``#SBATCH --container-image`` pyxis
@@ -192,7 +192,7 @@ def _move_to_srun(job, use, name, steps) -> Fix | None:
 # ---- SB102–SB104, SB108–SB110, SB112: how sbatch reads the directive lines --------------------
 
 @rule("SB102", "directive-lookalike", Severity.WARNING,
-      "`# SBATCH`, `#sbatch`, indented `#SBATCH`: silently a comment")
+      "`# SBATCH`, `#sbatch`, indented `#SBATCH`: silently a comment", fix="safe or unsafe")
 def directive_lookalike(job):
     """sbatch's directive test is ``xstrncmp(line, "#SBATCH", 7)`` at column 0 (slurm-facts.md
     §1.3 rule 1): any other spelling is a comment and scanning goes on; the old ``#SLURM`` is
@@ -300,7 +300,7 @@ def _name_span(use) -> tuple[int, int]:
 
 
 @rule("SB103", "unknown-option", Severity.ERROR,
-      "not an sbatch option: sbatch refuses the job (`unrecognized option`)")
+      "not an sbatch option: sbatch refuses the job (`unrecognized option`)", fix="unsafe")
 def unknown_option(job):
     """getopt_long refuses a name that no option has, and sbatch exits with ``unrecognized
     option '--x'`` / ``invalid option -- 'x'`` (rc 255; slurm-facts.md §2)."""
@@ -343,7 +343,7 @@ def unknown_option(job):
 
 
 @rule("SB104", "abbreviated-option", Severity.WARNING,
-      "a unique prefix of an option (works, fragile) / an ambiguous one (sbatch refuses)")
+      "a unique prefix of an option (works, fragile) / an ambiguous one (sbatch refuses)", fix="safe")
 def abbreviated_option(job):
     """getopt_long accepts any unique prefix of a long option and refuses an ambiguous one
     (``option '--mem-per=1G' is ambiguous``; slurm-facts.md §2). A prefix that is unique today
@@ -367,7 +367,7 @@ def abbreviated_option(job):
 
 
 @rule("SB108", "directive-tokens", Severity.ERROR,
-      "stray words, unmatched quotes, `--opt = value`, a `#` cutting a value")
+      "stray words, unmatched quotes, `--opt = value`, a `#` cutting a value", fix="safe or unsafe")
 def directive_tokens(job):
     """The tokenizer and getopt faults of slurm-facts.md §1.3 rules 3 and 5: the first word that
     is not an option stops getopt (``Invalid directive found in batch script: X``, rc 255); an
@@ -469,7 +469,7 @@ def _hash_cut(job, dl, tok):
 
 
 @rule("SB109", "ignored-in-script", Severity.WARNING,
-      "`--wrap`, `--help`, `--verbose`, … have no effect in `#SBATCH`")
+      "`--wrap`, `--help`, `--verbose`, … have no effect in `#SBATCH`", fix="safe")
 def ignored_in_script(job):
     """Options of sbatch's early pass (``sbatch_early_pass``: help, usage, version, verbose,
     quiet, wrap) are skipped when the script's directives are read (slurm_opt.c

@@ -109,7 +109,7 @@ def _task_text(step) -> str:
 
 
 @rule("SB401", "node-local-cache", Severity.ERROR,
-      "a multi-node job whose data caches are node- or container-local, or unset while used")
+      "a multi-node job whose data caches are node- or container-local, or unset while used", fix="unsafe")
 def node_local_cache(job):
     """What node 0 writes into a cache must be visible to the other nodes."""
     if not job.multi_node():

@@ -102,7 +102,7 @@ class _Flow:
 
 
 @rule("SB301", "early-expanded-task-variable", Severity.ERROR,
-      "a per-task variable expanded once by the batch shell: 0 on every node")
+      "a per-task variable expanded once by the batch shell: 0 on every node", fix="unsafe")
 def early_expanded_task_variable(job):
     """``$SLURM_PROCID``/``$SLURM_NODEID``/… expanded by the batch shell reach every task as the
     batch shell's value (slurm-facts.md §6.3)."""
@@ -176,13 +176,13 @@ def early_expanded_task_variable(job):
         fixes = []
         if sev is Severity.ERROR and h.escape and e.quoting == DOUBLE:
             fixes.append(Fix(f"escape it so each task expands ${e.name}",
-                             (Edit(e.start, e.start, "\\"),)))
+                             (Edit(e.start, e.start, "\\"),), safe=False))
         yield finding("SB301", e.start, e.end, msg, severity=sev, related=h.related[:4],
                       fixes=fixes)
 
 
 @rule("SB302", "unexported-task-variable", Severity.ERROR,
-      "a batch-shell variable read inside a task but never exported (empty there)")
+      "a batch-shell variable read inside a task but never exported (empty there)", fix="unsafe")
 def unexported_task_variable(job):
     """A task body that expands late (single-quoted ``bash -c '…'``, ``\\$VAR``) reads the task's
     environment, which has only exported variables — and none under --export=NONE

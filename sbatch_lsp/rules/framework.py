@@ -393,7 +393,7 @@ def _needs_one(run: FrameworkRun, arch: str | None, version: tuple[int, int] | N
 
 
 @rule("SB403", "cuda-device-max-connections", Severity.ERROR,
-      "CUDA_DEVICE_MAX_CONNECTIONS wrong for the parallelism and the Megatron-Core release")
+      "CUDA_DEVICE_MAX_CONNECTIONS wrong for the parallelism and the Megatron-Core release", fix="unsafe")
 def cuda_device_max_connections(job):
     """Megatron-LM validate_args and Megatron-Core asserts, by release (slurm-facts §9, §15;
     arguments.py core_v0.11.0 l.656-664, core_v0.12.0 l.769-781, core_v0.13.0 l.862-874)."""

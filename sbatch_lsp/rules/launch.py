@@ -43,7 +43,7 @@ FROM_ALLOCATION = {
 
 
 @rule("SB201", "torchrun-per-task", Severity.ERROR,
-      "torchrun started by an srun step with more than one task per node (EADDRINUSE)")
+      "torchrun started by an srun step with more than one task per node (EADDRINUSE)", fix="unsafe")
 def torchrun_per_task(job):
     """A torchrun-style launcher must run once per node; srun inherits the job's task count
     (slurm-facts.md §8, §14)."""
@@ -100,7 +100,7 @@ def _one_task_per_node(step) -> Fix | None:
 
 
 @rule("SB202", "torchrun-multinode-args", Severity.ERROR,
-      "a multi-node torchrun without --nnodes, or without node rank and master address/port")
+      "a multi-node torchrun without --nnodes, or without node rank and master address/port", fix="unsafe")
 def torchrun_multinode_args(job):
     """torchrun defaults to ``--nnodes=1:1`` and the static rendezvous on 127.0.0.1; a c10d
     ``--rdzv-endpoint`` replaces node rank and master address/port, never ``--nnodes``."""
@@ -252,7 +252,7 @@ def _add_args(job, site, missing) -> Fix | None:
 
 
 @rule("SB203", "missing-gpu-request", Severity.ERROR,
-      "GPU work but no GPU request: Slurm gives the job zero GPUs")
+      "GPU work but no GPU request: Slurm gives the job zero GPUs", fix="unsafe")
 def missing_gpu_request(job):
     """Without --gpus*, --gres=gpu or --tres-per-task=gres/gpu Slurm allocates no GPU (the job
     sees none even on a GPU partition, unless a site plugin adds them). An ``--exclusive`` job
@@ -556,7 +556,8 @@ def _local_address_from_outside(job, step, w, name):
 
 
 @rule("SB207", "srun-cpus-per-task", Severity.WARNING,
-      "steps that lose `--cpus-per-task` because srun does not inherit it (Slurm 22.05–23.02)")
+      "steps that lose `--cpus-per-task` because srun does not inherit it (Slurm 22.05–23.02)",
+      fix="unsafe")
 def srun_cpus_per_task(job):
     """From 22.05 through 23.02 srun does not read SLURM_CPUS_PER_TASK, so a step gets one CPU
     per task unless it passes ``-c`` or SRUN_CPUS_PER_TASK is exported; 23.11 restored the

@@ -16,7 +16,8 @@ SEVERITY = {"refused": Severity.ERROR, "misread": Severity.WARNING,
 
 
 @rule("SB105", "invalid-value", Severity.ERROR,
-      "a value sbatch refuses or misreads (`--time`, `--mem`, `--nodes`, `--signal`, …)")
+      "a value sbatch refuses or misreads (`--time`, `--mem`, `--nodes`, `--signal`, …)",
+      fix="safe or unsafe")
 def invalid_value(job):
     """Each directive value against its grammar (values.py, transcribed from the Slurm
     source); getopt's own argument errors (``option '--time' requires an argument``, ``option
@@ -73,7 +74,7 @@ OPPOSITES = [("requeue", "no-requeue")]
 
 
 @rule("SB106", "conflicting-options", Severity.ERROR,
-      "mutually exclusive options (sbatch refuses) / one option twice with different values")
+      "mutually exclusive options (sbatch refuses) / one option twice with different values", fix="safe")
 def conflicting_options(job):
     """Mutually exclusive sets sbatch refuses on the submit host (with their texts above), the
     GPU companions gres.c requires (``--mem-per-gpu`` needs a GPU request; ``--gpus-per-task``

@@ -56,8 +56,8 @@ def _suppression(src: Source, script: Script, offset: int) -> tuple[str, int, in
                 if not codes:
                     return (f"`{item.typed}` names no rule: this suppression does nothing",
                             item.start, item.end)
-                lines = [f"**{c}** `{RULES[c].name}` ({RULES[c].severity.label}): "
-                         f"{RULES[c].summary}" for c in codes]
+                lines = [f"**{c}** `{RULES[c].name}` ({RULES[c].severity.label}; fix: "
+                         f"{RULES[c].fix}): {RULES[c].summary}" for c in codes]
                 return "\n\n".join(lines), item.start, item.end
     return None
 
