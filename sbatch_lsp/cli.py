@@ -335,7 +335,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             elif outcome.text != text:
                 _write_atomic(path, outcome.text, encoding)
         elif args_d["add_noqa"]:
-            from .suppressions import add_noqa_text
+            from .fixer import add_noqa_text
             new_text, rep.fixed, result = add_noqa_text(text, display, cfg)
             if path == "-":
                 rep.fixed_script = new_text.encode(encoding)

@@ -81,3 +81,18 @@ class Diagnostic:
 
     def sort_key(self) -> tuple:
         return (self.start, self.end, self.code, self.message)
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """Apply non-overlapping edits (offsets into ``text``). Inserts at the same offset keep
+    their order. Raises ValueError on overlap."""
+    order = sorted(enumerate(edits), key=lambda p: (p[1].start, p[1].end, p[0]))
+    out, pos = [], 0
+    for _, e in order:
+        if e.start < pos:
+            raise ValueError("overlapping edits")
+        out.append(text[pos:e.start])
+        out.append(e.new_text)
+        pos = e.end
+    out.append(text[pos:])
+    return "".join(out)

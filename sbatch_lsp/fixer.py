@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import suppressions
 from .config import Config
-from .diagnostics import Edit, Fix
+from .diagnostics import Edit, Fix, apply_edits
 from .lint import LintResult, lint
 
 MAX_PASSES = 10
@@ -22,21 +23,6 @@ class FixOutcome:
     before: LintResult
     result: LintResult
     skipped: int = 0
-
-
-def apply_edits(text: str, edits: list[Edit]) -> str:
-    """Apply non-overlapping edits (offsets into ``text``). Inserts at the same offset keep
-    their order. Raises ValueError on overlap."""
-    order = sorted(enumerate(edits), key=lambda p: (p[1].start, p[1].end, p[0]))
-    out, pos = [], 0
-    for _, e in order:
-        if e.start < pos:
-            raise ValueError("overlapping edits")
-        out.append(text[pos:e.start])
-        out.append(e.new_text)
-        pos = e.end
-    out.append(text[pos:])
-    return "".join(out)
 
 
 def _overlaps(a: Edit, taken: list[Edit]) -> bool:
@@ -91,3 +77,14 @@ def fix_text(text: str, path: str = "<stdin>", config: Config | None = None,
         text = new
         result = lint(text, path, config)
     return FixOutcome(text, applied, before, result, skipped)
+
+
+def add_noqa_text(text: str, path: str, config: Config) -> tuple[str, int, LintResult]:
+    """``sbatch-lint --add-noqa`` for one script: the text with a suppression for every current
+    finding (:func:`suppressions.add_noqa`), how many findings it silenced, and the lint of the new text
+    (what is left: SB001, SB003). Running it again changes nothing."""
+    before = lint(text, path, config)
+    script = before.job.script if before.job is not None else None
+    new = apply_edits(text, suppressions.add_noqa(before.source, script, before.diagnostics))
+    after = lint(new, path, config) if new != text else before
+    return new, len(before.diagnostics) - len(after.diagnostics), after

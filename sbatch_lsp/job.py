@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import options as opts
-from .config import Profile
 from .directives import DirectiveBlock, OptionUse
 from .facts.layout import count_of, gpu_count, parse_count
 from .facts.values import expand_arrays
@@ -24,6 +24,9 @@ from .shell.model import Command, Script, Word
 from .shell.parse import shell_string_index
 from .source import Source
 from .values import host_count
+
+if TYPE_CHECKING:  # the profile is data the Job carries; the configuration layer imports the rules
+    from .config import Profile
 
 TEMPLATE = re.compile(r"<[A-Z][A-Z0-9_]*>|\{\{.*?\}\}")
 PYXIS_IMAGE = {"container-image", "container-name"}

@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .config import Config
 from .diagnostics import Diagnostic, Edit
@@ -31,9 +30,6 @@ from .rules import RULES, code_of, finding
 from .shell import chunker
 from .shell.model import Script
 from .source import Source
-
-if TYPE_CHECKING:
-    from .lint import LintResult
 
 #: ``# sbatch-lint: KIND=ITEMS`` inside a comment's text
 COMMENT = re.compile(r"#\s*sbatch-lint:\s*(disable-file|disable|enable)\s*=\s*"
@@ -320,17 +316,3 @@ def _joined(edits: list[Edit]) -> list[Edit]:
         else:
             out.append(e)
     return out
-
-
-def add_noqa_text(text: str, path: str, config: Config) -> tuple[str, int, LintResult]:
-    """``sbatch-lint --add-noqa`` for one script: the text with a suppression for every current
-    finding (:func:`add_noqa`), how many findings it silenced, and the lint of the new text
-    (what is left: SB001, SB003). Running it again changes nothing."""
-    from .fixer import apply_edits
-    from .lint import lint
-
-    before = lint(text, path, config)
-    script = before.job.script if before.job is not None else None
-    new = apply_edits(text, add_noqa(before.source, script, before.diagnostics))
-    after = lint(new, path, config) if new != text else before
-    return new, len(before.diagnostics) - len(after.diagnostics), after

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 
 from .. import options as opts
-from ..convert import plan
 from ..facts.steps import facts_of
 from ..facts.values import LOCAL_ADDRESS, Place, Scope
 from ..job import parse_count
 from ..shell.model import Script
+from ..srun_native import plan
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 
 LOCAL_ADDR = re.compile(r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|::1)$")
