@@ -319,3 +319,22 @@ def test_json_output_names_the_rule(cluster_config, tmp_path, capsys):
 def test_profile_input_error_is_a_value_error():
     with pytest.raises(ProfileInputError):
         read_text("x", "hello\n")
+
+
+def test_readme_site_profile_snippet_loads_and_extends(tmp_path):
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```toml\n(.*?)```", readme, re.S)
+                 if b.startswith("# site.toml"))
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "site.toml").write_text(block)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / ".sbatch-lint.toml").write_text(
+        'extend = "../site/site.toml"\n[profile.partitions.gpu]\nmax-time = "12:00:00"\n')
+    cfg = load_file(tmp_path / "proj" / ".sbatch-lint.toml")
+    gpu = cfg.profile.partitions["gpu"]
+    assert gpu.max_time == 12 * 3600 and gpu.gpus_per_node == 8 and gpu.gpu_types == ("h100",)
+    assert cfg.profile.default_partition() == "gpu" and cfg.profile.pyxis is True
+    text = "#!/bin/bash\n#SBATCH --time=1-00:00:00\nsrun true\n"  # no --partition: the default
+    assert _found(text, cfg, "SB702") == [(2, 9, Severity.INFO)]
