@@ -51,8 +51,9 @@ class Partition:
 
     ``max_time`` seconds (None: unlimited or unknown), ``max_nodes``/``total_nodes`` counts,
     ``gpus_per_node`` the GPUs of its largest node, ``gpu_types`` the GRES types of its nodes'
-    GPUs, ``gpu_arch`` ``ampere|hopper|blackwell``, ``mem_per_node`` megabytes (RealMemory of
-    its largest node), ``features`` its nodes' AvailableFeatures, ``exclusive`` True
+    GPUs (empty: untyped GPUs; None: unknown), ``gpu_arch`` ``ampere|hopper|blackwell``,
+    ``mem_per_node`` megabytes (RealMemory of its largest node), ``features`` its nodes'
+    AvailableFeatures (empty: none; None: unknown), ``exclusive`` True
     (OverSubscribe=EXCLUSIVE), ``"user"`` (ExclusiveUser=YES) or False, ``derived`` the keys
     computed from the partition's TRES sum rather than from node records.
     """
@@ -68,7 +69,7 @@ class Partition:
     gpu_types: tuple[str, ...] | None = None
     gpu_arch: str | None = None
     mem_per_node: int | None = None
-    features: tuple[str, ...] = ()
+    features: tuple[str, ...] | None = None
     derived: tuple[str, ...] = ()
 
 

@@ -338,3 +338,18 @@ def test_readme_site_profile_snippet_loads_and_extends(tmp_path):
     assert cfg.profile.default_partition() == "gpu" and cfg.profile.pyxis is True
     text = "#!/bin/bash\n#SBATCH --time=1-00:00:00\nsrun true\n"  # no --partition: the default
     assert _found(text, cfg, "SB702") == [(2, 9, Severity.INFO)]
+
+
+def test_constraint_features_from_real_node_records():
+    cfg = from_table(tomllib.loads(_profile(DATA / "slurm-25.05-node.txt")), "25.05")
+    job = "#!/bin/bash\n#SBATCH --partition=tn\n#SBATCH --constraint={}\nsrun true\n"
+    assert _found(job.format("a40"), cfg, "SB707") == []
+    assert _found(job.format("esc8000a&a40"), cfg, "SB707") == []
+    assert _found(job.format("a100"), cfg, "SB707") == [(3, 22, Severity.ERROR)]
+    # quoted: the finding sits on the name, after the quote; names are case-sensitive
+    assert _found(job.format('"a40&ESC8000A"'), cfg, "SB707") == [(3, 27, Severity.ERROR)]
+
+
+def test_names_inside_quoted_values_keep_their_columns(cluster_config):
+    text = '#!/bin/bash\n#SBATCH --partition="short,nosuch"\nsrun true\n'
+    assert _found(text, cluster_config, "SB701") == [(2, 28, Severity.ERROR)]

@@ -58,7 +58,8 @@ class Partition:
     #: the GRES types of its nodes' GPUs ([] for untyped GPUs), None when unknown
     gpu_types: list[str] | None = None
     mem_per_node: int | None = None
-    features: list[str] = field(default_factory=list)
+    #: its nodes' AvailableFeatures ([] for none), None when no node data is given
+    features: list[str] | None = None
     derived: list[str] = field(default_factory=list)
     heterogeneous: list[str] = field(default_factory=list)
 

@@ -41,7 +41,7 @@ def _partition_table(p: Partition) -> Table:
                      "untyped GPUs (Gres=gpu:N): a request that names a type cannot be met"))
     if p.mem_per_node is not None:
         rows.append(("mem-per-node", p.mem_per_node, _note(p, "mem-per-node") or "MB"))
-    if p.features:
+    if p.features is not None:
         rows.append(("features", list(p.features), None))
     if p.derived:
         rows.append(("derived", list(p.derived), None))

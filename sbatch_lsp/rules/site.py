@@ -20,11 +20,15 @@ with Slurm 22.05.8 on the project's cluster tier, tests/slurm/test_profile.py):
   NO (the default);
 - more GPUs or memory per node than its nodes have, or a GPU type none of them has: refused,
   "Requested node configuration is not available" (for memory after "Memory specification can
-  not be satisfied").
+  not be satisfied");
+- a ``--constraint`` feature no node of the cluster has: refused, "Invalid feature
+  specification"; one only other partitions' nodes have: "Requested node configuration is not
+  available".
 """
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 
 from ..config import Partition
@@ -46,18 +50,26 @@ class Target:
     use: OptionUse | None
 
 
-def _listed(use: OptionUse) -> list[tuple[str, int, int]]:
-    """The names of a ``--partition`` value with their spans (offsets in the file)."""
-    out = []
-    text = use.value or ""
-    base = use.value_start if use.value_start is not None else use.start
-    pos = 0
-    for name in text.split(","):
-        start = text.index(name, pos) if name else pos
-        pos = start + len(name) + 1
-        if name.strip():
-            out.append((name.strip(), base + start, base + start + len(name)))
+def _located(job, use: OptionUse, names: list[str]) -> list[tuple[str, int, int]]:
+    """``names`` (pieces of the directive's value, in order) with their spans in the file: each
+    found in the raw text of the value, so quotes around it (``-C "a&b"``) do not shift it."""
+    start = use.value_start if use.value_start is not None else use.start
+    end = use.value_end if use.value_end is not None else use.end
+    raw = job.source.text[start:end]
+    out, pos = [], 0
+    for name in names:
+        at = raw.find(name, pos)
+        if at < 0:  # written with escapes: the whole value
+            out.append((name, start, end))
+            continue
+        out.append((name, start + at, start + at + len(name)))
+        pos = at + len(name)
     return out
+
+
+def _listed(job, use: OptionUse) -> list[tuple[str, int, int]]:
+    """The names of a ``--partition`` value with their spans (offsets in the file)."""
+    return _located(job, use, [n.strip() for n in (use.value or "").split(",") if n.strip()])
 
 
 def target(job) -> Target | None:
@@ -72,7 +84,7 @@ def target(job) -> Target | None:
         return Target([name], [parts[name]], None) if name else None
     if not use.value or any(c in use.value for c in "$`{<"):
         return None
-    names = [n for n, _, _ in _listed(use) if n in parts]
+    names = [n for n, _, _ in _listed(job, use) if n in parts]
     if not names:
         return None
     return Target(names, [parts[n] for n in names], use)
@@ -110,7 +122,7 @@ def unknown_partition(job):
     use = job.directives.get("partition")
     if not parts or use is None or not use.value or any(c in use.value for c in "$`{<"):
         return
-    for name, start, end in _listed(use):
+    for name, start, end in _listed(job, use):
         if name in parts:
             continue
         close = difflib.get_close_matches(name, list(parts), n=1, cutoff=0.5)
@@ -281,11 +293,9 @@ def unknown_gpu_type(job):
         hint = f"did you mean {close[0]}? " if close else ""
         have = f"{hint}they have: {', '.join(known)}" if known else \
             "their GPUs have no type: ask for a count only, --gres=gpu:N"
-        start = use.value_start if use.value_start is not None else use.start
-        i = (use.value or "").find(kind)
-        span = (start + i, start + i + len(kind)) if i >= 0 else (use.start, use.end)
+        _, first, last = _located(job, use, [kind])[0]
         yield finding(
-            "SB705", *span,
+            "SB705", first, last,
             f"GPU type {kind} is not one the nodes of {_where(t)} have ({have}): sbatch "
             f"refuses the job ({UNAVAILABLE})",
             severity=_severity(t),
@@ -317,3 +327,51 @@ def memory_over_node(job):
            if derived else ""),
         severity=_severity(t, derived),
         related=_related(t, lambda n, p: f"{n}: {p.mem_per_node} MB per node"))
+
+
+#: the operators of a ``--constraint`` expression (sbatch(1): ``&``, ``|``, ``[...]`` matching
+#: OR, ``*N`` counts, parentheses; a comma is read as AND)
+CONSTRAINT_SPLIT = re.compile(r"\*\d+|[&|,()\[\]]")
+
+
+def _features(job, use: OptionUse) -> list[tuple[str, int, int]]:
+    """The feature names of a ``--constraint`` value with their spans in the file."""
+    names = [n.strip() for n in CONSTRAINT_SPLIT.split(use.value or "") if n.strip()]
+    return _located(job, use, names)
+
+
+@rule("SB707", "unknown-feature", Severity.ERROR,
+      "a `--constraint` feature that the partition's nodes do not have: sbatch refuses the job")
+def unknown_feature(job):
+    """``--constraint`` names against the AvailableFeatures of the partition's nodes, judged when
+    the profile lists them. Observed on Slurm 22.05.8: a name no node of the cluster has is
+    refused with "Invalid feature specification" (inside an OR too); one that only nodes of
+    other partitions have, with "Requested node configuration is not available"; names are
+    case-sensitive. In an OR (``a|b``) only names no partition has are reported."""
+    t = target(job)
+    use = job.directives.get("constraint")
+    if t is None or use is None or not use.value or any(c in use.value for c in "$`{<"):
+        return
+    if any(p.features is None for p in t.parts):
+        return
+    here = {f for p in t.parts for f in p.features or ()}
+    anywhere = {f for p in job.profile.partitions.values() for f in p.features or ()}
+    alternatives = "|" in use.value
+    for name, start, end in _features(job, use):
+        if name in here or (alternatives and name in anywhere):
+            continue
+        if name in anywhere:
+            why = (f"only nodes of other partitions have it: sbatch refuses the job "
+                   f"({UNAVAILABLE})")
+        else:
+            close = difflib.get_close_matches(name, sorted(anywhere), n=1, cutoff=0.5)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            why = (f"no node of the site has it{hint}: sbatch refuses the job (\"Batch job "
+                   "submission failed: Invalid feature specification\")")
+        have = ", ".join(sorted(here)) or "none"
+        yield finding("SB707", start, end,
+                      f"feature {name} is not one the nodes of {_where(t)} have (their "
+                      f"features: {have}); {why}",
+                      severity=_severity(t),
+                      related=_related(t, lambda n, p: f"{n}: features "
+                                       f"{', '.join(p.features or ()) or '(none)'}"))

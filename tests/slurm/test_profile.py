@@ -6,8 +6,10 @@ cluster runs with the default EnforcePartLimits=NO) and stays pending with reaso
 PartitionTimeLimit / PartitionNodeLimit, and a fitting script is accepted and raises nothing.
 (``--test-only`` refuses the node count that the real submission accepts: the test pins that.)
 
-A partition ``short`` (node1 only, MaxTime=00:10:00, MaxNodes=1) is made with ``scontrol create``
-for the test and deleted after it.
+A partition ``short`` (node2 only, MaxTime=00:10:00, MaxNodes=1) is made with ``scontrol create``
+and node1 gets the features ``ib,h100`` (``scontrol update``) for the test; both are undone
+after it. A feature no node has is refused with "Invalid feature specification", one only
+another partition's nodes have with "Requested node configuration is not available".
 """
 from __future__ import annotations
 
@@ -35,6 +37,9 @@ SCRIPTS = {
     "nodes": "#!/bin/bash\n#SBATCH --partition=short\n#SBATCH --nodes=2\nsleep 1\n",
     "partition": "#!/bin/bash\n#SBATCH --partition=shrot\nsleep 1\n",
     "gpus": "#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH --gpus-per-node=4\nsleep 1\n",
+    "feature": "#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH -C \"ib&nvlink\"\nsleep 1\n",
+    "feature-elsewhere": "#!/bin/bash\n#SBATCH --partition=short\n#SBATCH --constraint=h100\n"
+                         "sleep 1\n",
 }
 #: script -> (the code that must flag it, the pending reason, or None when sbatch refuses it)
 EXPECTED = {
@@ -42,14 +47,18 @@ EXPECTED = {
     "nodes": ("SB703", "PartitionNodeLimit"),
     "partition": ("SB701", None),
     "gpus": ("SB704", None),
+    "feature": ("SB707", None),
+    "feature-elsewhere": ("SB707", None),
 }
 PENDING_BOUND_S = 20
 
 
 @pytest.fixture(scope="module")
 def site(cluster):  # noqa: F811
-    cluster.sh("ctl", "scontrol", "create", "PartitionName=short", "Nodes=node1",
+    cluster.sh("ctl", "scontrol", "create", "PartitionName=short", "Nodes=node2",
                "MaxTime=00:10:00", "MaxNodes=1", "State=UP")
+    cluster.sh("ctl", "scontrol", "update", "NodeName=node1", "AvailableFeatures=ib,h100",
+               "ActiveFeatures=ib,h100")
     try:
         r = cluster.sh("ctl", sys.executable, "-m", "sbatch_lsp", "profile", "import",
                        "--from-cluster", check=False, timeout=120)
@@ -57,6 +66,8 @@ def site(cluster):  # noqa: F811
         yield r.stdout
     finally:
         cluster.sh("ctl", "scontrol", "delete", "PartitionName=short", check=False)
+        cluster.sh("ctl", "scontrol", "update", "NodeName=node1", "AvailableFeatures=",
+                   "ActiveFeatures=", check=False)
 
 
 def test_from_cluster_describes_the_cluster(site):
@@ -67,6 +78,7 @@ def test_from_cluster_describes_the_cluster(site):
     assert (short["max-time"], short["max-nodes"], short["total-nodes"]) == ("00:10:00", 1, 1)
     assert debug["default"] is True and debug["total-nodes"] == 2
     assert (debug["gpus-per-node"], debug["gpu-types"], debug["mem-per-node"]) == (2, [], 1000)
+    assert debug["features"] == ["h100", "ib"] and short["features"] == []
 
 
 def _submit(cluster, tmp_path: Path, name: str, *extra: str):  # noqa: F811
