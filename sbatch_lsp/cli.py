@@ -45,6 +45,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                                        "launchers, the variables reaching each step")),
     "triage": ("sbatch_lsp.triage.cli",
                "a failed job's log: the first failing rank, the root line, the script finding"),
+    "profile": ("sbatch_lsp.profile.cli", "import saved Slurm output as a site profile (SB7xx)"),
 }
 
 

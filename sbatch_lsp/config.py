@@ -17,13 +17,20 @@ from pathlib import Path
 from .diagnostics import Severity
 from .options import NEWEST_RELEASE, version_key
 from .patterns import PatternSet, anchored, check_patterns
+from .values import time_seconds
 
 TOP_KEYS = {"select", "ignore", "extend-select", "severity", "fail-on", "profile", "extend",
             "exclude", "extend-exclude", "per-file-ignores", "required-version"}
 #: keys whose patterns are relative to the configuration file: not in editor settings
 FILE_KEYS = ("exclude", "extend-exclude", "per-file-ignores")
 PROFILE_KEYS = {"slurm-version", "pyxis", "gpus-per-node", "gpu-arch", "shared-prefixes",
-                "megatron-core"}
+                "megatron-core", "partitions", "enforce-part-limits"}
+#: keys of one ``[profile.partitions.NAME]`` table (``sbatch-lint profile import`` writes them)
+PARTITION_KEYS = {"max-time", "max-nodes", "total-nodes", "default", "exclusive",
+                  "gpus-per-node", "gpu-type", "gpu-types", "gpu-arch", "mem-per-node",
+                  "features", "derived"}
+#: slurm.conf EnforcePartLimits values (NO: a job over a partition limit is accepted and pends)
+ENFORCE_PART_LIMITS = {"ALL", "ANY", "NO"}
 #: the Megatron-Core releases the framework rules know (core_v0.4.0 ... core_v0.19.0)
 MEGATRON_CORE_RELEASES = ((0, 4), (0, 19))
 ARCHS = {"ampere", "hopper", "blackwell"}
@@ -36,6 +43,34 @@ OWN_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*[\"']?sbatch-lint\b", re.M)
 
 class ConfigError(ValueError):
     """A configuration file or setting is invalid; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One partition of the site (``[profile.partitions.NAME]``).
+
+    ``max_time`` seconds (None: unlimited or unknown), ``max_nodes``/``total_nodes`` counts,
+    ``gpus_per_node`` the GPUs of its largest node, ``gpu_types`` the GRES types of its nodes'
+    GPUs (empty: untyped GPUs; None: unknown), ``gpu_arch`` ``ampere|hopper|blackwell``,
+    ``mem_per_node`` megabytes (RealMemory of its largest node), ``features`` its nodes'
+    AvailableFeatures (empty: none; None: unknown), ``exclusive`` True
+    (OverSubscribe=EXCLUSIVE), ``"user"`` (ExclusiveUser=YES) or False, ``derived`` the keys
+    computed from the partition's TRES sum rather than from node records.
+    """
+
+    max_time: int | None = None
+    max_time_text: str | None = None
+    max_nodes: int | None = None
+    total_nodes: int | None = None
+    default: bool = False
+    exclusive: bool | str = False
+    gpus_per_node: int | None = None
+    gpu_type: str | None = None
+    gpu_types: tuple[str, ...] | None = None
+    gpu_arch: str | None = None
+    mem_per_node: int | None = None
+    features: tuple[str, ...] | None = None
+    derived: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +89,15 @@ class Profile:
     gpu_arch: dict = field(default_factory=dict)
     shared_prefixes: tuple[str, ...] = ()
     megatron_core: str | None = None
+    #: the site's partitions by name (``profile import`` writes them); empty when unknown
+    partitions: dict[str, Partition] = field(default_factory=dict)
+    #: slurm.conf EnforcePartLimits (``ALL``, ``ANY``, ``NO``), None when unknown
+    enforce_part_limits: str | None = None
+
+    def default_partition(self) -> str | None:
+        """The partition marked ``default = true``, if exactly one is."""
+        names = [n for n, p in self.partitions.items() if p.default]
+        return names[0] if len(names) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -305,6 +349,97 @@ def _profile(table, where: str, base: Profile) -> Profile:
                               f"string, \"{low[0]}.{low[1]}\" to \"{high[0]}.{high[1]}\" "
                               "(e.g. \"0.13\")")
         p = replace(p, megatron_core=v)
+    if "enforce-part-limits" in table:
+        v = table["enforce-part-limits"]
+        if not isinstance(v, str) or v.upper() not in ENFORCE_PART_LIMITS:
+            raise ConfigError(f"{where}.enforce-part-limits: expected \"ALL\", \"ANY\" or "
+                              "\"NO\" (slurm.conf EnforcePartLimits)")
+        p = replace(p, enforce_part_limits=v.upper())
+    if "partitions" in table:
+        v = table["partitions"]
+        if not isinstance(v, dict):
+            raise ConfigError(f"{where}.partitions: expected a table of partitions "
+                              "([profile.partitions.NAME])")
+        parts = dict(p.partitions)
+        for name, t in v.items():
+            parts[str(name)] = _partition(t, f"{where}.partitions.{name}",
+                                          parts.get(str(name), Partition()))
+        p = replace(p, partitions=parts)
+    return p
+
+
+def _strings(v, where: str) -> tuple[str, ...]:
+    """A list of non-empty strings as a tuple; ConfigError names ``where`` otherwise."""
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        raise ConfigError(f"{where}: expected a list of strings")
+    return tuple(v)
+
+
+def _whole(v, where: str, what: str) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise ConfigError(f"{where}: expected {what} (a whole number)")
+    return v
+
+
+def _partition(table, where: str, base: Partition) -> Partition:
+    """One ``[profile.partitions.NAME]`` table over ``base`` (what ``extend`` brought)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table")
+    unknown = set(table) - PARTITION_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r} "
+                          f"(known: {', '.join(sorted(PARTITION_KEYS))})")
+    p = base
+    if "max-time" in table:
+        v = table["max-time"]
+        secs = time_seconds(v) if isinstance(v, str) else None
+        if secs is None:
+            raise ConfigError(f"{where}.max-time: expected a Slurm time as a string, such as "
+                              "\"2-00:00:00\", \"48:00:00\" or \"UNLIMITED\"")
+        p = replace(p, max_time=secs if secs >= 0 else None,
+                    max_time_text=v if secs >= 0 else None)
+    if "max-nodes" in table:
+        p = replace(p, max_nodes=_whole(table["max-nodes"], f"{where}.max-nodes", "a node count"))
+    if "total-nodes" in table:
+        p = replace(p, total_nodes=_whole(table["total-nodes"], f"{where}.total-nodes",
+                                          "a node count"))
+    if "gpus-per-node" in table:
+        p = replace(p, gpus_per_node=_whole(table["gpus-per-node"], f"{where}.gpus-per-node",
+                                            "a GPU count"))
+    if "mem-per-node" in table:
+        p = replace(p, mem_per_node=_whole(table["mem-per-node"], f"{where}.mem-per-node",
+                                           "megabytes"))
+    if "default" in table:
+        if not isinstance(table["default"], bool):
+            raise ConfigError(f"{where}.default: expected true or false")
+        p = replace(p, default=table["default"])
+    if "exclusive" in table:
+        v = table["exclusive"]
+        if not (isinstance(v, bool) or v == "user"):
+            raise ConfigError(f"{where}.exclusive: expected true, false or \"user\"")
+        p = replace(p, exclusive=v)
+    if "gpu-type" in table:
+        v = table["gpu-type"]
+        if not isinstance(v, str) or not v:
+            raise ConfigError(f"{where}.gpu-type: expected a GRES type such as \"h100\"")
+        p = replace(p, gpu_type=v, gpu_types=p.gpu_types if p.gpu_types is not None else (v,))
+    if "gpu-types" in table:
+        p = replace(p, gpu_types=_strings(table["gpu-types"], f"{where}.gpu-types"))
+    if "gpu-arch" in table:
+        v = table["gpu-arch"]
+        if not isinstance(v, str) or v.lower() not in ARCHS:
+            raise ConfigError(f"{where}.gpu-arch: expected \"ampere\", \"hopper\" or "
+                              "\"blackwell\"")
+        p = replace(p, gpu_arch=v.lower())
+    if "features" in table:
+        p = replace(p, features=_strings(table["features"], f"{where}.features"))
+    if "derived" in table:
+        d = _strings(table["derived"], f"{where}.derived")
+        bad = [k for k in d if k not in ("gpus-per-node", "mem-per-node")]
+        if bad:
+            raise ConfigError(f"{where}.derived: {bad[0]!r} is not a derived key "
+                              "(gpus-per-node, mem-per-node)")
+        p = replace(p, derived=d)
     return p
 
 

@@ -4,16 +4,22 @@ A page marks its examples with fenced blocks whose info string is ``sbatch bad``
 ``sbatch good``, or a ``sbatch fix-before`` block followed by a ``sbatch fix-after`` block
 (the exact text the rule's fixes produce; ``--unsafe-fixes`` is applied for unsafe ones).
 Profile keys may follow the kind (``sbatch bad slurm-version=22.05 pyxis=false``): the example
-is linted with that profile.
+is linted with that profile. A page whose rules need a site profile holds it in a fenced
+``toml profile`` block (the keys of a configuration file, e.g. ``[profile.partitions.gpu]``):
+every example of the page is linted with it, or with the block ``toml profile NAME`` when the
+example says ``profile=NAME``; the keys then arrive as ``config`` (the table as JSON).
 """
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ROOT / "rules"
 BLOCK = re.compile(r"^```sbatch ([a-z-]+)([^\n]*)\n(.*?)^```\s*$", re.S | re.M)
+PROFILE = re.compile(r"^```toml profile ?([\w-]*)\n(.*?)^```\s*$", re.S | re.M)
 
 
 def examples(page: Path) -> list[tuple[str, str]]:
@@ -22,10 +28,16 @@ def examples(page: Path) -> list[tuple[str, str]]:
 
 
 def examples_with_profile(page: Path) -> list[tuple[str, str, dict[str, str]]]:
-    """(kind, script, profile keys given after the kind) in page order."""
+    """(kind, script, profile keys given after the kind) in page order; with the page's
+    ``toml profile`` block as the key ``config`` (JSON)."""
+    text = page.read_text("utf-8")
+    profiles = {m.group(1): tomllib.loads(m.group(2)) for m in PROFILE.finditer(text)}
     out = []
-    for m in BLOCK.finditer(page.read_text("utf-8")):
+    for m in BLOCK.finditer(text):
         keys = dict(item.split("=", 1) for item in m.group(2).split() if "=" in item)
+        table = profiles.get(keys.pop("profile", ""))
+        if table is not None:
+            keys["config"] = json.dumps(table)
         out.append((m.group(1), m.group(3), keys))
     return out
 

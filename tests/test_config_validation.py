@@ -18,7 +18,7 @@ JOB = "#!/bin/bash\n#SBATCH --nodes=1\n# SBATCH --time=10\nsrun hostname\n#SBATC
 BAD = [
     ('select = ["SB99"]', "select", "'SB99' matches no rule"),
     ('ignore = ["SB999"]', "ignore", "'SB999' matches no rule"),
-    ('extend-select = ["SB7"]', "extend-select", "'SB7' matches no rule"),
+    ('extend-select = ["SB8"]', "extend-select", "'SB8' matches no rule"),
     ('select = ["torchrun-per-tsk"]', "select", "is not a rule code or name"),
     ('select = "SB2,SB3"', "select", "is not a rule code or name"),
     ("select = [201]", "select", "expected a list of rule codes"),

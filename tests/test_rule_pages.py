@@ -1,5 +1,7 @@
 """Every rule page's examples are tests: bad ones fire, good ones stay clean, fixes produce the
 exact text the page shows."""
+import json
+
 import pytest
 
 from sbatch_lsp.fixer import fix_text
@@ -7,7 +9,7 @@ from sbatch_lsp.lint import lint
 from sbatch_lsp.rules import RULES
 
 from rule_pages import examples, examples_with_profile, pages
-from sbatch_lsp.config import Config, Profile
+from sbatch_lsp.config import Config, Profile, from_table
 
 CASES = []
 for page in pages():
@@ -23,7 +25,9 @@ for page in pages():
 
 def _config(keys: dict[str, str]) -> Config:
     """The profile an example names after its kind (``slurm-version=22.05``, ``pyxis=false``,
-    ``megatron-core=0.9``)."""
+    ``megatron-core=0.9``), or its page's ``toml profile`` table (``config``)."""
+    if "config" in keys:
+        return from_table(json.loads(keys["config"]), "page profile")
     pyxis = {"true": True, "false": False}.get(keys.get("pyxis", ""), keys.get("pyxis"))
     return Config(profile=Profile(slurm_version=keys.get("slurm-version", Profile().slurm_version),
                                   pyxis=pyxis, megatron_core=keys.get("megatron-core")))

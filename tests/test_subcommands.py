@@ -55,7 +55,8 @@ def test_the_main_help_lists_the_subcommands(fake_show, capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     out = capsys.readouterr().out
-    assert "sbatch-lint show …  the job as Slurm runs it" in out and "./show" in out
+    assert "sbatch-lint show …  the job as Slurm runs it" in out
+    assert f"./{min(cli.SUBCOMMANDS)}" in out
     assert "exit codes:" in out
 
 

@@ -346,12 +346,20 @@ def _value_text(a) -> str | None:
 
 
 def _arch(job) -> tuple[str | None, object]:
-    """The GPU architecture: the profile's gpu-arch for the partition, else a GPU name in the
+    """The GPU architecture: the profile's gpu-arch for the partition, else the imported
+    partition's ``gpu-arch`` or ``gpu-type`` (``h100`` -> hopper), else a GPU name in the
     partition, GPU request or constraint."""
     d = job.directives
     part = d.get("partition")
     if part and part.value in job.profile.gpu_arch:
         return job.profile.gpu_arch[part.value], part
+    site = job.profile.partitions.get(part.value) if part else None
+    if site is not None:  # the imported profile: the partition's gpu-arch, else its gpu-type
+        if site.gpu_arch:
+            return site.gpu_arch, part
+        for arch, rx in ARCH:
+            if site.gpu_type and rx.search(site.gpu_type):
+                return arch, part
     for name in ("partition", "gpus-per-node", "gres", "gpus", "constraint"):
         use = d.get(name)
         if use is None or name == "partition" and CPU_PARTITION.search(use.value or ""):

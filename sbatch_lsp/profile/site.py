@@ -1,0 +1,234 @@
+"""The site as saved Slurm output describes it: partitions with their limits, and what their
+nodes hold (GPUs, GPU types, memory, features), mapped through the nodes' ``Partitions=``.
+
+Slurm facts read here (slurm.conf(5) and scontrol(1), 22.05 to 25.05):
+
+- ``MaxTime`` is ``UNLIMITED`` or ``[D-]HH:MM:SS``; ``MaxNodes`` ``UNLIMITED`` or a count;
+  ``TotalNodes`` the partition's node count; ``Default=YES`` marks the default partition.
+- Exclusivity: ``OverSubscribe=EXCLUSIVE`` (16.05 on; ``Shared=EXCLUSIVE`` before) allocates
+  whole nodes; ``ExclusiveUser=YES`` (15.08 on) gives a node to one user's jobs only; 25.05's
+  records may also print ``Exclusive=``/``ExclusiveTopo=`` (read when ``YES``/``USER``).
+- ``Gres=gpu:h100:8(S:0-1)``: name, optional type, count, optional socket binding; a node may list
+  several GPU types (``gpu:a100:2,gpu:v100:2``). ``CfgTRES=...,gres/gpu=8,gres/gpu:h100=8``
+  says the same when accounting tracks GPUs. ``RealMemory`` is megabytes.
+- A partition's ``TRES=cpu=..,mem=..,node=..,gres/gpu=..`` is the sum over its nodes: used only
+  when no node data is given, as an average per node, and marked as derived.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import hostlist
+
+from ..values import mbytes, time_seconds
+from .readers import ProfileInputError, SlurmText, split_list, value
+
+
+@dataclass
+class Node:
+    """One node: its GPUs by type (``None`` for untyped), memory (MB), features, partitions."""
+
+    name: str
+    gpus: dict[str | None, int] = field(default_factory=dict)
+    memory_mb: int | None = None
+    features: list[str] = field(default_factory=list)
+    partitions: list[str] = field(default_factory=list)
+
+    @property
+    def gpu_count(self) -> int:
+        return sum(self.gpus.values())
+
+
+@dataclass
+class Partition:
+    """One partition as the profile describes it. Times in seconds (None: unlimited),
+    memory in MB; ``derived`` names the keys computed from the partition's TRES sum."""
+
+    name: str
+    max_time: int | None = None
+    max_time_text: str | None = None
+    max_nodes: int | None = None
+    total_nodes: int | None = None
+    default: bool = False
+    exclusive: bool | str = False
+    node_names: list[str] = field(default_factory=list)
+    tres: dict[str, str] = field(default_factory=dict)
+    gpus_per_node: int | None = None
+    #: the GRES types of its nodes' GPUs ([] for untyped GPUs), None when unknown
+    gpu_types: list[str] | None = None
+    mem_per_node: int | None = None
+    #: its nodes' AvailableFeatures ([] for none), None when no node data is given
+    features: list[str] | None = None
+    derived: list[str] = field(default_factory=list)
+    heterogeneous: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Site:
+    """Everything the given files say, and which file said it."""
+
+    partitions: dict[str, Partition] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    release: str | None = None
+    enforce_part_limits: str | None = None
+    pyxis: bool | None = None
+    sources: list[tuple[str, str]] = field(default_factory=list)  # (file, kind)
+
+
+def gres_gpus(text: str | None) -> dict[str | None, int]:
+    """GPUs by type in a ``Gres=`` value (``gpu:h100:8(S:0-1)``, ``gpu:4``,
+    ``gpu:a100:2,gpu:v100:2,mps:200``); untyped GPUs under None. Non-GPU GRES are left out."""
+    out: dict[str | None, int] = {}
+    for item in split_list(text):
+        item = re.sub(r"\(.*\)$", "", item.strip())
+        parts = item.split(":")
+        if parts[0] != "gpu":
+            continue
+        count = 1
+        if len(parts) > 1 and re.fullmatch(r"\d+[KMG]?", parts[-1]):
+            count = _count(parts.pop())
+        kinds = [p for p in parts[1:] if p and p != "no_consume"]
+        kind = kinds[0] if kinds else None
+        out[kind] = out.get(kind, 0) + count
+    return out
+
+
+def _count(text: str) -> int:
+    n = int(re.match(r"\d+", text).group())  # type: ignore[union-attr]
+    return n * {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1], 1)
+
+
+def tres(text: str | None) -> dict[str, str]:
+    """A TRES list (``cpu=8,mem=2000M,node=2,gres/gpu=4``) as a table."""
+    out: dict[str, str] = {}
+    for item in split_list(text):
+        k, _, v = item.partition("=")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _tres_gpus(t: dict[str, str]) -> dict[str | None, int]:
+    """GPUs by type in a TRES table: typed ``gres/gpu:TYPE=N`` entries when present, else the
+    untyped ``gres/gpu=N`` total."""
+    typed: dict[str | None, int] = {k.split(":", 1)[1]: int(v) for k, v in t.items()
+                                    if k.startswith("gres/gpu:") and v.isdigit()}
+    if typed:
+        return dict(typed)
+    if t.get("gres/gpu", "").isdigit():
+        return {None: int(t["gres/gpu"])}
+    return {}
+
+
+def _partition(rec: dict[str, str]) -> Partition:
+    p = Partition(rec["PartitionName"])
+    mt = value(rec, "MaxTime")
+    if mt is not None:
+        secs = time_seconds(mt)
+        if secs is None:
+            raise ValueError(f"partition {p.name}: MaxTime={mt} is not a Slurm time")
+        if secs >= 0:
+            p.max_time, p.max_time_text = secs, mt
+    mn = value(rec, "MaxNodes")
+    if mn is not None and mn.isdigit():
+        p.max_nodes = int(mn)
+    tn = value(rec, "TotalNodes")
+    if tn is not None and tn.isdigit():
+        p.total_nodes = int(tn)
+    p.default = (value(rec, "Default") or "").upper() == "YES"
+    over = (value(rec, "OverSubscribe") or value(rec, "Shared") or "").upper()
+    if over.startswith("EXCLUSIVE") or (value(rec, "Exclusive") or "").upper() == "YES":
+        p.exclusive = True
+    elif (value(rec, "ExclusiveUser") or "").upper() == "YES" or \
+            (value(rec, "Exclusive") or "").upper() == "USER":
+        p.exclusive = "user"
+    nodes = value(rec, "Nodes")
+    if nodes:
+        try:
+            p.node_names = hostlist.expand_hostlist(nodes)
+        except hostlist.BadHostlist:
+            raise ValueError(f"partition {p.name}: Nodes={nodes} is not a host list") from None
+    p.tres = tres(value(rec, "TRES"))
+    return p
+
+
+def _node(rec: dict[str, str]) -> Node:
+    n = Node(rec["NodeName"])
+    n.gpus = gres_gpus(value(rec, "Gres")) or _tres_gpus(tres(value(rec, "CfgTRES")))
+    mem = value(rec, "RealMemory")
+    if mem is not None and mem.isdigit():
+        n.memory_mb = int(mem)
+    n.features = split_list(value(rec, "AvailableFeatures"))
+    n.partitions = split_list(value(rec, "Partitions"))
+    return n
+
+
+def build(texts: list[SlurmText]) -> Site:
+    """The site the files describe. Raises ProfileInputError naming the file for a record whose
+    values scontrol never prints (a damaged file), and when no file gives partitions or nodes."""
+    site = Site()
+    for t in texts:
+        site.sources.append((t.name, t.kind))
+        try:
+            if t.kind == "partitions":
+                for rec in t.records:
+                    site.partitions[rec["PartitionName"]] = _partition(rec)
+            elif t.kind == "nodes":
+                for rec in t.records:
+                    site.nodes[rec["NodeName"]] = _node(rec)
+            elif t.kind == "config":
+                site.release = t.settings["SLURM_VERSION"]
+                epl = t.settings.get("EnforcePartLimits")
+                site.enforce_part_limits = epl.upper() if epl else None
+            elif t.kind == "srun-help":
+                site.pyxis = t.pyxis
+        except ValueError as exc:
+            raise ProfileInputError(f"{t.name}: {exc}") from None
+    if not site.partitions and not site.nodes:
+        raise ProfileInputError("no partitions or nodes: give the saved output of `scontrol "
+                                "show partition` (and `scontrol show node` for GPUs, memory "
+                                "and features)")
+    if not site.partitions:  # nodes alone: their Partitions= names the partitions
+        for n in site.nodes.values():
+            for name in n.partitions:
+                site.partitions.setdefault(name, Partition(name))
+    for p in site.partitions.values():
+        _fill(p, site)
+    return site
+
+
+def _fill(p: Partition, site: Site) -> None:
+    """A partition's per-node facts from its nodes, else (no node data) from its TRES sum."""
+    nodes = [n for n in site.nodes.values() if p.name in n.partitions or n.name in p.node_names]
+    if site.nodes:
+        if p.total_nodes is None:
+            p.total_nodes = len(nodes)
+        if not nodes:
+            return
+        counts = {n.gpu_count for n in nodes}
+        p.gpus_per_node = max(counts)
+        if len(counts) > 1:
+            p.heterogeneous.append("gpus-per-node")
+        if p.gpus_per_node:
+            p.gpu_types = sorted({k for n in nodes for k in n.gpus if k is not None})
+        mems = {n.memory_mb for n in nodes if n.memory_mb is not None}
+        if mems:
+            p.mem_per_node = max(mems)
+            if len(mems) > 1:
+                p.heterogeneous.append("mem-per-node")
+        p.features = sorted({f for n in nodes for f in n.features})
+        return
+    count = p.total_nodes or (int(p.tres["node"]) if p.tres.get("node", "").isdigit() else 0)
+    if not count:
+        return
+    gpus = _tres_gpus(p.tres)  # absent unless accounting tracks GPUs: then unknown, not 0
+    total = sum(gpus.values())
+    if gpus and total % count == 0:
+        p.gpus_per_node = total // count
+        p.derived.append("gpus-per-node")
+    if any(k is not None for k in gpus):  # typed entries: the types; untyped says nothing
+        p.gpu_types = sorted(k for k in gpus if k is not None)
+    mem = mbytes(p.tres["mem"]) if "mem" in p.tres else None
+    if mem is not None and mem % count == 0:
+        p.mem_per_node = mem // count
+        p.derived.append("mem-per-node")
