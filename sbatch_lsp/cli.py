@@ -110,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="exit 0 even when findings are reported (2 still means a usage, "
                         "configuration or I/O error)")
     p.add_argument("--config", metavar="PATH", help="use this configuration file")
+    p.add_argument("--live", action="store_true",
+                   help="also ask the cluster's controller (sbatch --test-only, nothing is "
+                        "submitted; only the #! line and the #SBATCH block are sent) whether "
+                        "the job would start: finding SB790")
     p.add_argument("--stdin-filename", metavar="PATH", help="name to report for '-'")
     p.add_argument("--explain", metavar="CODE", help="print the page of a rule (code or name)")
     p.add_argument("--list-rules", action="store_true",
@@ -343,6 +347,14 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
                 _write_atomic(path, new_text, encoding)
         else:
             result = lint(text, display, cfg)
+        live_text = outcome.text if args_d["fix"] else text  # the job as it is left
+        if args_d.get("live"):
+            from .live import LiveError, with_live
+            try:
+                result = with_live(result, live_text, path if path != "-" else display, cfg)
+            except LiveError as exc:
+                rep.error = f"{display}: live check: {exc}"
+                return rep
     except Exception as exc:  # noqa: BLE001  # pragma: no cover - lint() catches rule errors
         from .secrets import Masker, find_secrets
 
@@ -456,6 +468,9 @@ def _main(argv: list[str]) -> int:
     if args.add_noqa and (args.fix or args.diff or args.unsafe_fixes or args.convert):
         raise UsageError("--add-noqa writes suppressions, not fixes: do not combine it with "
                          "--fix, --unsafe-fixes, --diff or --convert")
+    if args.live and (args.convert or args.add_noqa):
+        raise UsageError("--live asks the controller about the job as written: do not combine "
+                         "it with --convert or --add-noqa")
     if args.write and not args.convert:
         raise UsageError("--write applies a conversion: use it with --convert")
     if args.convert and (args.fix or args.diff or args.unsafe_fixes):
@@ -479,12 +494,12 @@ def _main(argv: list[str]) -> int:
     color = out_stream.isatty() and not args.no_color and not args.output_file and \
         "NO_COLOR" not in os.environ
     args_d = {"fix": args.fix, "diff": args.diff, "unsafe": args.unsafe_fixes,
-              "add_noqa": args.add_noqa,
+              "add_noqa": args.add_noqa, "live": args.live,
               "format": args.format, "color": color, "root": None}
     if args.format == "gitlab":
         from .gitlab import repository_root
         args_d["root"] = str(repository_root())
-    store = None if args.no_cache or args.fix or args.diff or args.add_noqa else \
+    store = None if args.no_cache or args.fix or args.diff or args.add_noqa or args.live else \
         Cache(f"{args.format}:{color}:{args_d['root']}", args.cache_dir)
     found = [store.get(f, d, c) if store else None for f, d, c in jobs]
     todo = [job for job, hit in zip(jobs, found, strict=True) if hit is None]
