@@ -77,13 +77,13 @@ def test_only_the_header_reaches_sbatch_and_the_answer_is_read(fake, tmp_path):
 
 
 @pytest.mark.parametrize("answer,anchor", [
-    ("sbatch: error: invalid partition specified: gpu\nallocation failure: Invalid partition "
-     "name specified\n", "--partition=gpu"),
-    ("sbatch: error: Batch job submission failed: Requested time limit is invalid (missing or "
-     "exceeds some limit)\n", "--time=2-00:00:00"),
+    (("sbatch: error: invalid partition specified: gpu\nallocation failure: Invalid partition "
+     "name specified\n"), "--partition=gpu"),
+    (("sbatch: error: Batch job submission failed: Requested time limit is invalid (missing or "
+     "exceeds some limit)\n"), "--time=2-00:00:00"),
     # a site job_submit filter's own words, naming the option
-    ("sbatch: error: --nodes above 1 needs an allocation, see the user guide\nsbatch: error: "
-     "Batch job submission failed: Unspecified error\n", "--nodes=2"),
+    (("sbatch: error: --nodes above 1 needs an allocation, see the user guide\nsbatch: error: "
+     "Batch job submission failed: Unspecified error\n"), "--nodes=2"),
     # an ambiguous reason names no directive: line 1
     ("allocation failure: Requested node configuration is not available\n", "#!/bin/bash"),
 ])
