@@ -106,8 +106,17 @@ def header(text: str, block: DirectiveBlock) -> str:
     return "".join(source.line_text(n) + "\n" for n in sorted(lines))
 
 
+#: an environment variable naming the sbatch to run instead of the one on PATH (a site's
+#: wrapper, or an editor whose PATH is not the login shell's)
+SBATCH_VARIABLE = "SBATCH_LINT_SBATCH"
+
+
 def sbatch_path() -> str | None:
-    """The ``sbatch`` on PATH, or None."""
+    """The sbatch to run: :data:`SBATCH_VARIABLE`'s value when set (None when it names no
+    executable), else the ``sbatch`` on PATH, or None."""
+    named = os.environ.get(SBATCH_VARIABLE, "").strip()
+    if named:
+        return shutil.which(named)
     return shutil.which("sbatch")
 
 
@@ -117,6 +126,9 @@ def ask(head: str, timeout: float = TIMEOUT, cwd: str | None = None) -> tuple[in
     Raises :class:`LiveError` when sbatch is missing, cannot run, or takes longer than
     ``timeout`` seconds."""
     exe = sbatch_path()
+    if exe is None and os.environ.get(SBATCH_VARIABLE, "").strip():
+        raise LiveError(f"{SBATCH_VARIABLE} is {os.environ[SBATCH_VARIABLE].strip()!r}, which "
+                        "is not an executable")
     if exe is None:
         raise LiveError("sbatch is not on PATH: the live check asks the cluster's controller "
                         "through sbatch --test-only (run it on a login node)")

@@ -110,6 +110,18 @@ def test_missing_sbatch_is_a_clear_message(monkeypatch, tmp_path):
         live.check(SCRIPT, "job.sbatch")
 
 
+def test_sbatch_lint_sbatch_names_the_sbatch_to_run(fake, tmp_path, monkeypatch):
+    seen = fake(0, "sbatch: Job 1 to start at 2026-12-01T13:00:00 using 1 processors on nodes "
+                   "n1 in partition gpu\n")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("SBATCH_LINT_SBATCH", str(tmp_path / "sbatch"))
+    assert live.check(SCRIPT, str(tmp_path / "job.sbatch")).severity.label == "info"
+    assert seen.exists()
+    monkeypatch.setenv("SBATCH_LINT_SBATCH", str(tmp_path / "no-such-sbatch"))
+    with pytest.raises(live.LiveError, match="SBATCH_LINT_SBATCH is .*not an executable"):
+        live.check(SCRIPT, str(tmp_path / "job.sbatch"))
+
+
 def test_a_silent_controller_times_out(fake, tmp_path):
     fake(0, "", sleep=10)
     with pytest.raises(live.LiveError, match="no answer within 0.5 s"):

@@ -230,3 +230,31 @@ def test_the_cli_never_imports_the_sdk():
             "assert not [m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')], 'mcp'")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
+
+
+def test_readme_snippets_name_the_real_entry_point_and_tools(mcp):
+    import re
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## MCP server for coding agents"):]
+    section = section[:section.index("\n## ", 1)]
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["sbatch-mcp"] == "sbatch_lsp.mcp:main"
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", section, re.S)]
+    assert [next(iter(b)) for b in blocks] == ["servers", "mcpServers"]
+    for b in blocks:
+        entry = next(iter(b.values()))["sbatch-lint"]
+        assert entry["command"] == "sbatch-mcp" and entry["args"] == []
+    assert "claude mcp add --transport stdio sbatch-lint -- sbatch-mcp" in section
+    listed = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
+    assert listed == {t.name for t in mcp.run(lambda c: c.list_tools()).tools}
+
+
+def test_without_the_sdk_the_server_says_how_to_install_it():
+    code = ("import sys; sys.modules['mcp'] = None; from sbatch_lsp.mcp import main; "
+            "sys.exit(main())")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.startswith("sbatch-mcp: the MCP SDK is not installed") and \
+        "'.[mcp]'" in run.stderr

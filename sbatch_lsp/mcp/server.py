@@ -1,5 +1,6 @@
 """The MCP server: :mod:`.tools` registered on the ``mcp`` SDK's ``MCPServer``, served over
-standard input/output (``sbatch-mcp``, ``python -m sbatch_lsp.mcp``).
+standard input/output (``sbatch-mcp`` and ``python -m sbatch_lsp.mcp`` start it through
+:func:`sbatch_lsp.mcp.main`).
 
 Each tool's input schema comes from its signature (types and descriptions below). A result is
 the CLI face's JSON as text content (the ``--format json`` array for ``lint``, an object for
@@ -97,8 +98,9 @@ def build() -> MCPServer:
     return server
 
 
-def main() -> int:
-    """Entry point of ``sbatch-mcp``: serve over standard input/output until it closes."""
+def serve() -> int:
+    """Serve :func:`build`'s server over standard input/output until the client closes it;
+    returns the exit code."""
     try:
         build().run("stdio")
     except KeyboardInterrupt:
