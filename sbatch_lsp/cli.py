@@ -111,6 +111,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="exit 0 even when findings are reported (2 still means a usage, "
                         "configuration or I/O error)")
     p.add_argument("--config", metavar="PATH", help="use this configuration file")
+    p.add_argument("--live", action="store_true",
+                   help="also ask the cluster's controller (sbatch --test-only, nothing is "
+                        "submitted; only the #! line and the #SBATCH block are sent) whether "
+                        "the job would start: finding SB790")
     p.add_argument("--stdin-filename", metavar="PATH", help="name to report for '-'")
     p.add_argument("--explain", metavar="CODE", help="print the page of a rule (code or name)")
     p.add_argument("--list-rules", action="store_true",
@@ -344,6 +348,14 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
                 _write_atomic(path, new_text, encoding)
         else:
             result = lint(text, display, cfg)
+        live_text = outcome.text if args_d["fix"] else text  # the job as it is left
+        if args_d.get("live"):
+            from .live import LiveError, with_live
+            try:
+                result = with_live(result, live_text, path if path != "-" else display, cfg)
+            except LiveError as exc:
+                rep.error = f"{display}: live check: {exc}"
+                return rep
     except Exception as exc:  # noqa: BLE001  # pragma: no cover - lint() catches rule errors
         from .secrets import Masker, find_secrets
 
@@ -369,19 +381,29 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
     return rep
 
 
-def _explain(code: str) -> int:
+def rule_page(typed: str) -> str:
+    """The Markdown page of the rule ``typed`` names (a code such as ``SB201`` or a name such as
+    ``torchrun-per-task``), as ``--explain`` prints it; KeyError (with a message for people)
+    when it names no rule. The page is the installed one, or the rule's summary when the
+    install lacks it."""
     from .rules import RULES, code_of, page_path
 
-    typed = code.strip()
-    code = code_of(typed)
+    code = code_of(typed.strip())
     if code not in RULES:
-        print(f"sbatch-lint: unknown rule {typed!r}; see --list-rules", file=sys.stderr)
-        return 2
+        raise KeyError(f"unknown rule {typed.strip()!r}; see --list-rules")
     try:
-        print(page_path(code).read_text("utf-8"))
+        return page_path(code).read_text("utf-8")
     except OSError:
         r = RULES[code]
-        print(f"# {code} {r.name}\n\n{r.summary}\n")
+        return f"# {code} {r.name}\n\n{r.summary}\n"
+
+
+def _explain(code: str) -> int:
+    try:
+        print(rule_page(code))
+    except KeyError as exc:
+        print(f"sbatch-lint: {exc.args[0]}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -457,6 +479,9 @@ def _main(argv: list[str]) -> int:
     if args.add_noqa and (args.fix or args.diff or args.unsafe_fixes or args.convert):
         raise UsageError("--add-noqa writes suppressions, not fixes: do not combine it with "
                          "--fix, --unsafe-fixes, --diff or --convert")
+    if args.live and (args.convert or args.add_noqa):
+        raise UsageError("--live asks the controller about the job as written: do not combine "
+                         "it with --convert or --add-noqa")
     if args.write and not args.convert:
         raise UsageError("--write applies a conversion: use it with --convert")
     if args.convert and (args.fix or args.diff or args.unsafe_fixes):
@@ -480,12 +505,12 @@ def _main(argv: list[str]) -> int:
     color = out_stream.isatty() and not args.no_color and not args.output_file and \
         "NO_COLOR" not in os.environ
     args_d = {"fix": args.fix, "diff": args.diff, "unsafe": args.unsafe_fixes,
-              "add_noqa": args.add_noqa,
+              "add_noqa": args.add_noqa, "live": args.live,
               "format": args.format, "color": color, "root": None}
     if args.format == "gitlab":
         from .gitlab import repository_root
         args_d["root"] = str(repository_root())
-    store = None if args.no_cache or args.fix or args.diff or args.add_noqa else \
+    store = None if args.no_cache or args.fix or args.diff or args.add_noqa or args.live else \
         Cache(f"{args.format}:{color}:{args_d['root']}", args.cache_dir)
     found = [store.get(f, d, c) if store else None for f, d, c in jobs]
     todo = [job for job, hit in zip(jobs, found, strict=True) if hit is None]
@@ -515,6 +540,41 @@ def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: 
     return [process(f, d, c, args_d, stdin_data) for f, d, c in jobs]
 
 
+@dataclass
+class Converted:
+    """One script's srun-native conversion as every face shows it: ``status`` (``converted``,
+    ``refused`` or ``unchanged``), ``text`` the script as it is left (converted, else as it
+    was; unmasked, as ``--fix -`` prints it), ``diff`` the unified diff and ``refusals``
+    (1-based line, 1-based column, reason) and ``notes``, all three with secrets masked."""
+
+    status: str
+    text: str
+    diff: str
+    refusals: list[tuple[int, int, str]]
+    notes: list[str]
+
+
+def conversion(text: str, display: str, cfg: Config) -> Converted:
+    """Convert ``text`` (shown as ``display``) to an srun-native launch (``--convert
+    srun-native``, the MCP ``convert`` tool)."""
+    from .convert import convert_srun_native
+    from .secrets import Masker, find_secrets
+    from .source import Source
+
+    conv = convert_srun_native(text, cfg, display)
+    src = Source(text, display)
+    # the diff, refusals and notes are shown masked: the secrets both lints found, and formats
+    shown = Masker.of(text, find_secrets(text), [v for r in conv.linted for v in r.masker.values])
+    refusals = []
+    for r in conv.refusals:
+        line, col = src.position(r.start)
+        refusals.append((line + 1, col + 1, shown.text(r.message)))
+    new = conv.new_text
+    diff = "" if conv.status != "converted" else shown.text("".join(difflib.unified_diff(
+        text.splitlines(True), new.splitlines(True), display, display)))
+    return Converted(conv.status, new, diff, refusals, [shown.text(n) for n in conv.notes])
+
+
 def convert_file(path: str, display: str, cfg: Config, write: bool,
                  stdin_data: bytes | None) -> tuple[int, str, list[str]]:
     """Convert one file to an srun-native launch (``--convert srun-native``).
@@ -523,40 +583,26 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
     2 unreadable; the unified diff (secrets masked); messages for standard error, each
     ``path:line:column: …``. With ``write`` the file is replaced atomically in its own encoding
     (the write path of ``--fix``); standard input is never written."""
-    from .convert import convert_srun_native
-    from .secrets import Masker, find_secrets
-    from .source import Source
-
     try:
         text, encoding = _read(path, stdin_data)
     except BinaryInputError as exc:
         return 2, "", [f"{display}: not converted: {exc}"]
     except OSError as exc:
         return 2, "", [f"{display}: cannot read: {exc}"]
-    conv = convert_srun_native(text, cfg, display)
-    src = Source(text, display)
-    # the diff, refusals and notes are shown masked: the secrets both lints found, and formats
-    shown = Masker.of(text, find_secrets(text), [v for r in conv.linted for v in r.masker.values])
-
-    def where(offset: int) -> str:
-        line, col = src.position(offset)
-        return f"{display}:{line + 1}:{col + 1}"
-
-    msgs = [shown.text(f"{where(r.start)}: cannot convert: {r.message}") for r in conv.refusals]
+    conv = conversion(text, display, cfg)
+    msgs = [f"{display}:{line}:{col}: cannot convert: {reason}"
+            for line, col, reason in conv.refusals]
     if conv.status == "refused":
         return 1, "", msgs
     if conv.status == "unchanged":
-        return 0, "", [shown.text(f"{display}: {note}") for note in conv.notes]
-    new = conv.new_text
-    diff = shown.text("".join(difflib.unified_diff(text.splitlines(True), new.splitlines(True),
-                                                   display, display)))
-    msgs += [shown.text(f"{display}: note: {note}") for note in conv.notes]
+        return 0, "", [f"{display}: {note}" for note in conv.notes]
+    msgs += [f"{display}: note: {note}" for note in conv.notes]
     if write and path != "-":
         try:
-            _write_atomic(path, new, encoding)
+            _write_atomic(path, conv.text, encoding)
         except OSError as exc:
-            return 2, diff, msgs + [f"{display}: cannot write: {exc}"]
-    return 0, diff, msgs
+            return 2, conv.diff, msgs + [f"{display}: cannot write: {exc}"]
+    return 0, conv.diff, msgs
 
 
 def _convert_all(jobs, args, stdin_data) -> int:

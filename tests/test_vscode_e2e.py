@@ -256,3 +256,36 @@ def test_log_triage_in_code_server(tools, vsix, tmp_path):
     assert "report opened" in log
     for shot in ("log-problems", "triage-report"):
         assert (out / f"{shot}.png").stat().st_size > 10_000
+
+
+def test_live_check_in_code_server(tools, vsix, tmp_path):
+    """"sbatch-lsp: Ask the cluster (sbatch --test-only)" on an open job script: the server's
+    live check (issue 15 item 3; a stand-in sbatch on PATH answers as Slurm 22.05 does for an
+    unknown partition) shows the controller's refusal as an error in the Problems panel, and
+    nothing is asked before the command runs."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "train.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --partition=nope\n\nsrun hostname\n")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    asked = tmp_path / "asked"
+    (fake / "sbatch").write_text(
+        f"#!/bin/sh\ncat > {asked}\necho 'sbatch: error: invalid partition specified: nope' >&2\n"
+        "echo 'allocation failure: Invalid partition name specified' >&2\nexit 1\n")
+    (fake / "sbatch").chmod(0o755)
+    # by name: the editor's server gets the login shell's PATH (VS Code resolves it), where
+    # the machine's own sbatch would come first
+    env = {**tools, "SBATCH_LINT_SBATCH": str(fake / "sbatch")}
+    server = Path(os.environ.get("SBATCH_LSP_E2E_PYTHON", sys.executable)).with_name("sbatch-lsp")
+    assert server.is_file(), f"{server} is missing: pip install -e . installs it"
+    with code_server(env, vsix, {"sbatchLsp.server.path": str(server)}, workspace,
+                     "live-check") as (url, env, out, _):
+        log = drive(env, {
+            "url": url, "folder": str(workspace), "file": "train.sbatch",
+            "live": "Invalid partition name specified", "out": str(out),
+        }, out)
+    assert "live check command run" in log and "Problems panel, error:" in log
+    assert "[Ln 3, Col 9]" in log  # at --partition
+    assert asked.read_text() == "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --partition=nope\n"
+    assert (out / "live-problem.png").stat().st_size > 10_000

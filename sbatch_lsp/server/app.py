@@ -14,7 +14,7 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..source import Source
-from . import actions, logs
+from . import actions, live, logs
 from .completion import complete
 from .documents import Documents, Linted, split_lines_as_lsp
 from .hover import hover_text
@@ -110,6 +110,7 @@ class SbatchLanguageServer(LanguageServer):
 
 server = SbatchLanguageServer()
 logs.register(server)  # Slurm job logs: the triage command (diagnostics: documents.py)
+live.register(server)  # the controller's answer (sbatch --test-only), only when asked
 
 
 @server.feature(t.INITIALIZE)

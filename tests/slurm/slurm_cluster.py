@@ -12,7 +12,10 @@ Layout (all state under one temporary directory, nothing touches /etc/slurm or t
   ``localhost`` is the node itself, and ``scontrol show hostnames`` names real, distinct hosts;
 - ``slurm.conf``: ``CPUs=4`` per node with ``SlurmdParameters=config_overrides``, ``GresTypes=gpu``
   with a File-less ``Name=gpu Count=2`` per node (so ``--gpus-per-node=2`` can be requested),
-  ``auth/none`` + ``cred/none`` (no munged), ``proctrack/linuxproc``.
+  ``auth/none`` + ``cred/none`` (no munged), ``proctrack/linuxproc``; the default partition
+  ``debug`` has no time limit, ``short`` a ``MaxTime`` of 10 minutes, and partition limits are
+  enforced at submission (``EnforcePartLimits=ALL``, so ``sbatch --test-only`` refuses a breach:
+  tests/slurm/test_live.py).
 
 The addresses come from 198.18.0.0/15 (RFC 2544, reserved for benchmarking network devices) and
 exist only inside these namespaces: the host, and any network beyond it, never sees them.
@@ -80,9 +83,11 @@ Waittime=0
 MaxJobCount=10000
 GresTypes=gpu
 SlurmdParameters=config_overrides
+EnforcePartLimits=ALL
 NodeName=node1 NodeAddr={node1} CPUs=4 RealMemory=1000 Gres=gpu:2 State=UNKNOWN
 NodeName=node2 NodeAddr={node2} CPUs=4 RealMemory=1000 Gres=gpu:2 State=UNKNOWN
 PartitionName=debug Nodes=node[1-2] Default=YES MaxTime=INFINITE State=UP
+PartitionName=short Nodes=node[1-2] MaxTime=00:10:00 State=UP
 """
 
 # slurmd 22.05 drops a File-less gpu line ("Removing file-less GPU gpu:(null) from final GRES

@@ -10,7 +10,8 @@
 //   out (screenshot directory); or, instead of problem/fix/..., notification (text of the
 //   notification the extension must show: when it cannot start a server); or, for a job log,
 //   triage (text the "Triage this log" report must show) with problem (the root line's row),
-//   cascade (text of an information row) and language (the status bar's language name)
+//   cascade (text of an information row) and language (the status bar's language name); or,
+//   for the live check, live (text of the Problems row the "Ask the cluster" command must add)
 // CHROMIUM overrides the browser binary (default /usr/bin/chromium). Exit code 0 on success.
 import { chromium } from "playwright-core";
 
@@ -49,6 +50,8 @@ try {
     await notification();
   } else if (o.triage) {
     await triage();
+  } else if (o.live) {
+    await liveCheck();
   } else {
     await quickFix();
   }
@@ -91,6 +94,22 @@ async function triage() {
     .waitFor({ timeout: 60000 });
   log(`report opened: '${o.triage}'`);
   await page.screenshot({ path: `${o.out}/triage-report.png` });
+}
+
+// the "Ask the cluster (sbatch --test-only)" command: its answer as an error in the Problems panel
+async function liveCheck() {
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+Shift+M");
+  const row = page.locator(".markers-panel .monaco-list-row", { hasText: o.live });
+  await page.waitForTimeout(1000);
+  if (await row.count()) throw new Error(`'${o.live}' listed before the command ran`);
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await runCommand("sbatch-lsp: Ask", "Ask the cluster");
+  log("live check command run");
+  await row.first().waitFor({ timeout: 60000 });
+  await row.first().locator(".marker-icon.error").first().waitFor({ state: "attached", timeout: 15000 });
+  log(`Problems panel, error: ${(await row.first().innerText()).replace(/\s+/g, " ")}`);
+  await page.screenshot({ path: `${o.out}/live-problem.png` });
 }
 
 // the extension's message when it cannot start a server

@@ -4,6 +4,9 @@
 // not job scripts, so every `shellscript` document is served. Slurm job logs (`slurm-*.out`,
 // `*.err`: the `slurm-log` language; `*.log` files) are served too: the server triages them
 // (root line, cascade), and "Triage this log" opens the server's text report beside the log.
+// "Ask the cluster (sbatch --test-only)" runs the server's live check on the active job script
+// (only when invoked: the #! line and the #SBATCH block go to the controller, nothing is
+// submitted) and shows the controller's answer as a problem on the file until it is edited.
 import { execFile } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
@@ -21,6 +24,7 @@ import {
 const SECTION = "sbatchLsp";
 const MODULE = "sbatch_lsp.server";
 const TRIAGE_COMMAND = "sbatch-lsp.triage"; // the server's command (sbatch_lsp/server/logs.py)
+const LIVE_COMMAND = "sbatch-lsp.liveCheck"; // the server's command (sbatch_lsp/server/live.py)
 const INSTALL_HINT =
   "sbatch-lsp is not on a package index: install it from a clone of its repository with " +
   "`pipx install .` (or `python3 -m pip install .` in a virtual environment), then set " +
@@ -29,6 +33,18 @@ const INSTALL_HINT =
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
+let live: vscode.DiagnosticCollection;
+
+/** A finding in the CLI's JSON shape (1-based lines, columns in code points). */
+interface Finding {
+  code: string;
+  severity: "error" | "warning" | "info" | "hint";
+  message: string;
+  line: number;
+  column: number;
+  end_line: number;
+  end_column: number;
+}
 
 /** How the server is started, and why that command was chosen (for the output channel). */
 interface ServerCommand {
@@ -39,8 +55,12 @@ interface ServerCommand {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel("sbatch-lsp");
+  live = vscode.languages.createDiagnosticCollection("sbatch-lint live");
   context.subscriptions.push(
     output,
+    live,
+    vscode.commands.registerCommand("sbatchLsp.liveCheck", liveCheck),
+    vscode.workspace.onDidChangeTextDocument((event) => live.delete(event.document.uri)),
     vscode.commands.registerCommand("sbatchLsp.restartServer", restart),
     vscode.commands.registerCommand("sbatchLsp.showOutput", () => output.show(true)),
     vscode.commands.registerCommand("sbatchLsp.triageLog", triageLog),
@@ -82,6 +102,48 @@ async function triageLog(): Promise<void> {
     language: "plaintext",
   });
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
+}
+
+/** The server's live check of the active job script: the controller's answer as a problem on
+ * the file (until the next edit) and as a message. */
+async function liveCheck(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    await vscode.window.showInformationMessage("sbatch-lsp: open a job script to ask the cluster.");
+    return;
+  }
+  if (!client?.isRunning()) {
+    await vscode.window.showErrorMessage("sbatch-lsp: the server is not running.", "Show Output")
+      .then((choice) => choice && output.show(true));
+    return;
+  }
+  const doc = editor.document;
+  const answer = (await client.sendRequest(ExecuteCommandRequest.type, {
+    command: LIVE_COMMAND,
+    arguments: [doc.uri.toString()],
+  })) as { finding?: Finding; error?: string } | null;
+  const f = answer?.finding;
+  if (!f) {
+    await vscode.window.showErrorMessage(`sbatch-lsp: live check: ${answer?.error ?? "no answer"}`);
+    return;
+  }
+  const position = (line: number, column: number) => {
+    const text = doc.lineAt(Math.min(Math.max(line - 1, 0), doc.lineCount - 1)).text;
+    // code points (the CLI's columns) to UTF-16 units (VS Code's)
+    return new vscode.Position(line - 1, Array.from(text).slice(0, column - 1).join("").length);
+  };
+  const diagnostic = new vscode.Diagnostic(
+    new vscode.Range(position(f.line, f.column), position(f.end_line, f.end_column)), f.message,
+    f.severity === "error" ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Information);
+  diagnostic.code = f.code;
+  diagnostic.source = "sbatch-lint --live";
+  live.set(doc.uri, [diagnostic]);
+  const text = `sbatch-lsp: ${f.message} (line ${f.line})`;
+  if (f.severity === "error") {
+    await vscode.window.showErrorMessage(text);
+  } else {
+    await vscode.window.showInformationMessage(text);
+  }
 }
 
 async function restart(): Promise<void> {
