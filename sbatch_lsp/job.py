@@ -132,6 +132,7 @@ class Job:
         self.steps: list[Step] = []
         self.launches: list[LaunchSite] = []
         self._derived: dict = {}
+        self._exports: tuple = ((), None)  # (its key, _export_index()): built on first use
         self._steps()
 
     def derived(self, compute):
@@ -370,16 +371,33 @@ class Job:
         return [a for a in self.script.assignments if a.name == name]
 
     def exported(self, name: str, before: int | None = None) -> bool:
-        """Whether the batch shell exports ``name`` (``export``, ``declare -x``, ``set -a``)."""
+        """Whether the batch shell exports ``name`` (``export``, ``declare -x``, ``set -a``).
+        O(1) after a first call builds :meth:`_export_index`."""
+        first, last, allexport = self._export_index()
+        if name in first and (before is None or first[name] < before):
+            return True
+        return allexport is not None and last.get(name, -1) > allexport
+
+    def _export_index(self) -> tuple[dict[str, int], dict[str, int], int | None]:
+        """name -> start of its first exporting assignment (``export``/``declare -x``, not
+        ``VAR=x cmd``, which only cmd sees), name -> start of its last assignment, and where
+        ``set -a`` starts; rebuilt when the script's assignments or commands changed in number
+        since the last build (as ``Script.value_at``'s index is)."""
+        key = (len(self.script.assignments), len(self.script.commands))
+        if self._exports[0] == key:
+            return self._exports[1]
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
         for a in self.script.assignments:
-            if a.name == name and a.exported and (before is None or a.start < before):
-                if a.command is not None and a.command.words and \
-                        a.command.words[0].value not in ("export", "declare", "typeset"):
-                    continue  # VAR=x cmd: only cmd sees it
-                return True
-        allexport = self._allexport_start()
-        return allexport is not None and any(
-            a.name == name and a.start > allexport for a in self.script.assignments)
+            last[a.name] = max(a.start, last.get(a.name, a.start))
+            if not a.exported or (a.command is not None and a.command.words and
+                                  a.command.words[0].value not in
+                                  ("export", "declare", "typeset")):
+                continue  # VAR=x cmd: only cmd sees it
+            first[a.name] = min(a.start, first.get(a.name, a.start))
+        index = (first, last, self._allexport_start())
+        self._exports = (key, index)
+        return index
 
     def _allexport_start(self) -> int | None:
         for cmd in self.script.commands:

@@ -16,6 +16,7 @@ mpirun(1)).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..job import Job, LaunchSite, Step
@@ -69,7 +70,7 @@ class StepFacts:
     launch: Launch | None
     world_size: int | None
     ranks_per_node: int | None
-    env: dict[str, EnvVar] = field(default_factory=dict)
+    env: Mapping[str, EnvVar] = field(default_factory=dict)
 
 
 @dataclass
@@ -152,7 +153,7 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
     facts = StepFacts(step, job.source.line_of(step.srun.start) + 1, layout, gpn, gpt,
                       (image.value or image.text) if image is not None else None,
                       launcher, site.launch if site else None, world, per_node)
-    facts.env = _env(job, ev, step)
+    facts.env = LazyEnv(job, ev, step)
     return facts
 
 
@@ -251,6 +252,30 @@ def _export_mode(job: Job, step: Step) -> tuple[str, dict[str, str | None]]:
         text = job.export_mode
     return ("NONE" if text.startswith(("NONE", "NIL")) else "ALL" if "ALL" in text or not text
             else "LIST"), {}
+
+
+class LazyEnv(Mapping[str, EnvVar]):
+    """A step's :func:`_env`, computed on first read: it holds every batch-shell variable set
+    before the step, so a script with many steps and variables pays steps × variables for it;
+    the linter's rules read it rarely and ``show`` always."""
+
+    def __init__(self, job: Job, ev: Evaluator, step: Step):
+        self._args: tuple | None = (job, ev, step)
+        self._env: dict[str, EnvVar] = {}
+
+    def _read(self) -> dict[str, EnvVar]:
+        if self._args is not None:
+            self._env, self._args = _env(*self._args), None
+        return self._env
+
+    def __getitem__(self, name: str) -> EnvVar:
+        return self._read()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
 
 
 def _env(job: Job, ev: Evaluator, step: Step) -> dict[str, EnvVar]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from typing import NamedTuple
 
 from . import bashlex_table, chunker, masks, simple
 
@@ -28,6 +29,9 @@ RUNNERS = {"srun", "exec", "time", "nohup", "env", "numactl", "taskset", "stdbuf
            "mpirun", "mpiexec", "sudo", "chrt", "ionice", "mamba", "micromamba"}
 MAX_BASHLEX_CHUNK = 40_000  # characters; longer chunks go straight to tree-sitter
 MAX_NESTING = 4
+#: chunks whose readings the chunk cache keeps (least recently used go first): the chunks of
+#: some 50 open documents of a few hundred lines, or a few long ones
+CHUNK_CACHE_SIZE = 8192
 
 
 @lru_cache(maxsize=1)
@@ -36,6 +40,43 @@ def _ts_parser():
     import tree_sitter_bash
 
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+class ChunkReading(NamedTuple):
+    """What the parsers make of one chunk's text, before it is placed in a script: the simple
+    path's tokens, else bashlex's nodes (offsets relative to the chunk), else why not."""
+
+    tokens: tuple[simple.Token, ...] | None
+    nodes: tuple | None
+    mask_error: str | None  # a mask raised (a bug, SB003); bashlex was not tried
+    parse_error: str | None  # bashlex refused the chunk (tree-sitter is tried next)
+
+
+@lru_cache(maxsize=CHUNK_CACHE_SIZE)
+def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
+    """The chunk cache: :class:`ChunkReading` of ``chunk_text`` (a top-level chunk, carriage
+    returns already blanked), memoised by its text. A pure function of the text: the simple
+    split, the masks and bashlex see nothing else, and positions are relative to the chunk, so
+    an edit re-reads only the chunks whose text it changed (the server lints every version of
+    a document through here). Callers must not mutate what it returns (bashlex's nodes are
+    shared between hits)."""
+    tokens = simple.split(chunk_text) if read_simple else None
+    if tokens is not None:
+        return ChunkReading(tuple(tokens), None, None, None)
+    if len(chunk_text) > MAX_BASHLEX_CHUNK:
+        return ChunkReading(None, None, None, None)
+    try:
+        masked = masks.apply_all(chunk_text)
+    except masks.MaskError as exc:
+        return ChunkReading(None, None, str(exc), None)
+    if len(masked) != len(chunk_text):
+        masked = chunk_text
+    try:
+        return ChunkReading(None, tuple(bashlex.parse(masked)), None, None)
+    except RecursionError:
+        return ChunkReading(None, None, None, "RecursionError")
+    except Exception as exc:  # noqa: BLE001  (bashlex raises many types)
+        return ChunkReading(None, None, None, f"{type(exc).__name__}: {exc}"[:200])
 
 
 class _Builder:
@@ -65,30 +106,24 @@ class _Builder:
             err = None
             before = len(self.script.commands)
             n_assign, n_docs = len(self.script.assignments), len(self.script.heredocs)
-            tokens = simple.split(chunk_text) if self.read_simple else None
-            if tokens is not None:
-                self._simple_command(tokens, s)
+            reading = read_chunk(chunk_text, self.read_simple)
+            if reading.tokens is not None:
+                self._simple_command(list(reading.tokens), s)
                 chunk.parser = "simple"
                 continue
-            masked = None
-            if len(chunk_text) <= MAX_BASHLEX_CHUNK:
+            if reading.mask_error is not None:  # a bug: reported (SB003), tree-sitter reads it
+                self.script.internal_errors.append(
+                    f"{reading.mask_error} on lines {chunk.start_line + 1}-{chunk.end_line + 1}")
+            err = reading.parse_error
+            if reading.nodes is not None:
                 try:
-                    masked = masks.apply_all(chunk_text)
-                except masks.MaskError as exc:  # a bug: reported (SB003), tree-sitter reads it
-                    self.script.internal_errors.append(
-                        f"{exc} on lines {chunk.start_line + 1}-{chunk.end_line + 1}")
-            if masked is not None:
-                try:
-                    if len(masked) != len(chunk_text):
-                        masked = chunk_text
-                    nodes = bashlex.parse(masked)
-                    for node in nodes:
+                    for node in reading.nodes:
                         self._bl_walk(node, s, None, False)
                     chunk.parser = "bashlex"
                     continue
                 except RecursionError:
                     err = "RecursionError"
-                except Exception as exc:  # noqa: BLE001  (bashlex raises many types)
+                except Exception as exc:  # noqa: BLE001  (a node shape the walk does not read)
                     err = f"{type(exc).__name__}: {exc}"[:200]
                 del self.script.commands[before:]
                 del self.script.assignments[n_assign:]

@@ -1,0 +1,172 @@
+"""The incremental path gives exactly what a fresh lint gives.
+
+The server lints every version of a document through the chunk cache (``shell.parse.read_chunk``):
+a chunk whose text an edit left alone is not read again. Here random edit sequences (typed
+characters, deletions, pastes across chunk boundaries, here-document openers and closers,
+``#SBATCH`` lines) are applied to every script the project holds, and at each step the lint
+through the warm cache is compared with a lint that reads every chunk afresh: the findings (code,
+severity, message, ranges, related notes, fixes) and the shell model. The generated corpus
+(tests/sbatch_corpus.py) is compared both ways too, and the real corpus when ``CORPUS_DIR``
+names a folder of job scripts. The last test drives the real server over stdio with incremental
+(range) changes and compares each version's published diagnostics with the engine's.
+"""
+from __future__ import annotations
+
+import os
+import random
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as t
+from lsprotocol.converters import get_converter
+from pygls.workspace.position_codec import PositionCodec
+from pytest_lsp import LanguageClient
+
+import sbatch_corpus
+from lsp_support import CASES, config, initialize, open_doc, publish_for
+from rule_pages import sample_scripts
+from sbatch_lsp.lint import lint
+from sbatch_lsp.server.diagnostics import lsp_diagnostics
+from sbatch_lsp.server.positions import Positions
+from sbatch_lsp.shell import parse
+from test_simple import _key
+
+EDITS_PER_SCRIPT = 6
+JSON = get_converter()  # LSP objects as the JSON the wire carries (lists, not tuples)
+SNIPPETS = ["x", " ", "$", '"', "'", "\\", "\n", "#", ";", "&", "|", "(", ")", "{", "}", "`",
+            "$(", "do", "fi"]
+LINE_INSERTS = ["cat <<EOF\n", "cat <<'EOF' > run.sh\n", "EOF\n", "#SBATCH --nodes=2\n",
+                "#SBATCH --gpus-per-node=8\n", "#SBATCH --ntasks-per-node=8\n",
+                "srun --ntasks-per-node=1 torchrun --nproc-per-node=8 train.py\n",
+                "if true; then\n", "fi\n", "export MASTER_PORT=29500\n"]
+
+
+@contextmanager
+def fresh_reads():
+    """Inside: every chunk is read afresh (the chunk cache is bypassed, not cleared, so the
+    warm state the incremental lints built survives)."""
+    cached = parse.read_chunk
+    parse.read_chunk = cached.__wrapped__  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        parse.read_chunk = cached  # type: ignore[assignment]
+
+
+def random_edit(rng: random.Random, text: str) -> str:
+    """One edit of the kinds an editor sends while a user types, deletes and pastes."""
+    n = len(text)
+    at = rng.randint(0, n)
+    kind = rng.randrange(4)
+    if kind == 0:  # a typed character (or a short token)
+        return text[:at] + rng.choice(SNIPPETS) + text[at:]
+    if kind == 1 and n:  # a deletion, possibly across lines and chunks
+        end = min(n, at + rng.randint(1, 40))
+        return text[:at] + text[end:]
+    if kind == 2 and n:  # a paste of another part of the text, across chunk boundaries
+        a = rng.randint(0, n - 1)
+        piece = text[a:a + rng.randint(5, 200)]
+        return text[:at] + piece + text[at:]
+    starts = [0] + [k + 1 for k, c in enumerate(text) if c == "\n"]
+    line = rng.choice(starts)  # a whole line: here-document opener/closer, directive, step
+    return text[:line] + rng.choice(LINE_INSERTS) + text[line:]
+
+
+def same_both_ways(text: str, path: str = "job.sbatch") -> None:
+    """Lint ``text`` through the warm cache and afresh; the findings and models must agree."""
+    warm = lint(text, path)
+    warm_model = parse.parse_script(text)
+    with fresh_reads():
+        fresh = lint(text, path)
+        fresh_model = parse.parse_script(text)
+    assert warm.diagnostics == fresh.diagnostics
+    assert _key(warm_model) == _key(fresh_model)
+    assert [(c.start, c.end, c.parser, c.error) for c in warm_model.chunks] == \
+        [(c.start, c.end, c.parser, c.error) for c in fresh_model.chunks]
+
+
+def test_the_cache_is_hit_and_bypassed_as_the_comparison_assumes():
+    text = "#!/bin/bash\n#SBATCH --nodes=2\nfor i in 1 2; do\n  srun hostname\ndone\n"
+    lint(text)
+    before = parse.read_chunk.cache_info()
+    lint(text)
+    after = parse.read_chunk.cache_info()
+    assert after.hits > before.hits and after.misses == before.misses
+    with fresh_reads():
+        lint(text)
+    assert parse.read_chunk.cache_info().hits == after.hits
+
+
+@pytest.mark.parametrize("text", sample_scripts())
+def test_random_edits_give_the_findings_of_a_fresh_lint(text):
+    rng = random.Random(zlib.crc32(text.encode()))
+    same_both_ways(text)
+    for _ in range(EDITS_PER_SCRIPT):
+        text = random_edit(rng, text)
+        same_both_ways(text)
+
+
+def test_generated_corpus_both_ways():
+    for name, data in sbatch_corpus.cases():
+        same_both_ways(data.decode("utf-8", "replace"), f"{name}.sbatch")
+
+
+def test_real_corpus_both_ways():
+    """Off unless CORPUS_DIR names a folder of real job scripts (never committed)."""
+    folder = os.environ.get("CORPUS_DIR")
+    if not folder:
+        return
+    for path in sorted(Path(folder).iterdir()):
+        if path.is_file() and not path.name.startswith((".", "_")):
+            same_both_ways(path.read_bytes().decode("utf-8", "replace"), str(path))
+
+
+# ---- the server, over stdio -------------------------------------------------------------
+
+@pytest_lsp.fixture(config=config())
+async def client(lsp_client: LanguageClient, tmp_path):
+    lsp_client.root = tmp_path
+    await initialize(lsp_client, "visual-studio-code", tmp_path)
+    yield
+    await lsp_client.shutdown_session()
+
+
+def _position(text: str, offset: int) -> t.Position:
+    """An LSP position (UTF-16 columns) of a code-point offset."""
+    line = text.count("\n", 0, offset)
+    start = text.rfind("\n", 0, offset) + 1
+    return t.Position(line, len(text[start:offset].encode("utf-16-le")) // 2)
+
+
+async def test_server_incremental_edits_publish_a_fresh_lints_diagnostics(client):
+    text = (CASES / "F001.sbatch").read_text()
+    path = client.root / "typed.sbatch"
+    uri = path.as_uri()
+    open_doc(client, uri, text)
+    await publish_for(client, uri, 1)
+    rng = random.Random(11)
+    codec = PositionCodec(t.PositionEncodingKind.Utf16)
+    for version in range(2, 26):
+        edited = random_edit(rng, text)
+        # the one range change that turns ``text`` into ``edited``
+        a = 0
+        while a < min(len(text), len(edited)) and text[a] == edited[a]:
+            a += 1
+        b = 0
+        while b < min(len(text), len(edited)) - a and text[-1 - b] == edited[-1 - b]:
+            b += 1
+        change = t.TextDocumentContentChangePartial(
+            range=t.Range(_position(text, a), _position(text, len(text) - b)),
+            text=edited[a:len(edited) - b])
+        client.text_document_did_change(t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[change]))
+        text = edited
+        pub = await publish_for(client, uri, version)
+        with fresh_reads():
+            result = lint(text, str(path))
+        engine = lsp_diagnostics(result, uri, Positions(result.source, codec))
+        assert JSON.unstructure(list(pub.diagnostics)) == JSON.unstructure(engine)
