@@ -103,9 +103,9 @@ def test_variable_body_and_function_call_site():
 def test_background_and_waits():
     text = ("#!/bin/bash\nsrun a &\npid=$!\nsrun b &\nwait $pid\nsrun c &\n"
             "for i in 1 2; do srun d$i & done\nwait -n\n")
-    script, ctl = _control(text)
+    _, ctl = _control(text)
     assert len(ctl.backgrounds) == 4
-    a, b, c, d = ctl.backgrounds
+    a, b, _, d = ctl.backgrounds
     assert a.pid_var == "pid" and [w.kind for w in a.waits] == ["pids", "any"]
     assert b.pid_var is None and [w.kind for w in b.waits] == ["any"]
     assert d.in_loop

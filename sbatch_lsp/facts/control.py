@@ -444,7 +444,9 @@ class _Reader:
         branches.append((cond_nodes, body))
         for c in node.children:
             if c.type == "elif_clause":
-                cn, bd, then = [], [], False
+                cn: list[Any] = []
+                bd: list[Any] = []
+                then = False
                 for g in c.children:
                     if g.type == "then":
                         then = True
@@ -749,8 +751,7 @@ def _unquote(text: str) -> str:
 
 def _signal(word: str) -> str:
     w = _unquote(word).upper()
-    if w.startswith("SIG"):
-        w = w[3:]
+    w = w.removeprefix("SIG")
     return SIGNAL_NUMBERS.get(w, w)
 
 
