@@ -318,10 +318,8 @@ class _Reader:
 
     # -- model commands
     def _model(self, start: int, end: int) -> Command | None:
-        for cmd in self.by_start.get(start, []):
-            if cmd.end <= end + 1:
-                return cmd
-        return None
+        found = self.by_start.get(start)
+        return found[0] if found else None
 
     # -- statements
     def walk(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
@@ -394,10 +392,10 @@ class _Reader:
             self.backgrounds.append(Background(first, s, e, None, ctx.in_loop))
 
     def _model_in(self, s: int, e: int) -> Iterator[Command]:
+        """The model commands that start in ``[s, e)``, in order (a command's model span may
+        include a redirection the tree puts beside it)."""
         for start in sorted(k for k in self.by_start if s <= k < e):
-            for c in self.by_start[start]:
-                if c.end <= e + 1:
-                    yield c
+            yield from self.by_start[start]
 
     def _list(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
         """``a && b``, ``a || b``: ``b`` runs when ``a``'s status says so; a task-id test on
@@ -504,7 +502,7 @@ class _Reader:
                     self.walk(tree, c, item_ctx)
 
     def _pipeline(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
-        stages = [c for c in node.children if c.is_named]
+        stages = [c for c in node.children if c.is_named and not c.type.endswith("redirect")]
         s, e = tree.span(node)
         cmds: list[Command | None] = []
         for st in stages:
@@ -770,6 +768,11 @@ def control_of(script: Script, text: str) -> Control:
         last = tree.span(stmts[-1])
     for b in reader.backgrounds:
         b.waits = [w for w in reader.waits if _collects(w, b)]
+    for w in reader.waits:  # `wait "$!"`: the last job started before it
+        if any(p in ("$!", "${!}") for p in w.pids):
+            before = [b for b in reader.backgrounds if b.end <= w.start]
+            if before and w not in before[-1].waits:
+                before[-1].waits.append(w)
     calls: dict[str, list[Command]] = {}
     for cmd in script.walk():
         if cmd.name in reader.functions:
@@ -782,16 +785,19 @@ def control_of(script: Script, text: str) -> Control:
 def _collects(w: Wait, b: Background) -> bool:
     """Whether ``wait`` command ``w`` waits for background job ``b`` (bash(1) ``wait``): a
     bare ``wait`` or ``wait -n`` after it (``-n`` only in a loop, or with one job), or
-    ``wait $pid`` naming the variable that saved its ``$!`` (a loop over saved pids counts)."""
+    ``wait $pid`` naming the variable that saved its ``$!``; ``wait "$pid"`` in a loop (over
+    the saved PIDs) collects every job started before it."""
     if w.start < b.end and not (w.in_loop and b.in_loop):
         return False
     if w.kind == "all":
         return True
     if w.kind == "any":
         return True
+    if w.in_loop:
+        return True
     if b.pid_var is None:
         return False
-    return b.pid_var == "?" or any(b.pid_var in p for p in w.pids) or w.in_loop
+    return b.pid_var == "?" or any(b.pid_var in p for p in w.pids)
 
 
 def job_control(job: Any) -> Control:
