@@ -46,6 +46,13 @@ REPORT = frozenset({"echo", "printf", "date", "true", ":", "exit", "sleep", "hos
                     "seff"})
 LOG_FILTERS = frozenset({"tee", "grep", "sed", "awk", "cat", "head", "tail", "ts", "less",
                          "python", "python3", "gzip", "sort", "uniq", "cut", "tr", "logger"})
+#: text tools whose pipelines are data plumbing, not a step's work
+DATA_TOOLS = frozenset({"grep", "egrep", "fgrep", "sed", "awk", "gawk", "cut", "sort", "uniq",
+                        "comm", "head", "tail", "tr", "wc", "seq", "jq", "yq", "xargs", "paste",
+                        "join", "find", "nvidia-smi", "ss", "ps", "du", "df", "zcat", "gunzip",
+                        "tac", "column", "shuf", "basename", "dirname", "readlink", "realpath",
+                        "getent", "id", "whoami", "uname", "git", "lscpu", "numactl", "free",
+                        "ip", "ifconfig", "squeue", "sinfo", "sacct", "scontrol", "printenv"})
 RESUME = re.compile(r"resum|restart|checkpoint|ckpt|load[_-]?(from|dir|path|checkpoint)|"
                     r"continue|auto[_-]?resume|SLURM_RESTART_COUNT|--load\b|from[_-]?ckpt",
                     re.IGNORECASE)
@@ -85,19 +92,39 @@ def _cares_about_failure(job: Job, ctl: Control, at: int) -> bool:
     return any(k in mail for k in ("FAIL", "ALL"))
 
 
-def _later_work(job: Job, ctl: Control, after: int) -> Command | None:
+def _where_run(ctl: Control, cmd: Command, start: int, end: int) -> tuple[int, int]:
+    """Where the batch shell runs the span of ``cmd``: its own, or, inside a function, that of
+    the function's last call."""
+    calls = ctl.calls.get(cmd.function or "") if cmd.function else None
+    if calls:
+        last = max(calls, key=lambda c: c.start)
+        return last.start, last.end
+    return start, end
+
+
+def _later_work(job: Job, ctl: Control, after: int, inside: str | None = None) -> Command | None:
     """The first batch-shell command after offset ``after`` that runs in the foreground and is
-    not QUICK: what keeps the batch script, and its background steps, alive."""
+    not QUICK (nor a call of the function ``inside``): what keeps the batch script, and its
+    background steps, alive."""
     for cmd in job.script.commands:
         if cmd.start < after or cmd.in_substitution or not cmd.words:
             continue
-        cc = ctl.at(cmd)
-        if cc.background or cc.in_condition:
-            continue
-        name = (cmd.name or "").rsplit("/", 1)[-1]
-        if name and name not in QUICK:
+        if cmd.name in ctl.functions and (cmd.name == inside or not any(
+                _foreground_work(ctl, c) for c in job.script.commands if c.function == cmd.name)):
+            continue  # a call of a function that only starts background jobs
+        if _foreground_work(ctl, cmd):
             return cmd
     return None
+
+
+def _foreground_work(ctl: Control, cmd: Command) -> bool:
+    cc = ctl.at(cmd)
+    if cc.background or cc.in_condition or cmd.in_substitution:
+        return False
+    if cmd.name is None:
+        return bool(cmd.words)  # `$MY_SCRATCH/code tunnel`, `${COMMAND}`: a program unknown
+    name = cmd.name.rsplit("/", 1)[-1]
+    return bool(name) and name not in QUICK
 
 
 def _rest_is_quiet(job: Job, ctl: Control, after: int) -> bool:
@@ -142,7 +169,8 @@ def background_step_not_waited(job: Job) -> Iterator[Diagnostic]:
             continue
         if not ctl.tasks(b.command).in_batch_shell():
             continue
-        later = _later_work(job, ctl, b.end)
+        _, after = _where_run(ctl, b.command, b.start, b.end)
+        later = _later_work(job, ctl, after, b.command.function)
         if later is not None and not _steps_in(job, b.start, b.end):
             continue  # a monitor beside the work (`nvidia-smi dmon &`): ending with it is fine
         if later is not None:
@@ -226,7 +254,9 @@ def wait_hides_failure(job: Job) -> Iterator[Diagnostic]:
         if not _rest_is_quiet(job, ctl, w.end):
             continue
         related = [Related(b.start, b.end, "a step this wait collects") for b in collected[:3]]
-        severity = None if _cares_about_failure(job, ctl, w.start) else Severity.INFO
+        beside = _later_work(job, ctl, max(b.end for b in collected))
+        severity = None if _cares_about_failure(job, ctl, w.start) and (
+            beside is None or beside.start >= w.start) else Severity.INFO
         yield finding(
             "SB209", w.start, w.end,
             f"`wait` with no argument returns 0 whatever the {len(collected)} background "
@@ -258,19 +288,18 @@ def pipeline_hides_failure(job: Job) -> Iterator[Diagnostic]:
         last = p.last
         if last is None or (last.name or "").rsplit("/", 1)[-1] not in LOG_FILTERS:
             continue
-        head = p.commands[0]
-        if head is None or not _work_in(job, p.start, last.start):
+        head = _pipeline_work(job, p.start, last.start)
+        if head is None or ctl.at(head).in_condition or ctl.at(head).background:
             continue
-        if ctl.at(head).in_condition or ctl.at(head).background:
-            continue
-        ends = ctl.is_last(p.start, p.end) or _only_exit_follows(job, p.end)
+        _, end = _where_run(ctl, head, p.start, p.end)
+        ends = _only_exit_follows(job, end)
         errexit = ctl.option_on(ctl.errexit, p.start)
         if not ends and not errexit:
             continue
         if ends:
             why = ("the script ends here, so the job exits 0 and shows COMPLETED when the step "
                    "failed")
-        elif _rest_is_quiet(job, ctl, p.end):
+        elif _rest_is_quiet(job, ctl, end):
             why = ("`set -e` does not stop the script when the step fails: it runs on to its "
                    "end and the job exits 0 (COMPLETED)")
         else:
@@ -283,6 +312,24 @@ def pipeline_hides_failure(job: Job) -> Iterator[Diagnostic]:
             "before it", related=[Related(last.start, last.end, "the pipeline's status is this "
                                           "command's")],
             fixes=[_pipefail_fix(job, p.start)])
+
+
+def _pipeline_work(job: Job, start: int, end: int) -> Command | None:
+    """The command that does the work in the stages ``[start, end)`` of a pipeline: its first
+    srun step or launcher, else a first command that is a program of its own (not a text
+    filter such as ``grep … | sort``, whose failure is not a step's)."""
+    steps = _steps_in(job, start, end)
+    if steps:
+        return steps[0].command
+    sites = [s.command for s in job.launches if start <= s.command.start < end]
+    if sites:
+        return sites[0]
+    first = next((c for c in job.script.walk() if start <= c.start < end and c.words and
+                  not c.in_substitution), None)
+    if first is None or first.name is None:
+        return None
+    name = first.name.rsplit("/", 1)[-1]
+    return None if name in QUICK or name in DATA_TOOLS else first
 
 
 def _pipefail_fix(job: Job, at: int) -> Fix:
