@@ -17,11 +17,12 @@ mpirun(1)).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..job import Job, LaunchSite, Step
 from ..launchers import Launch
 from ..shell.model import Assignment, Script
+from .control import agents_per_node
 from .layout import (
     Component,
     Layout,
@@ -149,7 +150,11 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
     if site is None and any(s.launch.kind == "python" for s in sites):
         launcher = "srun"
     script = site.command.script if site is not None and site.command.script else job.script
-    world, per_node = _world(site.launch if site else None, launcher, layout, gpn, script)
+    agents = agents_per_node(job, site.command, layout.max_per_node, layout.nodes) \
+        if site is not None and isinstance(layout.tasks_per_node, int) else None
+    world, per_node = _world(site.launch if site else None, launcher,
+                             replace(layout, tasks_per_node=agents) if agents is not None
+                             else layout, gpn, script)
     facts = StepFacts(step, job.source.line_of(step.srun.start) + 1, layout, gpn, gpt,
                       (image.value or image.text) if image is not None else None,
                       launcher, site.launch if site else None, world, per_node)

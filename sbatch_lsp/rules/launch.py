@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from .. import options as opts
+from ..facts.control import agents_per_node, job_control
 from ..facts.steps import facts_of
 from ..facts.values import LOCAL_ADDRESS, Place, Scope
 from ..job import parse_count
@@ -51,7 +52,7 @@ def torchrun_per_task(job):
         step = site.step
         if step is None:
             continue
-        tpn = step.tasks_per_node
+        tpn = agents_per_node(job, site.command, step.tasks_per_node, step.nodes)
         la = site.launch
         if tpn is None:
             yield finding(
@@ -401,6 +402,8 @@ def launcher_outside_srun(job):
         la = site.launch
         if site.step is not None or site.command.in_substitution:
             continue
+        if not job_control(job).tasks(site.command).in_batch_shell():
+            continue  # a guard the batch shell fails (`else` of a SLURM_PROCID 0 test)
         if la.kind == "torchrun" or (la.kind == "deepspeed" and not la.has("hostfile")):
             nodes = job.nodes
             one_node = la.arg("nnodes") in ("1", "1:1")

@@ -1,0 +1,824 @@
+"""Control facts: which tasks run each command, what runs in the background and which ``wait``
+collects it, pipelines and ``pipefail``, ``set -e``, the script's last command, traps and the
+signals they catch, functions and where they are called.
+
+The shell model (``shell/model.py``) is flat: it lists the commands with their words and spans
+but not the compound commands around them. This module reads the structure with tree-sitter-bash
+(already the model's fallback parser) over the same text and joins it to the model's commands by
+their start offset; a ``bash -c '…'`` body, or the value of a variable that ``bash -c "$CMD"``
+runs, is read again from the text of the string that holds it, so that its commands get their
+own guards. Offsets are character offsets into the script, like every span of the model.
+
+Facts behind it:
+
+- ``SLURM_PROCID``/``SLURM_NODEID``/``SLURM_LOCALID`` are set per task by slurmstepd
+  (``src/slurmd/slurmstepd/task.c``); the batch script is task 0 of the batch step on the first
+  node, so in the batch shell they are all 0 (sbatch(1) OUTPUT ENVIRONMENT VARIABLES). A guard the
+  batch shell evaluates is therefore constant: ``if [ "$SLURM_PROCID" -eq 0 ]`` is always true
+  there and its ``else`` branch never runs.
+- bash(1) SHELL BUILTIN COMMANDS ``wait``: without an argument it waits for every background
+  child and returns 0; ``wait -n`` returns the status of the next job to end; ``wait PID``
+  returns that job's status. ``$!`` is the PID of the last background job.
+- bash(1) Pipelines: a pipeline's status is its last command's unless ``pipefail`` is set;
+  ``set -e`` (``errexit``) acts on that status.
+- bash(1) SIGNALS: "If bash is waiting for a command to complete and receives a signal for which
+  a trap has been set, the trap will not be executed until the command completes"; a trap runs
+  during ``wait`` as soon as the signal arrives.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ..shell.model import Command, Script
+
+#: task-id variables slurmstepd sets per task, and the id each stands for
+TASK_IDS = {"SLURM_PROCID": "procid", "SLURM_NODEID": "nodeid", "SLURM_LOCALID": "localid",
+            "PMI_RANK": "procid", "PMIX_RANK": "procid"}
+#: launcher-style names that mean a task id only when the script sets them from one
+ALIASES = ("RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK", "NODE_ID", "LOCALID", "PROCID")
+OPS = {"-eq": "eq", "==": "eq", "=": "eq", "-ne": "ne", "!=": "ne", "-lt": "lt", "<": "lt",
+       "-le": "le", "<=": "le", "-gt": "gt", ">": "gt", "-ge": "ge", ">=": "ge"}
+NEGATE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
+FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
+#: the shell-level statement kinds that hold commands (tree-sitter-bash node types)
+LOOPS = {"while_statement", "for_statement", "c_style_for_statement"}
+#: signal names as ``trap`` accepts them, normalised (bash(1) trap: SIG prefix optional)
+SIGNAL_NUMBERS = {"1": "HUP", "2": "INT", "3": "QUIT", "6": "ABRT", "9": "KILL", "10": "USR1",
+                  "12": "USR2", "15": "TERM", "0": "EXIT"}
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One comparison of a task id with a number: ``procid eq 0`` for ``[ "$SLURM_PROCID" -eq 0 ]``.
+
+    ``var`` is ``procid``, ``nodeid`` or ``localid``; ``op`` one of eq/ne/lt/le/gt/ge; ``early``
+    marks a reference the batch shell expands (so it reads 0); ``start``/``end`` span the
+    condition in the script."""
+
+    var: str
+    op: str
+    value: int
+    start: int
+    end: int
+    early: bool = True
+
+    def holds(self, ident: int) -> bool:
+        """Whether the comparison holds for a task whose ``var`` is ``ident``."""
+        v = self.value
+        return {"eq": ident == v, "ne": ident != v, "lt": ident < v, "le": ident <= v,
+                "gt": ident > v, "ge": ident >= v}[self.op]
+
+    def negated(self) -> Atom:
+        return Atom(self.var, NEGATE[self.op], self.value, self.start, self.end, self.early)
+
+
+@dataclass(frozen=True)
+class Tasks:
+    """Which tasks run a command: every guard on a task id around it (a conjunction of atoms),
+    and ``opaque`` when some other condition guards it too (then it runs on a subset the linter
+    cannot name). The empty value runs on every task."""
+
+    atoms: tuple[Atom, ...] = ()
+    opaque: bool = False
+
+    @property
+    def guarded(self) -> bool:
+        return bool(self.atoms)
+
+    def also(self, other: Tasks) -> Tasks:
+        """Both guards (a command inside a guarded function, or a body inside a guarded step)."""
+        return Tasks(self.atoms + other.atoms, self.opaque or other.opaque)
+
+    def admits(self, procid: int, nodeid: int, localid: int) -> bool:
+        """Whether the task with these ids passes every task-id guard (the batch shell's guards
+        read 0 for each id whatever the task)."""
+        ids = {"procid": procid, "nodeid": nodeid, "localid": localid}
+        return all(a.holds(0 if a.early else ids[a.var]) for a in self.atoms)
+
+    def in_batch_shell(self) -> bool:
+        """Whether the batch shell (task 0 of node 0) passes the task-id guards."""
+        return self.admits(0, 0, 0)
+
+    def per_node(self, tasks_per_node: int, nodes: int | None = None) -> int:
+        """The most tasks of one node that run the command, in a step with ``tasks_per_node``
+        tasks on each node (node ``n`` holds procids ``n·tpn … n·tpn+tpn-1`` under the default
+        block distribution); ``nodes`` None tries the first 64 nodes."""
+        best = 0
+        for node in range(nodes if nodes is not None else 64):
+            count = sum(1 for local in range(tasks_per_node)
+                        if self.admits(node * tasks_per_node + local, node, local))
+            best = max(best, count)
+        return best
+
+    def describe(self) -> str:
+        """The guards as text (``SLURM_LOCALID == 0``)."""
+        sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+        names = {"procid": "SLURM_PROCID", "nodeid": "SLURM_NODEID", "localid": "SLURM_LOCALID"}
+        return " and ".join(f"{names[a.var]} {sym[a.op]} {a.value}" for a in self.atoms)
+
+
+EVERY_TASK = Tasks()
+
+
+@dataclass
+class Pipeline:
+    """``a | b | c``: its commands in order (model Commands; None where a stage is not a simple
+    command), its span, and whether ``pipefail`` is on when it runs."""
+
+    commands: list[Command | None]
+    start: int
+    end: int
+    pipefail: bool
+
+    @property
+    def last(self) -> Command | None:
+        return self.commands[-1] if self.commands else None
+
+
+@dataclass
+class Wait:
+    """A ``wait`` builtin: ``kind`` ``all`` (no argument: status 0), ``any`` (``-n``) or
+    ``pids`` (the variables or literals it names); ``in_loop`` when a loop repeats it."""
+
+    command: Command
+    kind: str
+    pids: list[str]
+    in_loop: bool
+    start: int
+    end: int
+
+
+@dataclass
+class Background:
+    """A command started with ``&`` in the batch shell: the model Command (the first simple
+    command of the backgrounded statement), the statement's span, the variable that saves its
+    ``$!`` (None when nothing does), and the ``wait`` commands that collect it."""
+
+    command: Command | None
+    start: int
+    end: int
+    pid_var: str | None
+    in_loop: bool
+    waits: list[Wait] = field(default_factory=list)
+
+
+@dataclass
+class Trap:
+    """``trap ACTION SIG…``: the action text, the signals (normalised: ``USR1``, ``TERM``,
+    ``EXIT``), the span of the trap command, and whether it is set in the batch shell."""
+
+    command: Command | None
+    action: str
+    signals: list[str]
+    start: int
+    end: int
+    batch: bool
+
+
+@dataclass
+class CommandControl:
+    """Where one model command sits: the tasks that run it, whether it is started in the
+    background, the pipeline it is a stage of, whether a loop repeats it, whether it runs in a
+    subshell, and the statement of the batch script that holds it (its span)."""
+
+    tasks: Tasks = EVERY_TASK
+    background: bool = False
+    pipeline: Pipeline | None = None
+    in_loop: bool = False
+    in_subshell: bool = False
+    in_condition: bool = False
+    statement: tuple[int, int] | None = None
+
+
+@dataclass
+class Control:
+    """The control facts of one script (see the module docstring). ``last`` is the span of the
+    batch script's last top-level statement (its status is the job's exit code when the script
+    ends there); ``errexit``/``pipefail`` list the offsets where ``set`` turns each on or off."""
+
+    script: Script
+    of: dict[int, CommandControl]
+    backgrounds: list[Background]
+    waits: list[Wait]
+    pipelines: list[Pipeline]
+    traps: list[Trap]
+    functions: dict[str, tuple[int, int]]
+    calls: dict[str, list[Command]]
+    last: tuple[int, int] | None
+    errexit: list[tuple[int, bool]]
+    pipefail: list[tuple[int, bool]]
+
+    def at(self, cmd: Command) -> CommandControl:
+        """The control facts of a model command (every task, foreground, when unknown)."""
+        return self.of.get(id(cmd), CommandControl())
+
+    def tasks(self, cmd: Command) -> Tasks:
+        """The tasks that run ``cmd``: its own guards, those of the commands that run its
+        command string (``srun bash -c '…'``), and those of the call sites of the function that
+        holds it when all of them agree."""
+        found = self.at(cmd).tasks
+        for outer in cmd.ancestors():
+            found = found.also(self.at(outer).tasks)
+        if cmd.function and cmd.function in self.calls:
+            sites = {self.tasks(c) for c in self.calls[cmd.function] if c.function != cmd.function}
+            if len(sites) == 1:
+                found = found.also(sites.pop())
+            elif len(sites) > 1:
+                found = Tasks(found.atoms, True)
+        return found
+
+    def option_on(self, table: list[tuple[int, bool]], at: int) -> bool:
+        """Whether a ``set`` option recorded in ``table`` is on at offset ``at``."""
+        state = False
+        for offset, on in table:
+            if offset < at:
+                state = on
+        return state
+
+    def is_last(self, start: int, end: int) -> bool:
+        """Whether the span lies in the batch script's last top-level statement."""
+        return self.last is not None and self.last[0] <= start and end <= self.last[1]
+
+
+# ---- reading ----------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+class _Tree:
+    """One tree-sitter parse of ``text`` placed at ``base`` in the script, with byte offsets
+    converted to script character offsets; ``late`` holds the offsets (in the script) of ``$``
+    signs that the shell reading this text expands itself (not substituted before it runs)."""
+
+    def __init__(self, text: str, base: int, late: Callable[[int], bool]):
+        data = text.encode("utf-8")
+        self.root = _parser().parse(data).root_node
+        self.base = base
+        self.late = late
+        self.text = text
+        if len(data) != len(text):
+            idx = [0] * (len(data) + 1)
+            pos = 0
+            for ci, ch in enumerate(text):
+                for _ in range(len(ch.encode("utf-8"))):
+                    idx[pos] = ci
+                    pos += 1
+            idx[len(data)] = len(text)
+            self._conv: Callable[[int], int] = idx.__getitem__
+        else:
+            self._conv = int
+
+    def span(self, node: Any) -> tuple[int, int]:
+        return self.base + self._conv(node.start_byte), self.base + self._conv(node.end_byte)
+
+    def text_of(self, node: Any) -> str:
+        s, e = self.span(node)
+        return self.text[s - self.base:e - self.base]
+
+
+@dataclass
+class _Ctx:
+    tasks: Tasks = EVERY_TASK
+    in_loop: bool = False
+    in_subshell: bool = False
+    in_condition: bool = False
+    function: str | None = None
+    statement: tuple[int, int] | None = None
+
+
+class _Reader:
+    """Walks the trees and fills the facts; ``resolve(name, at)`` gives the literal value word of
+    a variable's assignment (for ``RANK=$SLURM_PROCID`` aliases)."""
+
+    def __init__(self, script: Script, text: str):
+        self.script = script
+        self.text = text
+        self.by_start: dict[int, list[Command]] = {}
+        for cmd in script.walk():
+            self.by_start.setdefault(cmd.start, []).append(cmd)
+        self.of: dict[int, CommandControl] = {}
+        self.backgrounds: list[Background] = []
+        self.waits: list[Wait] = []
+        self.pipelines: list[Pipeline] = []
+        self.traps: list[Trap] = []
+        self.functions: dict[str, tuple[int, int]] = {}
+        self.errexit: list[tuple[int, bool]] = []
+        self.pipefail: list[tuple[int, bool]] = []
+        self.parsed: set[tuple[int, int]] = set()
+        self.batch = True
+
+    # -- model commands
+    def _model(self, start: int, end: int) -> Command | None:
+        found = self.by_start.get(start)
+        return found[0] if found else None
+
+    # -- statements
+    def walk(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
+        t = node.type
+        if t == "if_statement":
+            self._if(tree, node, ctx)
+            return
+        if t == "case_statement":
+            self._case(tree, node, ctx)
+            return
+        if t == "function_definition":
+            name_node = node.child_by_field_name("name")
+            name = tree.text_of(name_node) if name_node is not None else None
+            if name:
+                self.functions[name] = tree.span(node)
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.walk(tree, body, _Ctx(ctx.tasks, ctx.in_loop, ctx.in_subshell, False,
+                                           name, ctx.statement))
+            return
+        if t in LOOPS:
+            inner = _Ctx(ctx.tasks, True, ctx.in_subshell, ctx.in_condition, ctx.function,
+                         ctx.statement)
+            for c in node.named_children:
+                self.walk(tree, c, inner)
+            return
+        if t == "subshell":
+            inner = _Ctx(ctx.tasks, ctx.in_loop, True, ctx.in_condition, ctx.function,
+                         ctx.statement)
+            self._sequence(tree, node, inner)
+            return
+        if t == "list":
+            self._list(tree, node, ctx)
+            return
+        if t == "pipeline":
+            self._pipeline(tree, node, ctx)
+            return
+        if t in ("command", "declaration_command", "variable_assignment", "test_command",
+                 "unset_command"):
+            self._command(tree, node, ctx)
+            return
+        if t == "redirected_statement":
+            body = node.child_by_field_name("body") or (node.named_children[0]
+                                                        if node.named_children else None)
+            if body is not None:
+                self.walk(tree, body, ctx)
+            return
+        self._sequence(tree, node, ctx)
+
+    def _sequence(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
+        """Children in order; a child followed by ``&`` runs in the background."""
+        kids = node.children
+        for k, c in enumerate(kids):
+            if not c.is_named:
+                continue
+            top = ctx if ctx.statement is not None or node.type != "program" else _Ctx(
+                ctx.tasks, ctx.in_loop, ctx.in_subshell, ctx.in_condition, ctx.function,
+                tree.span(c))
+            self.walk(tree, c, top)
+            if k + 1 < len(kids) and kids[k + 1].type == "&":
+                self._background(tree, c, top)
+
+    def _background(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
+        s, e = tree.span(node)
+        cmds = list(self._model_in(s, e))
+        first = cmds[0] if cmds else None
+        for c in cmds:
+            self.of.setdefault(id(c), CommandControl(ctx.tasks)).background = True
+        if self.batch and not ctx.in_subshell:
+            self.backgrounds.append(Background(first, s, e, None, ctx.in_loop))
+
+    def _model_in(self, s: int, e: int) -> Iterator[Command]:
+        """The model commands that start in ``[s, e)``, in order (a command's model span may
+        include a redirection the tree puts beside it)."""
+        for start in sorted(k for k in self.by_start if s <= k < e):
+            yield from self.by_start[start]
+
+    def _list(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
+        """``a && b``, ``a || b``: ``b`` runs when ``a``'s status says so; a task-id test on
+        the left guards the right."""
+        kids = [c for c in node.children]
+        named = [c for c in kids if c.is_named]
+        ops = [c.type for c in kids if not c.is_named]
+        if len(named) != 2 or not ops:
+            self._sequence(tree, node, ctx)
+            return
+        left, right = named
+        op = ops[0]
+        cond = _Ctx(ctx.tasks, ctx.in_loop, ctx.in_subshell, True, ctx.function, ctx.statement)
+        self.walk(tree, left, cond)
+        guard = self._condition(tree, left)
+        if guard is None:
+            rtasks = Tasks(ctx.tasks.atoms, True) if _is_test(left) else ctx.tasks
+        elif op == "&&":
+            rtasks = ctx.tasks.also(guard)
+        else:
+            rtasks = ctx.tasks.also(_negate(guard))
+        self.walk(tree, right, _Ctx(rtasks, ctx.in_loop, ctx.in_subshell, ctx.in_condition,
+                                    ctx.function, ctx.statement))
+
+    def _if(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
+        """``if``/``elif``/``else``: each branch runs on the tasks its condition admits and the
+        earlier conditions refuse."""
+        refused: list[Tasks | None] = []
+        cond_nodes: list[Any] = []
+        body: list[Any] = []
+        branches: list[tuple[list[Any], list[Any]]] = []
+        seen_then = False
+        for c in node.children:
+            if c.type in ("if", "fi", ";", "\n"):
+                continue
+            if c.type == "then":
+                seen_then = True
+                continue
+            if c.type in ("elif_clause", "else_clause"):
+                continue
+            if not c.is_named:
+                continue
+            (body if seen_then else cond_nodes).append(c)
+        branches.append((cond_nodes, body))
+        for c in node.children:
+            if c.type == "elif_clause":
+                cn: list[Any] = []
+                bd: list[Any] = []
+                then = False
+                for g in c.children:
+                    if g.type == "then":
+                        then = True
+                    elif g.is_named:
+                        (bd if then else cn).append(g)
+                branches.append((cn, bd))
+            elif c.type == "else_clause":
+                branches.append(([], [g for g in c.children if g.is_named]))
+        for conds, stmts in branches:
+            here = ctx.tasks
+            for r in refused:
+                here = here.also(_negate(r) if r is not None else Tasks((), True))
+            cond_ctx = _Ctx(here, ctx.in_loop, ctx.in_subshell, True, ctx.function,
+                            ctx.statement)
+            for cn in conds:
+                self.walk(tree, cn, cond_ctx)
+            guard = self._condition(tree, conds[-1]) if len(conds) == 1 else None
+            if conds:
+                refused.append(guard)
+                here = here.also(guard) if guard is not None else Tasks(here.atoms, True)
+            body_ctx = _Ctx(here, ctx.in_loop, ctx.in_subshell, ctx.in_condition,
+                            ctx.function, ctx.statement)
+            for st in stmts:
+                self.walk(tree, st, body_ctx)
+
+    def _case(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
+        """``case $SLURM_PROCID in 0) …;; *) …;; esac``: an item whose patterns are all numbers
+        runs on the tasks whose id is one of them (one number: an ``eq`` guard); ``*)`` after
+        one-number items runs on the others."""
+        value = node.child_by_field_name("value")
+        var, early = self._operand_var(tree, value) if value is not None else (None, True)
+        refused: list[Atom] = []
+        for item in node.children:
+            if item.type != "case_item":
+                continue
+            pats = [c for c in item.children if c.is_named and
+                    c.type in ("word", "number", "extglob_pattern", "string", "raw_string")
+                    and c.start_byte < _arrow(item)]
+            texts = [tree.text_of(p).strip("'\"") for p in pats]
+            s, e = tree.span(item)
+            if var is None:
+                here = Tasks(ctx.tasks.atoms, True)
+            elif len(texts) == 1 and texts[0].isdigit():
+                atom = Atom(var, "eq", int(texts[0]), s, e, early)
+                here = ctx.tasks.also(Tasks((atom,)))
+                refused.append(atom)
+            elif texts == ["*"]:
+                here = ctx.tasks.also(Tasks(tuple(a.negated() for a in refused)))
+            else:
+                here = Tasks(ctx.tasks.atoms, True)
+            item_ctx = _Ctx(here, ctx.in_loop, ctx.in_subshell, ctx.in_condition, ctx.function,
+                            ctx.statement)
+            for c in item.children:
+                if c.is_named and c.start_byte > _arrow(item):
+                    self.walk(tree, c, item_ctx)
+
+    def _pipeline(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
+        stages = [c for c in node.children if c.is_named and not c.type.endswith("redirect")]
+        s, e = tree.span(node)
+        cmds: list[Command | None] = []
+        for st in stages:
+            self.walk(tree, st, ctx)
+            ss, se = tree.span(st)
+            found = list(self._model_in(ss, se))
+            cmds.append(found[0] if found else None)
+        pipe = Pipeline(cmds, s, e, self._on(self.pipefail, s))
+        for c in cmds:
+            if c is not None:
+                self.of.setdefault(id(c), CommandControl(ctx.tasks)).pipeline = pipe
+        if self.batch and not ctx.in_subshell:
+            self.pipelines.append(pipe)
+
+    def _command(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
+        s, e = tree.span(node)
+        cmd = self._model(s, e)
+        if cmd is not None:
+            cc = self.of.setdefault(id(cmd), CommandControl())
+            cc.tasks, cc.in_loop, cc.in_subshell = ctx.tasks, ctx.in_loop, ctx.in_subshell
+            cc.in_condition, cc.statement = ctx.in_condition, ctx.statement
+        if not self.batch or ctx.in_subshell:
+            return
+        words = [tree.text_of(c) for c in node.named_children
+                 if c.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect",
+                                   "variable_assignment")]
+        name = words[0] if words and node.type == "command" else None
+        if name == "set":
+            self._set(words[1:], s)
+        elif name == "wait" and cmd is not None:
+            args = words[1:]
+            kind = "any" if any(a.startswith("-") and "n" in a for a in args) else \
+                "pids" if [a for a in args if not a.startswith("-")] else "all"
+            pids = [a.strip("'\"") for a in args if not a.startswith("-")]
+            self.waits.append(Wait(cmd, kind, pids, ctx.in_loop, s, e))
+        elif name == "trap" and len(words) >= 3 and not words[1].startswith("-"):
+            action = _unquote(words[1])
+            sigs = [_signal(w) for w in words[2:]]
+            self.traps.append(Trap(cmd, action, sigs, s, e, True))
+        elif node.type == "variable_assignment" and self.backgrounds:
+            text = tree.text_of(node)
+            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\]|\+)?=\(?\s*[\"']?\$\{?!\}?"
+                             r"[\"']?\s*\)?", text)
+            if m and self.backgrounds[-1].pid_var is None:
+                self.backgrounds[-1].pid_var = m.group(1)
+        elif name is not None and ("$!" in " ".join(words[1:]) or "${!}" in " ".join(words[1:])) \
+                and self.backgrounds and self.backgrounds[-1].pid_var is None:
+            # pids+=($!) / PIDS[$i]=$! / echo $! > file: the pid is kept somewhere
+            self.backgrounds[-1].pid_var = "?"
+        # nested command strings: bash -c '…' bodies and $CMD values
+        for c in node.named_children:
+            if c.type in ("raw_string", "string"):
+                self._nested_string(c, tree, ctx)
+
+    def _nested_string(self, node: Any, tree: _Tree, ctx: _Ctx) -> None:
+        s, e = tree.span(node)
+        if not any(s < k < e and any(c.script is not self.script for c in cs)
+                   for k, cs in self.by_start.items()):
+            return
+        self.parse_region(s, e, node.type == "raw_string", ctx)
+
+    def parse_region(self, s: int, e: int, single: bool, ctx: _Ctx) -> None:
+        """Read the text inside the quotes at ``[s, e)`` as shell code run by another shell.
+        In a double-quoted string an unescaped ``$`` is expanded before that shell runs (the
+        batch shell's value), ``\\$`` is left for it."""
+        if (s, e) in self.parsed or e - s < 2:
+            return
+        self.parsed.add((s, e))
+        inner = self.text[s + 1:e - 1]
+        base = s + 1
+        if single:
+            late_set: set[int] | None = None
+        else:
+            late_set = {base + m.start() + 1 for m in re.finditer(r"\\\$", inner)}
+            inner = inner.replace("\\$", " $").replace('\\"', ' "').replace("\\`", " `")
+        batch, self.batch = self.batch, False
+        try:
+            sub = _Tree(inner, base, (lambda _o: True) if late_set is None
+                        else late_set.__contains__)
+            self.walk(sub, sub.root, _Ctx(EVERY_TASK, False, False, False, None, ctx.statement))
+        finally:
+            self.batch = batch
+
+    def _set(self, args: list[str], at: int) -> None:
+        k = 0
+        while k < len(args):
+            a = args[k]
+            if a in ("-o", "+o") and k + 1 < len(args):
+                on = a == "-o"
+                if args[k + 1] == "pipefail":
+                    self.pipefail.append((at, on))
+                elif args[k + 1] == "errexit":
+                    self.errexit.append((at, on))
+                k += 2
+                continue
+            if re.fullmatch(r"[-+][a-zA-Z]+", a):
+                on = a[0] == "-"
+                if "e" in a[1:]:
+                    self.errexit.append((at, on))
+                if a.endswith("o") and k + 1 < len(args) and args[k + 1] == "pipefail":
+                    self.pipefail.append((at, on))
+                    k += 1
+            k += 1
+
+    @staticmethod
+    def _on(table: list[tuple[int, bool]], at: int) -> bool:
+        state = False
+        for offset, on in table:
+            if offset < at:
+                state = on
+        return state
+
+    # -- conditions
+    def _condition(self, tree: _Tree, node: Any) -> Tasks | None:
+        """The task-id guard a condition states, or None when it is about something else."""
+        t = node.type
+        if t == "test_command" or t == "compound_statement":
+            inner = [c for c in node.named_children]
+            if len(inner) == 1:
+                return self._expr(tree, inner[0])
+            return None
+        if t == "command":
+            words = node.named_children
+            if words and tree.text_of(words[0]) in ("test", "["):
+                args = words[1:]
+                if len(args) == 3:
+                    return self._compare(tree, args[0], tree.text_of(args[1]), args[2], node)
+            return None
+        if t == "negated_command":
+            kids = node.named_children
+            inner_g = self._condition(tree, kids[0]) if kids else None
+            return _negate(inner_g) if inner_g is not None else None
+        if t == "list":
+            named = node.named_children
+            ops = [c.type for c in node.children if not c.is_named]
+            if len(named) == 2 and ops == ["&&"]:
+                a, b = self._condition(tree, named[0]), self._condition(tree, named[1])
+                if a is not None and b is not None:
+                    return a.also(b)
+            return None
+        return None
+
+    def _expr(self, tree: _Tree, node: Any) -> Tasks | None:
+        t = node.type
+        if t == "parenthesized_expression" and len(node.named_children) == 1:
+            return self._expr(tree, node.named_children[0])
+        if t == "unary_expression":
+            kids = node.children
+            if kids and tree.text_of(kids[0]) == "!" and len(node.named_children) == 1:
+                g = self._expr(tree, node.named_children[0])
+                return _negate(g) if g is not None else None
+            return None
+        if t != "binary_expression":
+            return None
+        kids = node.children
+        if len(kids) != 3:
+            return None
+        op = tree.text_of(kids[1])
+        if op == "&&":
+            a, b = self._expr(tree, kids[0]), self._expr(tree, kids[2])
+            return a.also(b) if a is not None and b is not None else None
+        return self._compare(tree, kids[0], op, kids[2], node)
+
+    def _compare(self, tree: _Tree, left: Any, op: str, right: Any, node: Any) -> Tasks | None:
+        if op not in OPS:
+            return None
+        s, e = tree.span(node)
+        var, early = self._operand_var(tree, left)
+        num = _number(tree.text_of(right))
+        kind = OPS[op]
+        if var is None:
+            var, early = self._operand_var(tree, right)
+            num = _number(tree.text_of(left))
+            kind = FLIP[kind]
+        if var is None or num is None:
+            return None
+        return Tasks((Atom(var, kind, num, s, e, early),))
+
+    def _operand_var(self, tree: _Tree, node: Any) -> tuple[str | None, bool]:
+        """The task id a ``$NAME``, ``"${NAME}"``, ``${NAME:-0}`` or arithmetic ``NAME`` stands
+        for, and whether the batch shell expands it."""
+        text = tree.text_of(node).strip('"')
+        m = re.fullmatch(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)(:?-[0-9]*)?\}?", text)
+        if not m:
+            return None, True
+        name = m.group(1)
+        s, _ = tree.span(node)
+        dollar = s + tree.text_of(node).find("$") if "$" in tree.text_of(node) else s
+        early = self.batch or not tree.late(dollar)
+        if name in TASK_IDS:
+            return TASK_IDS[name], early
+        if name in ALIASES:
+            target = self._alias(name, s)
+            if target is not None:
+                return target, early
+        return None, True
+
+    def _alias(self, name: str, at: int) -> str | None:
+        """``RANK=$SLURM_PROCID`` (in any script of the model) before ``at``: the id RANK
+        stands for."""
+        scripts = {id(c.script): c.script for cs in self.by_start.values() for c in cs
+                   if c.script is not None}
+        for sc in [self.script, *scripts.values()]:
+            a = sc.value_at(name, at)
+            if a is not None and a.value is not None:
+                refs = [x.name for x in a.value.expansions if x.name]
+                if len(refs) == 1 and refs[0] in TASK_IDS and \
+                        re.fullmatch(r'"?\$\{?[A-Z_]+\}?"?', a.value.text):
+                    return TASK_IDS[refs[0]]
+        return None
+
+
+def _arrow(item: Any) -> int:
+    for c in item.children:
+        if c.type == ")":
+            return int(c.start_byte)
+    return int(item.start_byte)
+
+
+def _is_test(node: Any) -> bool:
+    return node.type in ("test_command", "compound_statement") or (
+        node.type == "command" and bool(node.named_children) and
+        node.named_children[0].text in (b"test", b"["))
+
+
+def _negate(t: Tasks | None) -> Tasks:
+    """Where a guard does not hold: one atom negates exactly; several (a conjunction) negate to
+    a disjunction, which the conjunction form cannot hold: opaque."""
+    if t is None or t.opaque or len(t.atoms) != 1:
+        return Tasks((), True)
+    return Tasks((t.atoms[0].negated(),))
+
+
+def _number(text: str) -> int | None:
+    text = text.strip("'\"")
+    return int(text) if text.isdigit() else None
+
+
+def _unquote(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def _signal(word: str) -> str:
+    w = _unquote(word).upper()
+    w = w.removeprefix("SIG")
+    return SIGNAL_NUMBERS.get(w, w)
+
+
+def control_of(script: Script, text: str) -> Control:
+    """The control facts of a whole batch ``script`` whose source is ``text``.
+
+    Never raises on odd input: what tree-sitter cannot read keeps the defaults (every task,
+    foreground). ``Control.backgrounds``/``waits``/``pipelines``/``traps`` hold the batch
+    shell's own (not those inside subshells or command strings)."""
+    reader = _Reader(script, text)
+    tree = _Tree(text, 0, lambda _o: False)
+    reader.walk(tree, tree.root, _Ctx())
+    last = None
+    stmts = [c for c in tree.root.named_children if c.type != "comment"]
+    if stmts:
+        last = tree.span(stmts[-1])
+    for b in reader.backgrounds:
+        b.waits = [w for w in reader.waits if _collects(w, b)]
+    for w in reader.waits:  # `wait "$!"`: the last job started before it
+        if any(p in ("$!", "${!}") for p in w.pids):
+            before = [b for b in reader.backgrounds if b.end <= w.start]
+            if before and w not in before[-1].waits:
+                before[-1].waits.append(w)
+    calls: dict[str, list[Command]] = {}
+    for cmd in script.walk():
+        if cmd.name in reader.functions:
+            calls.setdefault(cmd.name, []).append(cmd)
+    return Control(script, reader.of, reader.backgrounds, reader.waits, reader.pipelines,
+                   reader.traps, reader.functions, calls, last, reader.errexit,
+                   reader.pipefail)
+
+
+def _collects(w: Wait, b: Background) -> bool:
+    """Whether ``wait`` command ``w`` waits for background job ``b`` (bash(1) ``wait``): a
+    bare ``wait`` or ``wait -n`` after it (``-n`` only in a loop, or with one job), or
+    ``wait $pid`` naming the variable that saved its ``$!``; ``wait "$pid"`` in a loop (over
+    the saved PIDs) collects every job started before it."""
+    if w.start < b.end and not (w.in_loop and b.in_loop):
+        return False
+    if w.kind == "all":
+        return True
+    if w.kind == "any":
+        return True
+    if w.in_loop:
+        return True
+    if b.pid_var is None:
+        return False
+    return b.pid_var == "?" or any(b.pid_var in p for p in w.pids)
+
+
+def job_control(job: Any) -> Control:
+    """The control facts of a ``Job`` (``job.py``), computed once per job; rules and the
+    launch facts read which tasks run a command through ``job_control(job).tasks(cmd)``."""
+    result: Control = job.derived(_of_job)
+    return result
+
+
+def _of_job(job: Any) -> Control:
+    return control_of(job.script, job.source.text)
+
+
+def agents_per_node(job: Any, cmd: Command, tasks_per_node: int | None,
+                    nodes: int | None = None) -> int | None:
+    """How many copies of ``cmd`` run on one node of a step with ``tasks_per_node`` tasks per
+    node, after the task-id guards around it (``if [ "$SLURM_LOCALID" -eq 0 ]``: one); the
+    step's own count when nothing guards it, None when that count is unknown."""
+    if tasks_per_node is None:
+        return None
+    runs = job_control(job).tasks(cmd)
+    if not runs.guarded:
+        return tasks_per_node
+    return runs.per_node(tasks_per_node, nodes)

@@ -1,0 +1,490 @@
+"""SB208–SB214: how the job ends (background steps, ``wait``, pipelines, crashed components) and
+preemption (``--signal``, traps, ``--requeue``). Predicates over the control facts
+(``facts/control.py``) and the job's steps.
+
+Facts (Slurm 22.05.8 and later; checked on the Slurm tier, tests/slurm/test_lifecycle.py):
+
+- The job ends when the batch script exits; slurmstepd then kills what is left of the job's
+  steps, background ones included (sbatch(1) DESCRIPTION: "When the job allocation is finally
+  granted for the batch script, Slurm runs a single copy of the batch script on the first node";
+  the allocation is released when it ends, ``src/slurmd/slurmstepd/mgr.c``). The job's exit code
+  is the batch script's (Slurm "Job Exit Codes" page, job_exit_code.shtml).
+- bash(1) ``wait``: with no argument it returns 0 once every child has ended, whatever their
+  status; ``wait -n`` and ``wait PID`` return the job's status. A pipeline's status is its last
+  command's unless ``pipefail`` is set (bash(1) Pipelines); ``set -e`` acts on that status.
+- srun(1) ``-K, --kill-on-bad-exit``: without it (and with the slurm.conf default
+  ``KillOnBadExit=0``) the other tasks of a step keep running when one fails; it never reaches
+  another step.
+- sbatch(1) ``--signal=[{R|B}:]<sig_num>[@sig_time]``: "By default all job steps will be
+  signaled, but not the batch shell itself. Use the "B:" option to signal only the batch shell".
+- bash(1) SIGNALS: "If bash is waiting for a command to complete and receives a signal for which
+  a trap has been set, the trap will not be executed until the command completes. When bash is
+  waiting for an asynchronous command via the wait builtin, the reception of a signal for which
+  a trap has been set will cause the wait builtin to return immediately".
+- sbatch(1) ``--requeue``: a requeued job runs the batch script again from its first line.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..directives import OptionUse
+from ..facts.control import Background, Control, Wait, job_control
+from ..job import Job, Step
+from ..shell.model import Command
+from . import Diagnostic, Edit, Fix, Related, Severity, finding, rule
+
+#: commands that end at once and decide nothing about the job's work (what a script does after
+#: its steps: report, tidy up); anything else after a background step may be what keeps it alive
+QUICK = frozenset({"echo", "printf", "date", "true", ":", "export", "unset", "cd", "pwd",
+                   "cp", "mv", "rm", "mkdir", "touch", "cat", "ls", "sync", "hostname",
+                   "module", "ml", "source", ".", "set", "exit", "return", "sacct", "seff",
+                   "scontrol", "squeue", "env", "printenv", "trap", "sleep", "wait"})
+#: the stages a training step is piped into to keep a log or filter it
+#: what a script does after its steps only to report: the job's exit code is then theirs (0)
+REPORT = frozenset({"echo", "printf", "date", "true", ":", "exit", "sleep", "hostname", "sacct",
+                    "seff"})
+LOG_FILTERS = frozenset({"tee", "grep", "sed", "awk", "cat", "head", "tail", "ts", "less",
+                         "python", "python3", "gzip", "sort", "uniq", "cut", "tr", "logger"})
+#: text tools whose pipelines are data plumbing, not a step's work
+DATA_TOOLS = frozenset({"grep", "egrep", "fgrep", "sed", "awk", "gawk", "cut", "sort", "uniq",
+                        "comm", "head", "tail", "tr", "wc", "seq", "jq", "yq", "xargs", "paste",
+                        "join", "find", "nvidia-smi", "ss", "ps", "du", "df", "zcat", "gunzip",
+                        "tac", "column", "shuf", "basename", "dirname", "readlink", "realpath",
+                        "getent", "id", "whoami", "uname", "git", "lscpu", "numactl", "free",
+                        "ip", "ifconfig", "squeue", "sinfo", "sacct", "scontrol", "printenv"})
+RESUME = re.compile(r"resum|restart|checkpoint|ckpt|load[_-]?(from|dir|path|checkpoint)|"
+                    r"continue|auto[_-]?resume|SLURM_RESTART_COUNT|--load\b|from[_-]?ckpt",
+                    re.IGNORECASE)
+SIGNAL = re.compile(r"^(?:(?P<who>[RB]{1,2}):)?(?P<sig>[A-Za-z0-9]+)(?:@(?P<time>\d+))?$")
+SIGNAL_NUMBERS = {"1": "HUP", "2": "INT", "3": "QUIT", "9": "KILL", "10": "USR1", "12": "USR2",
+                  "15": "TERM"}
+
+
+def _steps_in(job: Job, start: int, end: int) -> list[Step]:
+    """The srun steps whose srun command lies in ``[start, end)``."""
+    return [s for s in job.steps if start <= s.command.start < end]
+
+
+def _work_in(job: Job, start: int, end: int) -> bool:
+    """Whether a statement holds the job's work: a step, a launcher, or a program that is not
+    one of the QUICK commands."""
+    if _steps_in(job, start, end) or any(start <= site.command.start < end
+                                         for site in job.launches):
+        return True
+    return any(start <= c.start < end and c.words and not c.in_substitution and
+               (c.name or "").rsplit("/", 1)[-1] not in QUICK and c.name is not None
+               for c in job.script.walk())
+
+
+def _cares_about_failure(job: Job, ctl: Control, at: int) -> bool:
+    """Whether the script shows that a failed step should fail the job: ``set -e`` or
+    ``pipefail`` on at ``at``, a status test (``$?``, ``|| exit``), ``--kill-on-bad-exit`` on a
+    step, or ``--mail-type`` asking for FAIL."""
+    if ctl.option_on(ctl.errexit, at) or ctl.option_on(ctl.pipefail, at):
+        return True
+    text = job.source.text
+    if re.search(r"\$\?|\$\{\?\}|\|\|\s*(exit|\{[^}]*exit)", text):
+        return True
+    if any("kill-on-bad-exit" in s.options for s in job.steps):
+        return True
+    mail = (job.directives.value("mail-type") or "").upper()
+    return any(k in mail for k in ("FAIL", "ALL"))
+
+
+def _where_run(ctl: Control, cmd: Command, start: int, end: int) -> tuple[int, int]:
+    """Where the batch shell runs the span of ``cmd``: its own, or, inside a function, that of
+    the function's last call."""
+    calls = ctl.calls.get(cmd.function or "") if cmd.function else None
+    if calls:
+        last = max(calls, key=lambda c: c.start)
+        return last.start, last.end
+    return start, end
+
+
+def _later_work(job: Job, ctl: Control, after: int, inside: str | None = None) -> Command | None:
+    """The first batch-shell command after offset ``after`` that runs in the foreground and is
+    not QUICK (nor a call of the function ``inside``): what keeps the batch script, and its
+    background steps, alive."""
+    for cmd in job.script.commands:
+        if cmd.start < after or cmd.in_substitution or not cmd.words:
+            continue
+        if cmd.name in ctl.functions and (cmd.name == inside or not any(
+                _foreground_work(ctl, c) for c in job.script.commands if c.function == cmd.name)):
+            continue  # a call of a function that only starts background jobs
+        if _foreground_work(ctl, cmd):
+            return cmd
+    return None
+
+
+def _foreground_work(ctl: Control, cmd: Command) -> bool:
+    cc = ctl.at(cmd)
+    if cc.background or cc.in_condition or cmd.in_substitution:
+        return False
+    if cmd.name is None:
+        return bool(cmd.words)  # `$MY_SCRATCH/code tunnel`, `${COMMAND}`: a program unknown
+    name = cmd.name.rsplit("/", 1)[-1]
+    return bool(name) and name not in QUICK
+
+
+def _rest_is_quiet(job: Job, ctl: Control, after: int) -> bool:
+    """Whether nothing after ``after`` decides the job's exit code: only REPORT commands
+    (``echo``, ``date``), no test of ``$?`` and no ``exit N`` with a status of its own."""
+    for cmd in job.script.commands:
+        if cmd.start < after or cmd.in_substitution or not cmd.words:
+            continue
+        name = (cmd.name or "").rsplit("/", 1)[-1]
+        if name == "exit":
+            arg = cmd.words[1].text if len(cmd.words) > 1 else ""
+            if arg not in ("", "0", "$?", '"$?"'):
+                return False
+            continue
+        if ctl.at(cmd).in_condition or name not in REPORT:
+            return False
+    return True
+
+
+def _only_exit_follows(job: Job, after: int) -> bool:
+    """Whether the batch script's commands after ``after`` are at most a bare ``exit`` or
+    ``exit $?`` (which keep the status of what ran before them)."""
+    rest = [c for c in job.script.commands if c.start >= after and not c.in_substitution]
+    return len(rest) <= 1 and all(
+        c.name == "exit" and [w.text for w in c.words[1:]] in ([], ["$?"], ['"$?"'])
+        for c in rest)
+
+
+# ---- SB208 ------------------------------------------------------------------------------------
+
+@rule("SB208", "background-step-not-waited", Severity.ERROR,
+      "a step started with `&` that no `wait` collects: Slurm kills it when the script ends",
+      fix="unsafe")
+def background_step_not_waited(job: Job) -> Iterator[Diagnostic]:
+    """A background step the batch shell never waits for is killed when the script exits
+    (the job ends with the batch script); an error when nothing in the foreground keeps the
+    script running after it, an info when later work may (a helper for that work)."""
+    ctl = job_control(job)
+    fixed = False  # one fix saves every step's PID: only the first finding carries it
+    for b in ctl.backgrounds:
+        if b.waits or not _work_in(job, b.start, b.end) or b.command is None:
+            continue
+        if not ctl.tasks(b.command).in_batch_shell():
+            continue
+        _, after = _where_run(ctl, b.command, b.start, b.end)
+        later = _later_work(job, ctl, after, b.command.function)
+        if later is not None and not _steps_in(job, b.start, b.end):
+            continue  # a monitor beside the work (`nvidia-smi dmon &`): ending with it is fine
+        if later is not None:
+            yield finding(
+                "SB208", b.command.start, b.command.end,
+                "this background step is never waited for: it is killed when the batch script "
+                "ends, after the foreground work it runs beside; if it must finish, `wait` for "
+                "it", severity=Severity.INFO,
+                related=[Related(later.start, later.end,
+                                 "the script ends when this (and what follows) is done")])
+            continue
+        yield finding(
+            "SB208", b.command.start, b.command.end,
+            "this step runs in the background and nothing waits for it: the batch script "
+            "reaches its end at once, the job ends and Slurm kills the step (the job shows "
+            "COMPLETED while the work never ran); add `wait` after the last background step",
+            fixes=[f for f in [None if fixed else _wait_each_fix(job, _unwaited(job, ctl),
+                                                                 None)] if f])
+        fixed = True
+
+
+def _unwaited(job: Job, ctl: Control) -> list[Background]:
+    return [b for b in ctl.backgrounds if not b.waits and _work_in(job, b.start, b.end)]
+
+
+WAIT_EACH = 'rc=0; for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done'
+
+
+def _save_pids(job: Job, backgrounds: list[Background]) -> list[Edit] | None:
+    """Edits that append ``pids+=("$!")`` after the ``&`` of each background statement (on its
+    line), or None when one of them is not followed by the end of its line."""
+    text = job.source.text
+    edits = []
+    for b in backgrounds:
+        amp = text.find("&", b.end)
+        line_end = text.find("\n", b.end)
+        line_end = len(text) if line_end < 0 else line_end
+        if amp < 0 or text[b.end:amp].strip() or text[amp + 1:line_end].strip():
+            return None
+        edits.append(Edit(amp + 1, amp + 1, ' pids+=("$!")'))
+    return edits
+
+
+def _wait_each_fix(job: Job, backgrounds: list[Background], wait: Wait | None) -> Fix | None:
+    """Save each background step's PID, wait for each (replacing ``wait``, or at the end of
+    the script) and exit with the first failure's status: the job then fails when a step
+    fails (bash(1) ``wait PID`` returns that job's status, even when it ended earlier)."""
+    edits = _save_pids(job, backgrounds)
+    if edits is None:
+        return None
+    text = job.source.text
+    if wait is not None:
+        edits.append(Edit(wait.start, wait.end, WAIT_EACH))
+        edits.append(Edit(len(text), len(text), ("" if text.endswith("\n") else "\n") +
+                          'exit "$rc"\n'))
+    else:
+        sep = "" if text.endswith("\n") else "\n"
+        edits.append(Edit(len(text), len(text), f'{sep}{WAIT_EACH}\nexit "$rc"\n'))
+    return Fix("wait for each background step and exit with the first failure's status",
+               tuple(sorted(edits, key=lambda e: e.start)), safe=False)
+
+
+# ---- SB209 ------------------------------------------------------------------------------------
+
+@rule("SB209", "wait-hides-failure", Severity.WARNING,
+      "a bare `wait` as the script's end: its status is 0 whatever the steps did",
+      fix="unsafe")
+def wait_hides_failure(job: Job) -> Iterator[Diagnostic]:
+    """``wait`` with no argument returns 0 (bash(1)): when it ends the script, the job's exit
+    code is 0 and the job COMPLETED even though a step failed. A warning where the script shows
+    that a failure should fail the job (``set -e``, a status test, ``--kill-on-bad-exit``,
+    ``--mail-type=FAIL``), an info otherwise."""
+    ctl = job_control(job)
+    for w in ctl.waits:
+        if w.kind != "all" or w.in_loop or ctl.at(w.command).in_condition:
+            continue
+        collected = [b for b in ctl.backgrounds if w in b.waits and
+                     _work_in(job, b.start, b.end)]
+        if not collected or any(_checked(ctl, b, w) for b in collected):
+            continue
+        if not _rest_is_quiet(job, ctl, w.end):
+            continue
+        related = [Related(b.start, b.end, "a step this wait collects") for b in collected[:3]]
+        beside = _later_work(job, ctl, max(b.end for b in collected))
+        severity = None if _cares_about_failure(job, ctl, w.start) and (
+            beside is None or beside.start >= w.start) else Severity.INFO
+        yield finding(
+            "SB209", w.start, w.end,
+            f"`wait` with no argument returns 0 whatever the {len(collected)} background "
+            "step(s) returned, and the script ends here: a failed step still leaves the job "
+            "COMPLETED with exit code 0; wait for each saved PID (`wait \"$pid\" || rc=$?`) or "
+            "use `wait -n` and exit with its status", related=related, severity=severity,
+            fixes=[f for f in [_wait_each_fix(job, collected, w)] if f])
+
+
+def _checked(ctl: Control, b: Background, w: Wait) -> bool:
+    """Whether the background job's status is read by another wait than ``w``."""
+    return any(o is not w and o.kind != "all" for o in b.waits)
+
+
+# ---- SB210 ------------------------------------------------------------------------------------
+
+@rule("SB210", "pipeline-hides-failure", Severity.WARNING,
+      "a step piped to `tee` (or a filter) without `pipefail`: the pipeline's status is tee's",
+      fix="unsafe")
+def pipeline_hides_failure(job: Job) -> Iterator[Diagnostic]:
+    """Without ``pipefail`` a pipeline returns its last command's status (bash(1)): a failed
+    ``srun … | tee log`` returns 0, so as the script's last command it makes the job COMPLETED,
+    and under ``set -e`` the script runs on after the failure."""
+    ctl = job_control(job)
+    reads_status = "PIPESTATUS" in job.source.text
+    for p in ctl.pipelines:
+        if p.pipefail or reads_status or len(p.commands) < 2:
+            continue
+        last = p.last
+        if last is None or (last.name or "").rsplit("/", 1)[-1] not in LOG_FILTERS:
+            continue
+        head = _pipeline_work(job, p.start, last.start)
+        if head is None or ctl.at(head).in_condition or ctl.at(head).background:
+            continue
+        _, end = _where_run(ctl, head, p.start, p.end)
+        ends = _only_exit_follows(job, end)
+        errexit = ctl.option_on(ctl.errexit, p.start)
+        if not ends and not errexit:
+            continue
+        if ends:
+            why = ("the script ends here, so the job exits 0 and shows COMPLETED when the step "
+                   "failed")
+        elif _rest_is_quiet(job, ctl, end):
+            why = ("`set -e` does not stop the script when the step fails: it runs on to its "
+                   "end and the job exits 0 (COMPLETED)")
+        else:
+            why = ("`set -e` does not stop the script when the step fails: the next commands "
+                   "run on its missing results")
+        yield finding(
+            "SB210", head.start, head.end,
+            f"this step is piped to `{last.name}` without `set -o pipefail`: the pipeline "
+            f"returns `{last.name}`'s status (0), not the step's; {why}; add `set -o pipefail` "
+            "before it", related=[Related(last.start, last.end, "the pipeline's status is this "
+                                          "command's")],
+            fixes=[_pipefail_fix(job, p.start)])
+
+
+def _pipeline_work(job: Job, start: int, end: int) -> Command | None:
+    """The command that does the work in the stages ``[start, end)`` of a pipeline: its first
+    srun step or launcher, else a first command that is a program of its own (not a text
+    filter such as ``grep … | sort``, whose failure is not a step's)."""
+    steps = _steps_in(job, start, end)
+    if steps:
+        return steps[0].command
+    sites = [s.command for s in job.launches if start <= s.command.start < end]
+    if sites:
+        return sites[0]
+    first = next((c for c in job.script.walk() if start <= c.start < end and c.words and
+                  not c.in_substitution), None)
+    if first is None or first.name is None:
+        return None
+    name = first.name.rsplit("/", 1)[-1]
+    return None if name in QUICK or name in DATA_TOOLS else first
+
+
+def _pipefail_fix(job: Job, at: int) -> Fix:
+    start = job.source.line_start_at(at)
+    indent = re.match(r"[ \t]*", job.source.text[start:]).group(0)  # type: ignore[union-attr]
+    return Fix("set pipefail before the pipeline",
+               (Edit(start, start, f"{indent}set -o pipefail\n"),), safe=False)
+
+
+# ---- SB211 ------------------------------------------------------------------------------------
+
+@rule("SB211", "crashed-step-leaves-others", Severity.INFO,
+      "several background steps waited for together: when one crashes the others run on")
+def crashed_step_leaves_others(job: Job) -> Iterator[Diagnostic]:
+    """Steps collected by one bare ``wait`` end independently: when one of a job's components
+    crashes, the others (blocked on it in a collective) run until an NCCL or rendezvous
+    timeout or the time limit. ``--kill-on-bad-exit`` acts only inside a step. Information:
+    whether the steps depend on each other is not in the script."""
+    ctl = job_control(job)
+    for w in ctl.waits:
+        if w.kind != "all":
+            continue
+        collected = [b for b in ctl.backgrounds if w in b.waits and
+                     _steps_in(job, b.start, b.end)]
+        several = len(collected) >= 2 or any(b.in_loop for b in collected)
+        if not several or any(o.kind == "any" for b in collected for o in b.waits):
+            continue
+        yield finding(
+            "SB211", w.start, w.end,
+            "this `wait` collects several background steps together: if they are "
+            "parts of one computation and one crashes, the others block until a timeout or the "
+            "time limit (Slurm ends only the failed step); `wait -n` then `scancel "
+            "\"$SLURM_JOB_ID\"` (or `kill` the others) ends the job at the first failure",
+            related=[Related(b.start, b.end, "a step this wait collects") for b in collected[:3]])
+
+
+# ---- SB212 / SB213 -----------------------------------------------------------------------------
+
+def _signal(job: Job) -> tuple[OptionUse, str, str] | None:
+    """The job's ``--signal`` as (directive use, who: ``""``/``B``/``R``…, signal name)."""
+    use = job.directives.get("signal")
+    if use is None or not use.value:
+        return None
+    m = SIGNAL.match(use.value.strip("'\""))
+    if not m:
+        return None
+    sig = m.group("sig").upper().removeprefix("SIG")
+    return use, (m.group("who") or "").upper(), SIGNAL_NUMBERS.get(sig, sig)
+
+
+@rule("SB212", "signal-misses-batch-trap", Severity.ERROR,
+      "`--signal` without `B:` while the trap for it is in the batch shell: it never runs",
+      fix="unsafe")
+def signal_misses_batch_trap(job: Job) -> Iterator[Diagnostic]:
+    """Without ``B:`` Slurm sends the warning signal to the steps only, never to the batch
+    shell (sbatch(1) --signal), so a ``trap`` for it in the batch script never runs."""
+    sig = _signal(job)
+    if sig is None:
+        return
+    use, who, name = sig
+    if "B" in who:
+        return
+    traps = [t for t in job_control(job).traps if name in t.signals]
+    if not traps:
+        return
+    trap = traps[0]
+    value_start = use.value_start if use.value_start is not None else use.start
+    value = (use.value or "").strip("'\"")
+    yield finding(
+        "SB212", use.start, use.end,
+        f"--signal without `B:` sends SIG{name} to the job's steps only, not to the batch "
+        f"shell, so the batch script's `trap … {name}` never runs (no checkpoint, no requeue "
+        f"before the time limit); write `--signal=B:{value}`",
+        related=[Related(trap.start, trap.end, f"this trap waits for SIG{name}")],
+        fixes=[Fix("signal the batch shell (B:)",
+                   (Edit(value_start, value_start, "B:"),), safe=False)] if not who else [])
+
+
+@rule("SB213", "trap-deferred-by-step", Severity.WARNING,
+      "a trap in the batch shell that a foreground step holds back until the step ends",
+      fix="unsafe")
+def trap_deferred_by_step(job: Job) -> Iterator[Diagnostic]:
+    """bash runs a trap only when the foreground command it waits for ends (bash(1) SIGNALS);
+    during ``wait`` it runs at once. With ``--signal=B:SIG@T`` and the work in a foreground
+    ``srun``, the trap runs after the step, which the time limit kills first."""
+    sig = _signal(job)
+    if sig is None:
+        return
+    use, who, name = sig
+    if "B" not in who:
+        return
+    ctl = job_control(job)
+    traps = [t for t in ctl.traps if name in t.signals]
+    if not traps:
+        return
+    trap = traps[0]
+    candidates = [s for s in job.steps if s.command.script is job.script and
+                  s.command.start > trap.end and not ctl.at(s.command).background and
+                  not ctl.at(s.command).in_subshell and
+                  ctl.tasks(s.command).in_batch_shell()]
+    if not candidates:
+        return
+    step = candidates[-1]
+    cmd = step.command
+    yield finding(
+        "SB213", step.srun.start, step.srun.end,
+        f"the batch shell waits for this foreground step, so SIG{name} from --signal "
+        f"interrupts nothing: bash runs the trap only when the step has ended (at the time "
+        f"limit, Slurm kills the step first); start it in the background and wait for it "
+        f"(`srun … &` then `wait`)",
+        related=[Related(trap.start, trap.end, f"the trap for SIG{name}"),
+                 Related(use.start, use.end, "the signal goes to the batch shell")],
+        fixes=[f for f in [_background_fix(job, ctl, cmd)] if f])
+
+
+def _background_fix(job: Job, ctl: Control, cmd: Command) -> Fix | None:
+    """``srun … &`` and ``wait $!`` on the next line, for a one-line top-level command that is
+    not part of a pipeline or list."""
+    cc = ctl.at(cmd)
+    if cc.pipeline is not None or cc.statement is None or cc.statement != (cmd.start, cmd.end):
+        return None
+    text = job.source.text
+    if "\n" in text[cmd.start:cmd.end]:
+        return None
+    line_end = text.find("\n", cmd.end)
+    line_end = len(text) if line_end < 0 else line_end
+    if text[cmd.end:line_end].strip():
+        return None
+    indent = text[job.source.line_start_at(cmd.start):cmd.start]
+    return Fix("run the step in the background and wait for it",
+               (Edit(cmd.end, cmd.end, f' &\n{indent}wait "$!"'),), safe=False)
+
+
+# ---- SB214 ------------------------------------------------------------------------------------
+
+@rule("SB214", "requeue-without-resume", Severity.INFO,
+      "`--requeue` (or `scontrol requeue`) while nothing in the script resumes the work")
+def requeue_without_resume(job: Job) -> Iterator[Diagnostic]:
+    """A requeued job runs the batch script again from the top (sbatch(1) --requeue): unless
+    the program finds its own checkpoint, the work restarts from scratch. Information: the
+    program may resume by itself."""
+    use = job.directives.get("requeue")
+    traps = [t for t in job_control(job).traps if "requeue" in t.action]
+    requeue_cmds = [c for c in job.script.walk() if c.name == "scontrol" and
+                    any(w.value == "requeue" for w in c.words[1:2])]
+    if use is None and not traps and not requeue_cmds:
+        return
+    body = re.sub(r"(?m)^\s*#SBATCH.*$", "", job.source.text).replace("requeue", "")
+    if RESUME.search(body):
+        return
+    start, end = ((use.start, use.end) if use is not None else
+                  (traps[0].start, traps[0].end) if traps else
+                  (requeue_cmds[0].start, requeue_cmds[0].end))
+    yield finding(
+        "SB214", start, end,
+        "a requeued job runs this script again from its first line, and nothing here resumes "
+        "(no checkpoint, resume or restart argument): unless the program finds its own "
+        "checkpoint, the requeued run starts the work from scratch")
