@@ -312,7 +312,9 @@ def gpu_bind_device_ordinal(job) -> Iterator[Diagnostic]:
         if sf.launcher in TORCHRUN_LIKE or sf.launcher == "mpirun":
             continue
         per_node = sf.layout.max_per_node
-        if per_node is None or per_node <= 1:
+        # with no node count the tasks may share a node: then only an info
+        maybe = per_node is None and (sf.layout.tasks or 0) > 1
+        if not maybe and (per_node is None or per_node <= 1):
             continue
         bind = _binding(job, sf)
         if bind is None:
@@ -322,19 +324,43 @@ def gpu_bind_device_ordinal(job) -> Iterator[Diagnostic]:
         found = False
         for w, shown in _device_selections(sf, ev, job):
             found = True
+            outcome = (f"every task with local rank {_ranks(per_node)} fails"
+                       if per_node is not None else
+                       "the tasks that share a node (the node count is not fixed) fail")
             yield finding("SB217", w.start, w.end,
                           f"`{shown}` selects the task's local rank as its CUDA device, but "
-                          f"{what} leaves each task one visible GPU (device 0): every task with "
-                          f"local rank {_ranks(per_node)} fails with \"invalid device ordinal\"; "
-                          "use device 0 (cuda:0) or add --gpu-bind=none to this srun",
-                          related=related)
-        if not found and sf.launcher == "srun" and _exports_local_rank(sf, ev, job):
+                          f"{what} leaves each task one visible GPU (device 0): {outcome} "
+                          "with \"invalid device ordinal\"; use device 0 (cuda:0) or add "
+                          "--gpu-bind=none to this srun",
+                          severity=Severity.INFO if maybe else None, related=related)
+        if not found and (sf.launcher == "srun" or _distributed_flag(sf)) and \
+                (_exports_local_rank(sf, ev, job) or _distributed_flag(sf)) and \
+                not _literal_device(sf):
             yield finding("SB217", sf.step.srun.start, sf.step.srun.end,
-                          f"this step's tasks get LOCAL_RANK from the local task id while "
-                          f"{what} leaves each task one visible GPU: if the program selects "
+                          f"this step's program picks its device itself (LOCAL_RANK from the "
+                          f"local task id, or a distributed mode) while {what} leaves each task "
+                          "one visible GPU: if the program selects "
                           "cuda:LOCAL_RANK (torch.cuda.set_device(local_rank)), ranks 1… fail "
                           "with \"invalid device ordinal\"; select device 0",
                           severity=Severity.INFO, related=related)
+
+
+#: program flags that switch a training program to its distributed mode (it then picks the
+#: device of its local rank itself: mace ``--distributed``, PyTorch examples
+#: ``--multiprocessing-distributed``)
+DISTRIBUTED_FLAGS = frozenset({"--distributed", "--multiprocessing-distributed", "--ddp"})
+
+
+def _distributed_flag(sf: StepFacts) -> bool:
+    return any((w.value or "") in DISTRIBUTED_FLAGS
+               for cmd in sf.step.task_commands for w in cmd.words)
+
+
+def _literal_device(sf: StepFacts) -> bool:
+    """Whether a device flag of the step's tasks names a literal device (``--device cuda:0``):
+    the script then shows the device choice, and it is not by local rank."""
+    return any(value.value is not None for cmd in sf.step.task_commands
+               for _, value in _flag_values(cmd, DEVICE_FLAGS))
 
 
 def _ranks(per_node: int) -> str:
