@@ -1,5 +1,6 @@
-"""SB215–SB218: task arithmetic, launch worlds the step does not make, GPU binding against
-device selection by local rank, and data files that array tasks share.
+"""SB215–SB219: task arithmetic, launch worlds the step does not make, GPU binding against
+device selection by local rank, data files that array tasks share, and misspelt Slurm
+variables.
 
 Slurm facts (Slurm 22.05.8 sbatch(1)/srun(1); ``src/sbatch/opt.c`` and
 ``src/srun/libsrun/opt.c`` ``_opt_verify``):
@@ -18,12 +19,14 @@ Slurm facts (Slurm 22.05.8 sbatch(1)/srun(1); ``src/sbatch/opt.c`` and
 """
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 
 from ..diagnostics import Diagnostic
 from ..directives import OptionUse
 from ..facts.arrays import ARRAY_JOB_VARS, array_variance, is_array
 from ..facts.layout import Component, count_of, parse_count
+from ..facts.slurm_names import base_name, known_names
 from ..facts.steps import StepFacts, facts_of
 from ..shell.model import Command, Word
 from . import Related, Severity, finding, rule
@@ -422,3 +425,68 @@ def _output_words(cmd: Command) -> Iterator[Word]:
         return
     for _, value in _flag_values(cmd, OUTPUT_FLAGS):
         yield value
+
+
+# -- SB219 ------------------------------------------------------------------------------------
+
+@rule("SB219", "misspelt-slurm-variable", Severity.WARNING,
+      "a `$SLURM_*` name Slurm never sets, close to one it does (`$SLURM_TASK_ARRAY_ID`, "
+      "`$SLURM_JOB_NUMNODES`, `$SLURM_ARRAY_TASK_ID_x`): it expands to nothing")
+def misspelt_slurm_variable(job) -> Iterator[Diagnostic]:
+    """A variable read whose name starts with ``SLURM_`` that no Slurm command sets or reads
+    (facts/slurm_names.py), that the script never assigns, and that is a near miss of a real
+    name: a known name followed by more name characters (bash(1) "PARAMETERS": a name runs
+    on through letters, digits and ``_``, so ``$SLURM_ARRAY_TASK_ID_out`` reads
+    ``SLURM_ARRAY_TASK_ID_out``), the same words in another order, or one or two characters
+    off. Bash expands an unset variable to the empty string, silently."""
+    known = known_names()
+    assigned = {a.name for s in _scripts(job) for a in s.assignments}
+    seen: set[int] = set()
+    for word in _read_words(job):
+        for e in word.expansions:
+            if not e.name or not e.name.startswith(("SLURM_", "SLURMD_")) or e.start in seen \
+                    or e.quoting in ("single", "escaped"):
+                continue  # a quoted string another shell reads is walked as its own script
+            name = base_name(e.name)
+            if name in known or e.name in assigned:
+                continue
+            message = _near_miss(name, known)
+            if message is None:
+                continue
+            seen.add(e.start)
+            yield finding("SB219", e.start, e.end,
+                          f"`${e.name}` is not a variable Slurm sets and the script never "
+                          f"assigns it: it expands to nothing; {message}")
+
+
+def _scripts(job):
+    yield job.script
+    for cmd in job.script.walk():
+        yield from cmd.nested
+
+
+def _read_words(job) -> Iterator[Word]:
+    for script in _scripts(job):
+        for cmd in script.commands:
+            yield from cmd.all_words()
+        for a in script.assignments:
+            if a.value is not None and a.command is None:
+                yield a.value
+
+
+def _near_miss(name: str, known: frozenset[str]) -> str | None:
+    """What ``name`` was probably meant to be, as advice; None when it is no near miss."""
+    prefix = max((k for k in known if name.startswith(k + "_") or
+                  (name.startswith(k) and name[len(k):len(k) + 1].isdigit())),
+                 key=len, default=None)
+    if prefix is not None:
+        return (f"bash reads the whole name `{name}`; write `${{{prefix}}}{name[len(prefix):]}` "
+                f"to append to ${prefix}")
+    words = sorted(name.split("_"))
+    same = next((k for k in sorted(known) if sorted(k.split("_")) == words), None)
+    if same is None:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.9)
+        same = close[0] if close else None
+    if same is None:
+        return None
+    return f"did you mean `${same}`?"
