@@ -69,10 +69,14 @@ def _component_arithmetic(comp: Component) -> Iterator[Diagnostic]:
     ntasks_use = comp.options.get("ntasks")
     tpn_use = comp.options.get("ntasks-per-node")
     n, t, k = comp.nodes.value, comp.ntasks.value, comp.ntasks_per_node.value
+    where = "" if comp.index == 0 else f" (hetjob component {comp.index})"
+    if nodes_use is None and ntasks_use is not None and tpn_use is not None and \
+            t is not None and k is not None and t > 1 and "nodelist" not in comp.options:
+        yield from _nodes_not_fixed(ntasks_use, tpn_use, t, k, where)
+        return
     if ntasks_use is None or nodes_use is None or n is None or t is None or \
             _is_range(nodes_use) or "nodelist" in comp.options:
         return  # a host list names the nodes whatever the counts say
-    where = "" if comp.index == 0 else f" (hetjob component {comp.index})"
     if t < n:
         yield finding(
             "SB215", ntasks_use.start, ntasks_use.end,
@@ -87,6 +91,23 @@ def _component_arithmetic(comp: Component) -> Iterator[Diagnostic]:
             f"--ntasks wins and --ntasks-per-node={k} becomes a maximum, so the nodes do not "
             f"all run {k} tasks (SLURM_NTASKS={t}); set --ntasks={n * k} or drop --ntasks",
             related=[Related(tpn_use.start, tpn_use.end, "treated as a maximum")])
+
+
+def _nodes_not_fixed(ntasks_use: OptionUse, tpn_use: OptionUse, t: int, k: int,
+                     where: str) -> Iterator[Diagnostic]:
+    """``--ntasks`` with ``--ntasks-per-node`` and no ``--nodes``: the per-node count is only a
+    maximum, so Slurm may spread the tasks over more nodes than ⌈ntasks / per node⌉ (sbatch(1):
+    "Meant to be used with the --nodes option"). A warning when the tasks fit on one node
+    (the script means one node), an info otherwise."""
+    least = -(-t // k)
+    most = t
+    yield finding(
+        "SB215", tpn_use.start, tpn_use.end,
+        f"--ntasks-per-node={k} without --nodes{where} is only a maximum: Slurm may place the "
+        f"{t} tasks on {least} to {most} nodes, not necessarily {least}; add "
+        f"--nodes={least} to fix the layout",
+        severity=Severity.WARNING if t <= k else Severity.INFO,
+        related=[Related(ntasks_use.start, ntasks_use.end, f"{t} tasks")])
 
 
 def _step_arithmetic(job, sf: StepFacts) -> Iterator[Diagnostic]:
