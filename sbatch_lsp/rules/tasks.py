@@ -51,8 +51,9 @@ def _is_range(use: OptionUse | None) -> bool:
 # -- SB215 ------------------------------------------------------------------------------------
 
 @rule("SB215", "ntasks-below-layout", Severity.WARNING,
-      "`--ntasks` below `--nodes` × `--ntasks-per-node`: Slurm keeps the task count and shrinks "
-      "the nodes or makes tasks per node a maximum")
+      "`--ntasks` below `--nodes` × `--ntasks-per-node`, or with `--ntasks-per-node` but no "
+      "`--nodes`: Slurm keeps the task count, shrinks the nodes or treats tasks per node as a "
+      "maximum")
 def ntasks_below_layout(job) -> Iterator[Diagnostic]:
     """Each hetjob component's directives, and each srun step's own options, where a literal
     ``--ntasks`` is below the literal nodes × tasks per node they also give (sbatch(1)
