@@ -279,7 +279,7 @@ PATTERN = re.compile(r"%(\d*)(.)")
 
 @rule("SB113", "output-pattern", Severity.WARNING,
       "`--output`/`--error`/`--input` patterns: unknown `%` letters, a backslash that disables "
-      "them, no job id (logs overwritten), `%a` without `--array`")
+      "them, no job id (logs overwritten), `%a` without `--array`, array tasks sharing one log")
 def output_pattern(job):
     """Filename patterns (src/common/print_fields.c ``expand_stdio_fields``; sbatch.1): an
     unknown ``%X`` stays in the name literally, a backslash anywhere turns every pattern off,
@@ -317,10 +317,38 @@ def output_pattern(job):
             yield finding("SB113", *span,
                           f"`%a` in `--{name}` without `--array`: the job is not an array, so "
                           "`%a` becomes 4294967294")
-        if name == "input" or value.lower() in ("/dev/null", "none") or found & {"j", "J", "A"}:
+        if name == "input" or value.lower() in ("/dev/null", "none"):
+            continue
+        if array and not found & {"a", "j", "J"}:
+            yield from _array_shared_log(d, use, name, value, span, append)
+            continue
+        if found & {"j", "J", "A"}:
             continue
         if not append:
             yield finding("SB113", *span,
                           f"`--{name}={value}` has no job id (`%j`): every run of this script "
                           "truncates the previous run's log; add `%j` (e.g. `slurm-%x-%j.out`) "
                           "or set `--open-mode=append`")
+
+
+def _array_shared_log(d, use, name: str, value: str, span: tuple[int, int],
+                      append: bool) -> Iterator[Diagnostic]:
+    """An array's ``--output``/``--error`` named without the task id: ``%A`` is the same for
+    every task of the array (sbatch(1) "filename pattern": ``%A`` job array's master job
+    allocation number, ``%a`` job array ID (index) number), so the tasks truncate one file
+    (``--open-mode`` defaults to truncate) or, with ``append``, interleave their lines in it."""
+    arr = d.get("array")
+    what = (f"every task of the array (--array={arr.value}) writes `--{name}={value}`: "
+            if arr is not None else f"every array task writes `--{name}={value}`: ")
+    related = [Related(arr.start, arr.end, "a job array")] if arr is not None else []
+    if append:
+        yield finding("SB113", *span,
+                      what + "their lines interleave in one file; add the task id "
+                      "(`%A_%a`) to keep each task's log apart",
+                      severity=Severity.INFO, related=related)
+        return
+    yield finding("SB113", *span,
+                  what + "each task truncates the file when it starts and writes over the others' "
+                  "lines, so most tasks' logs are lost; add the task id (e.g. "
+                  "`%x-%A_%a.out`)",
+                  related=related)
