@@ -86,6 +86,6 @@ meta("SB002", "unparsed-chunk", Severity.INFO,
 meta("SB003", "internal-error", Severity.ERROR,
      "a rule raised an exception (a bug in sbatch-lint: please report it)")
 
-from . import directives, option_values, launch, expansion, environment, framework, credentials  # noqa: E402,F401
+from . import directives, option_values, launch, expansion, environment, framework, credentials, containers, ports  # noqa: E402,F401
 
 __all__ = ["RULES", "Rule", "rule", "finding", "Diagnostic", "Edit", "Fix", "Related", "Severity"]
