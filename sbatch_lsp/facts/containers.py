@@ -58,7 +58,7 @@ class Container:
     ``mounts`` (None when set outside the srun line; items keep unexpanded parts as spelled), ``workdir_given``, ``mount_home`` (True,
     False, or None when left to the site's enroot configuration)."""
 
-    step: Step | None
+    step: Step
     image: Text | None
     image_given: bool
     mounts: list[Mount] | None

@@ -15,7 +15,7 @@ import re
 
 from ..facts.containers import Container, Text, containers, directive_image, under
 from ..options import version_key
-from ..shell.model import Command, Word
+from ..shell.model import Word
 from . import Edit, Fix, Related, Severity, finding, rule
 from .environment import CACHES, JIT, KNOWN_SHARED
 
@@ -113,20 +113,15 @@ def container_registry_without_hash(job):
             f"; write `{fixed}`", severity=None if old else Severity.INFO, fixes=fixes)
 
 
-def _task_words(c: Container) -> list[tuple[Command, Word]]:
-    step = c.step
-    return [(cmd, w) for cmd in (step.task_commands if step is not None else [])
-            for w in cmd.words]
+def _task_words(c: Container) -> list[Word]:
+    return [w for cmd in c.step.task_commands for w in cmd.words]
 
 
 def _relative_file(c: Container) -> Word | None:
     """The first relative file a step's tasks read as a program or script operand
     (``python train.py``, ``bash scripts/run.sh``, ``./run.sh``), or None; a ``cd`` in the task
     before it means the task chose its own directory."""
-    step = c.step
-    if step is None:
-        return None
-    for cmd in step.task_commands:
+    for cmd in c.step.task_commands:
         words = cmd.words
         if not words or words[0].value is None:
             continue
@@ -165,7 +160,7 @@ def container_workdir_unset(job):
     A warning when the step mounts the job's directory at the same path (the script expects
     that path to be the working directory); an info otherwise (the image may hold the file)."""
     for c in containers(job):
-        if c.workdir_given or c.step is None:
+        if c.workdir_given:
             continue
         w = _relative_file(c)
         if w is None:
@@ -219,10 +214,10 @@ def container_path_not_mounted(job):
     Only host paths count (the profile's ``shared-prefixes``, else /lustre, /gpfs, …); caches
     are SB401's."""
     for c in containers(job):
-        if c.mounts is None or c.step is None:
+        if c.mounts is None:
             continue
         seen: set[str] = set()
-        for cmd, w in _task_words(c):
+        for w in _task_words(c):
             if w.value is None:
                 continue
             for m in PATH_IN_WORD.finditer(w.value):
@@ -266,7 +261,8 @@ def _folder(path: str) -> str:
 
 def _not_mounted(c: Container, path: str, start: int, end: int, name: str | None = None):
     step = c.step
-    mw = step.option_words.get("container-mounts") or step.option_words.get("container-image")
+    mw = step.option_words.get("container-mounts") or step.option_words.get(
+        "container-image") or step.srun
     related = [Related(mw.start, mw.end, "the mounts of this container" if
                        "container-mounts" in step.option_words else "no --container-mounts")]
     what = f"{name}={path}" if name else path
