@@ -497,8 +497,7 @@ def master_addr_per_node(job):
         elif (outside := address_outside_allocation(job, w, script)) is not None:
             yield finding("SB206", w.start, w.end,
                           f"--master-addr: {outside}; no agent listens there and the "
-                          "rendezvous times out; pass the first host of $SLURM_JOB_NODELIST",
-                          severity=Severity.WARNING if "chance" in outside else None)
+                          "rendezvous times out; pass the first host of $SLURM_JOB_NODELIST")
 
 
 def _endpoint(job, ev, site, w, task_cmds):

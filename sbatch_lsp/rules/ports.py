@@ -121,10 +121,12 @@ def fixed_port_shared_node(job):
     """A literal port (or the launcher's default 29500) is the same for every job: a second job
     placed on the same node fails to bind it. An info unless the script or profile shows that
     the node is shared (``--oversubscribe``, fewer GPUs than the node has), then a warning;
-    nothing with ``--exclusive``."""
+    nothing with ``--exclusive``, nor for a multi-node job without such evidence."""
     if job.directives.get("exclusive") is not None:
         return
     why = _shares_nodes(job)
+    if why is None and job.multi_node():
+        return  # whole-node multi-node jobs rarely share a node: nothing shows a co-tenant
     for r, site, default in _sites(job):
         if not r.fixed:
             continue
@@ -149,9 +151,9 @@ def fixed_port_shared_node(job):
 def address_outside_allocation(job, w, script) -> str | None:
     """SB206's check for a literal master address: why the host ``w`` names (a literal, or a
     ``$NAME`` with a literal assignment in ``script``) lies outside the allocation, or None.
-    A loopback address is SB206's own case; a host that ``--nodelist`` does not name is
-    outside it; with no ``--nodelist`` the scheduler picks the nodes, so a fixed name is in
-    the allocation only by chance (Slurm sbatch(1) ``--nodelist``)."""
+    A loopback address is SB206's own case; a host that ``#SBATCH --nodelist`` does not name
+    is outside it (sbatch(1) ``--nodelist``: the job runs on those nodes). Without a
+    ``--nodelist`` nothing is said: the nodes may be given on sbatch's command line."""
     text = literal_of(w, script)
     if text is None:
         return None
@@ -166,15 +168,12 @@ def address_outside_allocation(job, w, script) -> str | None:
         if not HOSTNAME.match(host):
             return None
     nodelist = job.directives.value("nodelist")
-    if nodelist:
-        if is_ip:
-            return None
-        names = _hosts(nodelist)
-        if names is None or host.split(".")[0] in names:
-            return None
-        return f"{host} is not among the job's nodes (--nodelist={nodelist})"
-    return (f"{host} is a fixed {'address' if is_ip else 'host'}, but the job names no "
-            "--nodelist: the scheduler picks the nodes, so it is in the allocation only by chance")
+    if not nodelist or is_ip:
+        return None  # the nodes may come from `sbatch -w` on the command line
+    names = _hosts(nodelist)
+    if names is None or host.split(".")[0] in names:
+        return None
+    return f"{host} is not among the job's nodes (--nodelist={nodelist})"
 
 
 def _hosts(nodelist: str) -> set[str] | None:
