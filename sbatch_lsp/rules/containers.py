@@ -73,7 +73,7 @@ def container_image_not_a_file(job):
             new = "./" + v
             way = f"write `./{v}` (relative to the step's working directory) or an absolute path"
         fixes = []
-        if new is not None and text.in_place:
+        if new is not None and text.in_place and not directive:
             fixes.append(Fix(f"name the file as {new}", (Edit(text.start, text.end, new),)))
         yield finding(
             "SB404", text.start, text.end,
@@ -99,16 +99,16 @@ def container_registry_without_hash(job):
             continue
         host = m.group(1)
         fixed = v[:m.end() - 1] + "#" + v[m.end():]
-        new = f'"{fixed}"' if directive else fixed
-        fixes = [Fix(f"mark the registry with # ({fixed})", (Edit(text.start, text.end, new),))] \
-            if text.in_place else []
+        # no fix in a directive: SB111 reports that line (the container belongs on srun)
+        fixes = [Fix(f"mark the registry with # ({fixed})", (Edit(text.start, text.end, fixed),))] \
+            if text.in_place and not directive else []
         release = ("on this site's enroot " + str(job.profile.enroot) if old else
                    "on enroot before 4.0 (profile.enroot is not set)")
         yield finding(
             "SB405", text.start, text.end,
             f"{release}, `{v}` is looked up on Docker Hub as an image named "
             f"`{v.split(':')[0] if host.count(':') == 0 else v}`, not on {host} "
-            "(\"URL https://registry-1.docker.io/v2/" + host + "/… returned error code: 401 "
+            "(\"URL …registry-1.docker.io/v2/" + host + "/… returned error code: 401 "
             "Unauthorized\"), unless the enroot credentials file names " + host +
             f"; write `{fixed}`", severity=None if old else Severity.INFO, fixes=fixes)
 
