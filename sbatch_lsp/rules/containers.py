@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ..facts.containers import Container, Text, containers, directive_image, under
+from ..facts.wrappers import unwrap
 from ..options import version_key
 from ..shell.model import Word
 from . import Edit, Fix, Related, Severity, finding, rule
@@ -122,7 +123,7 @@ def _relative_file(c: Container) -> Word | None:
     (``python train.py``, ``bash scripts/run.sh``, ``./run.sh``), or None; a ``cd`` in the task
     before it means the task chose its own directory."""
     for cmd in c.step.task_commands:
-        words = cmd.words
+        words = unwrap(cmd.words)  # timeout, nohup, env, numactl, … (the one wrapper table)
         if not words or words[0].value is None:
             continue
         name = words[0].value
@@ -250,7 +251,10 @@ def _exported_paths(job, c: Container):
         if not var.exported or name in CACHE_VARS or var.value is None or name not in read:
             continue
         if var.value.startswith("/") and " " not in var.value:
-            yield name, var.value.rstrip("/"), var.start, var.end
+            # point at the assignment that gives the value, not a later bare `export NAME`
+            a = job.script.value_at(name, step.command.start)
+            start, end = (a.start, a.end) if a is not None else (var.start, var.end)
+            yield name, var.value.rstrip("/"), start, end
 
 
 def _folder(path: str) -> str:

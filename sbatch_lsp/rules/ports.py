@@ -64,9 +64,10 @@ def _sites(job):
         for a in script.assignments:
             if a.name != "MASTER_PORT" or a.value is None or a.value.start in seen:
                 continue
-            if script is job.script and not job.exported("MASTER_PORT", a.end + 1) and \
-                    not a.exported:
-                continue
+            if script is job.script and not a.exported and not any(
+                    job.exported("MASTER_PORT", st.command.start) for st in job.steps
+                    if st.command.start > a.start):
+                continue  # never reaches a step's tasks
             r = port_range(a.value, script, job.script, a.start)
             if r is not None:
                 seen.add(r.word.start)
