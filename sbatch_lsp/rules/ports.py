@@ -5,9 +5,8 @@ Facts: Linux hands out local ports for outgoing connections from
 ``net.ipv4.ip_local_port_range``, 32768–60999 by default (Documentation/networking/
 ip-sysctl.rst); a listening port inside that range may already be held by any connection on the
 node, so the bind fails now and then (``EADDRINUSE``). torchrun's static rendezvous binds a
-TCPStore on ``--master-port`` (default 29500) on the node-rank-0 agent, accelerate and
-deepspeed default to 29500 as well (torch/distributed/run.py, accelerate/commands/launch.py,
-deepspeed/launcher/runner.py). enroot's PyTorch hook set ``MASTER_PORT`` to
+TCPStore on ``--master-port`` on the node-rank-0 agent (torch/distributed/run.py; without a
+port a multi-node launch binds 29500, a single-node one a free port in torch 2.13). enroot's PyTorch hook set ``MASTER_PORT`` to
 ``SLURM_JOB_ID % 16384 + 49152`` before 4.0.0 (inside the range) and ``% 4536 + 61000`` from
 4.0.0 (NVIDIA/enroot commit 29541a8, ``conf/hooks/extra/50-slurm-pytorch.sh``).
 """
@@ -23,8 +22,6 @@ from ..facts.ports import PortRange, port_range
 from ..values import host_count
 from . import Edit, Fix, Severity, finding, rule
 
-#: torchrun's, accelerate's and deepspeed's default master port
-DEFAULT_PORT = 29500
 #: a port every job computes differently, outside the default ephemeral range
 JOB_PORT = "$((20000 + SLURM_JOB_ID % 10000))"
 LOOPBACK = re.compile(r"^(localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|::1)$")
@@ -33,8 +30,8 @@ PORT_LAUNCHERS = ("torchrun", "launch", "accelerate", "deepspeed", "colossalai")
 
 
 def _sites(job):
-    """(range, the launch site or None, the word a default port is reported on) of every port
-    a rendezvous binds: launcher options, their defaults, and MASTER_PORT assignments."""
+    """(range, the launch site or None) of every port a rendezvous binds that the script
+    spells: launcher options and MASTER_PORT assignments."""
     seen: set[int] = set()
     for site in job.launches:
         la = site.launch
@@ -50,15 +47,14 @@ def _sites(job):
             value = endpoint.value or ""
             port = value.rsplit(":", 1)[1] if ":" in value else ""
             r = PortRange(int(port), int(port), True, endpoint) if port.isdigit() else None
-        elif not la.hidden and job.multi_node() is not True:
-            # a multi-node launch without a port is SB202's info
-            yield PortRange(DEFAULT_PORT, DEFAULT_PORT, True, la.anchor), site, True
-            continue
         else:
+            # no port: multi-node static launches bind 29500 (SB202's info); a single-node
+            # torchrun picks a free port itself in recent releases (torch 2.13 run.py: static,
+            # no --master-port and --nnodes max 1 becomes c10d on localhost:0)
             r = None
         if r is not None and r.word.start not in seen:
             seen.add(r.word.start)
-            yield r, site, False
+            yield r, site
     scripts = [job.script] + [s for st in job.steps for s in st.task_scripts]
     for script in scripts:
         for a in script.assignments:
@@ -71,7 +67,7 @@ def _sites(job):
             r = port_range(a.value, script, job.script, a.start)
             if r is not None:
                 seen.add(r.word.start)
-                yield r, None, False
+                yield r, None
 
 
 def _span(r: PortRange) -> str:
@@ -84,9 +80,9 @@ def master_port_ephemeral(job):
     """The port (or every port an expression such as ``$((RANDOM % N + base))`` can give) must
     lie outside ``profile.ip-local-port-range`` (default 32768–60999)."""
     first, last = job.profile.ip_local_port_range
-    for r, _, default in _sites(job):
+    for r, _ in _sites(job):
         n = r.overlap(first, last)
-        if n == 0 or default:
+        if n == 0:
             continue
         part = ("is inside" if n == r.size else
                 f"can take {n} of its {r.size} values inside" if r.size > 1 else "is inside")
@@ -119,8 +115,8 @@ def _shares_nodes(job) -> str | None:
 @rule("SB221", "fixed-port-shared-node", Severity.INFO,
       "a fixed master port that two jobs on one node would both bind (EADDRINUSE)")
 def fixed_port_shared_node(job):
-    """A literal port (or the launcher's default 29500) is the same for every job: a second job
-    placed on the same node fails to bind it. An info unless the script or profile shows that
+    """A literal port is the same for every job: a second job placed on the same node fails to
+    bind it. An info unless the script or profile shows that
     the node is shared (``--oversubscribe``, fewer GPUs than the node has), then a warning;
     nothing with ``--exclusive``, nor for a multi-node job without such evidence."""
     if job.directives.get("exclusive") is not None:
@@ -128,25 +124,19 @@ def fixed_port_shared_node(job):
     why = _shares_nodes(job)
     if why is None and job.multi_node():
         return  # whole-node multi-node jobs rarely share a node: nothing shows a co-tenant
-    for r, site, default in _sites(job):
+    for r, _ in _sites(job):
         if not r.fixed:
             continue
         fixes = []
-        if default and site is not None and (site.launch.anchor.value or "") == "torchrun":
-            at = site.launch.anchor.end
-            fixes.append(Fix("derive the master port from the job id",
-                             (Edit(at, at, f" --master-port={JOB_PORT}"),), safe=False))
-        elif r.word.value is not None and r.word.text == r.word.value:
+        if r.word.value is not None and r.word.text == r.word.value:
             fixes.append(Fix("derive the port from the job id",
                              (Edit(r.word.start, r.word.end, JOB_PORT),), safe=False))
-        what = (f"no --master-port: the launcher binds its default {DEFAULT_PORT}" if default
-                else f"port {r.low} is fixed")
         yield finding(
             "SB221", r.word.start, r.word.end,
-            f"{what}, the same for every job: a second job on the same node fails to bind it "
-            "(\"EADDRINUSE\", \"The server socket has failed to listen on any local network "
-            f"address\"){'; ' + why if why else ''}; derive it from the job id: `{JOB_PORT}`",
-            severity=Severity.WARNING if why else None, fixes=fixes)
+            f"port {r.low} is fixed, the same for every job: a second job on the same node "
+            "fails to bind it (\"EADDRINUSE\", \"The server socket has failed to listen on any "
+            f"local network address\"){'; ' + why if why else ''}; derive it from the job id: "
+            f"`{JOB_PORT}`", severity=Severity.WARNING if why else None, fixes=fixes)
 
 
 def address_outside_allocation(job, w, script) -> str | None:

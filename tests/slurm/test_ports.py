@@ -2,11 +2,12 @@
 that bind the same fixed master port fail as SB221 says, and pass after its fix.
 
 The job takes one of node1's two GPUs (the profile says the node has two), so a second copy is
-placed beside it. Both run ``torchrun --nproc-per-node=1`` without a port: each agent's static
-rendezvous binds a TCPStore on 29500 (torch/distributed/run.py), and the second one fails with
-EADDRINUSE while the first holds it. SB221 warns on the launcher; its fix (``--master-port=
-$((20000 + SLURM_JOB_ID % 10000))``, below the ephemeral range, SB220 silent) gives each job its
-own port, and both jobs complete.
+placed beside it. Both run ``torchrun --nproc-per-node=1 --master-port=29400``: each agent's static
+rendezvous binds a TCPStore on 29400 (torch/distributed/run.py), and the second one fails with
+EADDRINUSE while the first holds it. SB221 warns on the port; its fix (``$((20000 +
+SLURM_JOB_ID % 10000))``, below the ephemeral range, SB220 silent) gives each job its own port,
+and both jobs complete. (Without ``--master-port`` torch 2.13 picks a free port for a
+single-node launch, which is why SB221 does not report a launch without one.)
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ BAD = """\
 #SBATCH --ntasks=1
 #SBATCH --gpus-per-node=1
 
-torchrun --nproc-per-node=1 hold.py
+torchrun --nproc-per-node=1 --master-port=29400 hold.py
 """
 
 HOLD_PY = f"""\
@@ -96,22 +97,22 @@ def test_fixed_port_on_a_shared_node(cluster, tmp_path):  # noqa: F811
     # 1. the linter warns: the job takes 1 of the node's 2 GPUs, so another job may share it
     assert ("SB221", "warning") in lint_codes(path)
 
-    # 2. two copies on node1: the second agent cannot bind 29500 while the first holds it
+    # 2. two copies on node1: the second agent cannot bind 29400 while the first holds it
     runs = run_pair(cluster, path, work)
     states = sorted(state for state, _, _ in runs)
-    assert states == ["COMPLETED", "FAILED"], [r[:2] for r in runs]
+    assert states == ["COMPLETED", "FAILED"], [(r[0], r[1], r[2][-1500:]) for r in runs]
     failed = next(out for state, _, out in runs if state == "FAILED")
     passed = next(out for state, _, out in runs if state == "COMPLETED")
     assert ADDR_IN_USE.search(failed), failed[-2000:]
-    assert "JOINED port=29500" in passed
+    assert "JOINED port=29400" in passed
 
     # 3. the fix: a port derived from the job id, below the ephemeral range
     r = cli("--fix", "--unsafe-fixes", str(path))
     assert r.returncode == 0, r.stdout + r.stderr
     fixed = path.read_text()
     assert changes(BAD, fixed) == (
-        ["torchrun --nproc-per-node=1 hold.py"],
-        ["torchrun --master-port=$((20000 + SLURM_JOB_ID % 10000)) --nproc-per-node=1 hold.py"])
+        ["torchrun --nproc-per-node=1 --master-port=29400 hold.py"],
+        ["torchrun --nproc-per-node=1 --master-port=$((20000 + SLURM_JOB_ID % 10000)) hold.py"])
     assert not [c for c in lint_codes(path) if c[0] in ("SB220", "SB221")]
 
     # 4. both copies now complete, each on its own port
