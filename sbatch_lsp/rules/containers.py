@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from ..facts.containers import Container, Text, containers, directive_image, under
-from ..facts.wrappers import unwrap
+from ..facts.wrappers import base, unwrap
 from ..options import version_key
 from ..shell.model import Word
 from . import Edit, Fix, Related, Severity, finding, rule
@@ -279,12 +279,29 @@ def _not_mounted(c: Container, path: str, start: int, end: int, name: str | None
         related=related)
 
 
+def _mount_problem(m) -> str | None:
+    """What breaks a mount pyxis accepts: white space in a path (enroot splits its mount
+    entries at white space: NVIDIA/pyxis#133, pyxis 0.16.1 with enroot 3.4.1), or a target that
+    is the container's root (`.`, `/`: the mount hides the image, pyxis#162)."""
+    if any(c.isspace() for c in m.source + m.target):
+        return ("a path with white space: enroot splits mount entries at white space, so the "
+                "mount fails (\"enroot-mount: failed to mount: … No such file or directory\"); "
+                "mount a parent directory whose path has no space, or a symbolic link to it")
+    if m.target.rstrip("/") in ("", ".") and m.source != "umount":
+        return (f"the target {m.target} is the container's root: the mount hides the image "
+                "(\"enroot-switchroot: failed to execute: /bin/sh: No such file or directory\"); "
+                "mount it at a directory, e.g. `" + (m.source if m.source.startswith("/") else
+                                                      "$PWD") + ":/workspace`")
+    return None
+
+
 @rule("SB408", "container-mount-not-a-path", Severity.ERROR,
-      "a --container-mounts source or target that is not a path (`data:/data`, `~/x:/x`)")
+      "a --container-mounts item pyxis or enroot refuses (`data:/data`, `~/x:/x`, a space, `.`)")
 def container_mount_not_a_path(job):
     """pyxis accepts a mount source that starts with ``.`` or ``/`` (or is ``tmpfs`` or
     ``umount``) and a target that starts with ``.`` or ``/`` (``args.c add_mount``, v0.9.0 to
-    v0.24.0); otherwise srun fails before the step starts."""
+    v0.24.0); otherwise srun fails before the step starts. Paths with white space and a target
+    that is the container's root fail when the container starts (:func:`_mount_problem`)."""
     for c in containers(job):
         for m in c.mounts or []:
             if OPAQUE.search(m.source + m.target):
@@ -292,6 +309,9 @@ def container_mount_not_a_path(job):
             src_ok = m.source.startswith((".", "/", "$")) or m.source in ("tmpfs", "umount")
             dst_ok = m.target.startswith((".", "/", "$"))
             if src_ok and dst_ok:
+                problem = _mount_problem(m)
+                if problem is not None:
+                    yield finding("SB408", m.start, m.end, problem)
                 continue
             side = m.source if not src_ok else m.target
             message = ("mount source must be a relative path, an absolute path, \"tmpfs\" or "
@@ -310,3 +330,56 @@ def container_mount_not_a_path(job):
                 "SB408", m.start, m.end,
                 f"pyxis refuses this mount before the step starts (\"pyxis: {message}\"); "
                 f"{hint}", fixes=fixes)
+
+
+#: the job-environment variables pyxis does not hand to enroot (NVIDIA/pyxis
+#: ``pyxis_slurmstepd.c`` ``enroot_deny_env``, v0.11.0 to v0.24.0; before 0.11 only an allow
+#: list passed)
+ENROOT_DENIED = frozenset({
+    "ENROOT_LIBRARY_PATH", "ENROOT_SYSCONF_PATH", "ENROOT_RUNTIME_PATH", "ENROOT_CACHE_PATH",
+    "ENROOT_DATA_PATH", "ENROOT_TEMP_PATH", "ENROOT_ZSTD_OPTIONS", "ENROOT_TRANSFER_RETRIES",
+    "ENROOT_CONNECT_TIMEOUT", "ENROOT_MAX_CONNECTIONS", "ENROOT_ALLOW_HTTP"})
+
+
+def _runs_enroot(job) -> bool:
+    """Whether the script runs ``enroot`` itself (in the batch shell or a step's tasks), which
+    does read the ENROOT_* variables."""
+    commands = list(job.script.walk()) + [c for st in job.steps for c in st.task_commands]
+    return any(base(w[0]) == "enroot" for w in (unwrap(c.words) for c in commands) if w)
+
+
+@rule("SB409", "enroot-setting-ignored", Severity.WARNING,
+      "an ENROOT_* setting in a container step's environment that pyxis never hands to enroot")
+def enroot_setting_ignored(job):
+    """pyxis builds enroot's environment from the job's without ``ENROOT_DATA_PATH``,
+    ``ENROOT_CACHE_PATH``, ``ENROOT_ALLOW_HTTP`` and the rest of ``enroot_deny_env``
+    (``pyxis_slurmstepd.c``; "The goal was to have pyxis always use the admin defaults",
+    pyxis#43): the import and the container use the site's ``enroot.conf`` instead."""
+    if _runs_enroot(job):
+        return
+    from ..facts.steps import facts_of
+
+    by_step = {id(sf.step): sf for sf in facts_of(job).steps}
+    reported: set[int] = set()
+    for c in containers(job):
+        sf = by_step.get(id(c.step))
+        if sf is None:
+            continue
+        for name, var in sf.env.items():
+            if name not in ENROOT_DENIED or not var.exported:
+                continue
+            prefix = next((a for a in c.step.command.assignments if a.name == name), None)
+            a = prefix or job.script.value_at(name, c.step.command.start)
+            start, end = (a.start, a.end) if a is not None else (var.start, var.end)
+            if start in reported:
+                continue
+            reported.add(start)
+            image = c.step.option_words.get("container-image") or c.step.srun
+            yield finding(
+                "SB409", start, end,
+                f"pyxis does not pass {name} to enroot (it drops the job's ENROOT_*_PATH, "
+                "ENROOT_ALLOW_HTTP and similar settings), so this container step imports and "
+                "starts with the site's enroot.conf value and the setting has no effect; ask "
+                "the administrators to set it in enroot.conf, or run `enroot import` yourself "
+                "and pass the .sqsh file",
+                related=[Related(image.start, image.end, "the pyxis step that ignores it")])
