@@ -2,7 +2,8 @@
 found upward from the linted file; ``extend = "PATH"`` pulls in a shared site profile.
 
 Keys (DESIGN.md "Configuration"): select, ignore, extend-select, severity, fail-on, profile
-(slurm-version, pyxis, gpus-per-node, gpu-arch, shared-prefixes, megatron-core), extend; and
+(slurm-version, pyxis, gpus-per-node, gpu-arch, shared-prefixes, megatron-core, enroot,
+ip-local-port-range), extend; and
 for adoption in a repository: exclude, extend-exclude, per-file-ignores (gitignore-style patterns relative to the
 file that writes them, :mod:`sbatch_lsp.patterns`) and required-version (a PEP 440 specifier
 the running sbatch-lint must satisfy). Each file is linted with its nearest configuration file.
@@ -24,13 +25,16 @@ TOP_KEYS = {"select", "ignore", "extend-select", "severity", "fail-on", "profile
 #: keys whose patterns are relative to the configuration file: not in editor settings
 FILE_KEYS = ("exclude", "extend-exclude", "per-file-ignores")
 PROFILE_KEYS = {"slurm-version", "pyxis", "gpus-per-node", "gpu-arch", "shared-prefixes",
-                "megatron-core", "partitions", "enforce-part-limits"}
+                "megatron-core", "partitions", "enforce-part-limits",
+                "enroot", "ip-local-port-range"}
 #: keys of one ``[profile.partitions.NAME]`` table (``sbatch-lint profile import`` writes them)
 PARTITION_KEYS = {"max-time", "max-nodes", "total-nodes", "default", "exclusive",
                   "gpus-per-node", "gpu-type", "gpu-types", "gpu-arch", "mem-per-node",
                   "features", "derived"}
 #: slurm.conf EnforcePartLimits values (NO: a job over a partition limit is accepted and pends)
 ENFORCE_PART_LIMITS = {"ALL", "ANY", "NO"}
+#: Linux's default net.ipv4.ip_local_port_range (Documentation/networking/ip-sysctl.rst)
+EPHEMERAL_PORTS = (32768, 60999)
 #: the Megatron-Core releases the framework rules know (core_v0.4.0 ... core_v0.19.0)
 MEGATRON_CORE_RELEASES = ((0, 4), (0, 19))
 ARCHS = {"ampere", "hopper", "blackwell"}
@@ -80,7 +84,8 @@ class Profile:
     ``slurm_version`` like ``"22.05"``; ``pyxis`` None (unknown), False, True or a version
     string; ``gpus_per_node`` an int or None; ``gpu_arch`` partition -> arch; ``shared_prefixes``
     path prefixes visible on every node (``/lustre``); ``megatron_core`` the Megatron-Core
-    release the jobs run (``"0.13"``), None when unknown.
+    release the jobs run (``"0.13"``), None when unknown; ``enroot`` the enroot release
+    (``"3.5"``), None when unknown; ``ip_local_port_range`` the kernel's ephemeral port range.
     """
 
     slurm_version: str = NEWEST_RELEASE
@@ -93,6 +98,10 @@ class Profile:
     partitions: dict[str, Partition] = field(default_factory=dict)
     #: slurm.conf EnforcePartLimits (``ALL``, ``ANY``, ``NO``), None when unknown
     enforce_part_limits: str | None = None
+    #: the enroot release the nodes run (``"3.5"``), None when unknown
+    enroot: str | None = None
+    #: the nodes' ``net.ipv4.ip_local_port_range`` (first, last), both inclusive
+    ip_local_port_range: tuple[int, int] = EPHEMERAL_PORTS
 
     def default_partition(self) -> str | None:
         """The partition marked ``default = true``, if exactly one is."""
@@ -365,6 +374,20 @@ def _profile(table, where: str, base: Profile) -> Profile:
             parts[str(name)] = _partition(t, f"{where}.partitions.{name}",
                                           parts.get(str(name), Partition()))
         p = replace(p, partitions=parts)
+    if "enroot" in table:
+        v = table["enroot"]
+        if not isinstance(v, str) or not re.fullmatch(r"v?\d+(\.\d+){0,2}", v):
+            raise ConfigError(f"{where}.enroot: expected an enroot release as a string such as "
+                              "\"3.5\" or \"4.0.1\"")
+        p = replace(p, enroot=v.lstrip("v"))
+    if "ip-local-port-range" in table:
+        v = table["ip-local-port-range"]
+        if not (isinstance(v, list) and len(v) == 2 and
+                all(isinstance(x, int) and not isinstance(x, bool) for x in v) and
+                1 <= v[0] <= v[1] <= 65535):
+            raise ConfigError(f"{where}.ip-local-port-range: expected [first, last], two port "
+                              "numbers as in net.ipv4.ip_local_port_range (e.g. [32768, 60999])")
+        p = replace(p, ip_local_port_range=(v[0], v[1]))
     return p
 
 

@@ -25,12 +25,16 @@ for page in pages():
 
 def _config(keys: dict[str, str]) -> Config:
     """The profile an example names after its kind (``slurm-version=22.05``, ``pyxis=false``,
-    ``megatron-core=0.9``), or its page's ``toml profile`` table (``config``)."""
+    ``megatron-core=0.9``, ``enroot=3.5``, ``gpus-per-node=8``), or its page's ``toml profile``
+    table (``config``)."""
     if "config" in keys:
         return from_table(json.loads(keys["config"]), "page profile")
     pyxis = {"true": True, "false": False}.get(keys.get("pyxis", ""), keys.get("pyxis"))
+    gpus = keys.get("gpus-per-node")
     return Config(profile=Profile(slurm_version=keys.get("slurm-version", Profile().slurm_version),
-                                  pyxis=pyxis, megatron_core=keys.get("megatron-core")))
+                                  pyxis=pyxis, megatron_core=keys.get("megatron-core"),
+                                  enroot=keys.get("enroot"),
+                                  gpus_per_node=int(gpus) if gpus else None))
 
 
 def test_every_rule_has_a_page_with_examples():

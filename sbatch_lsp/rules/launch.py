@@ -17,6 +17,7 @@ from ..job import parse_count
 from ..shell.model import Script
 from ..srun_native import plan
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
+from .ports import address_outside_allocation
 
 LOCAL_ADDR = re.compile(r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|::1)$")
 GPU_ENTRY = re.compile(r"^(pretrain_\w+|run_recipe|finetune_\w+|megatron_\w+|nemo_\w+)\.py$",
@@ -496,6 +497,10 @@ def master_addr_per_node(job):
                           "pass the first host of $SLURM_JOB_NODELIST")
         elif len(late) == 1 and late[0].name and late[0].early is None:
             yield from _local_address_from_outside(job, site.step, w, late[0].name)
+        elif (outside := address_outside_allocation(job, w, script)) is not None:
+            yield finding("SB206", w.start, w.end,
+                          f"--master-addr: {outside}; no agent listens there and the "
+                          "rendezvous times out; pass the first host of $SLURM_JOB_NODELIST")
 
 
 def _endpoint(job, ev, site, w, task_cmds):

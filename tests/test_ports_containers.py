@@ -1,0 +1,77 @@
+"""facts/ports.py bounds the ports a word can take; facts/containers.py reads pyxis options as
+pyxis does; the enroot and ip-local-port-range profile keys are validated."""
+import pytest
+
+from sbatch_lsp.config import ConfigError, Config, Profile, from_table
+from sbatch_lsp.facts.containers import containers
+from sbatch_lsp.facts.ports import port_range
+from sbatch_lsp.lint import job_of, lint
+
+
+def _port(assignment: str, before: str = ""):
+    job = job_of(f"#!/bin/bash\n{before}MASTER_PORT={assignment}\n")
+    a = [x for x in job.script.assignments if x.name == "MASTER_PORT"][-1]
+    return port_range(a.value, job.script)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("29500", (29500, 29500, True)),
+    ("$((RANDOM % 1000 + 40000))", (40000, 40999, False)),
+    ("$((10000 + SLURM_JOB_ID % 50000))", (10000, 59999, False)),
+    ("$((SLURM_JOB_ID % 16384 + 49152))", (49152, 65535, False)),
+    ("$((RANDOM + 10000))", (10000, 42767, False)),
+    ("$(shuf -i 20000-30000 -n 1)", (20000, 30000, False)),
+])
+def test_port_range(text, expected):
+    r = _port(text)
+    assert r is not None and (r.low, r.high, r.fixed) == expected
+
+
+def test_port_through_variable_and_unknown():
+    r = _port("$BASE", before="BASE=$((RANDOM % 10 + 100))\n")
+    assert r is not None and (r.low, r.high) == (100, 109)
+    assert _port("$1") is None
+    assert _port("$(python -c 'import socket')") is None
+
+
+def test_overlap_counts_ports_in_range():
+    r = _port("$((29500 + SLURM_JOB_ID % 20000))")
+    assert r.overlap(32768, 60999) == 49499 - 32768 + 1
+
+
+def test_container_facts_read_mounts_and_home():
+    job = job_of("#!/bin/bash\nM=/lustre/a:/a\n"
+                 "srun --container-image=./x.sqsh --container-mounts=\"$M,$PWD:/w:ro\" "
+                 "--container-mount-home --no-container-mount-home true\n")
+    (c,) = containers(job)
+    assert c.image.value == "./x.sqsh"
+    assert [(m.source, m.target, m.flags) for m in c.mounts] == [
+        ("/lustre/a", "/a", None), ("$PWD", "/w", "ro")]
+    assert c.mount_home is False and not c.workdir_given
+
+
+def test_profile_keys_are_validated():
+    cfg = from_table({"profile": {"enroot": "3.5", "ip-local-port-range": [40000, 50000]}},
+                     "t.toml")
+    assert cfg.profile.enroot == "3.5" and cfg.profile.ip_local_port_range == (40000, 50000)
+    for bad in ({"enroot": 4}, {"ip-local-port-range": [5, 1]},
+                {"ip-local-port-range": "32768-60999"}):
+        with pytest.raises(ConfigError):
+            from_table({"profile": bad}, "t.toml")
+
+
+def test_port_range_follows_the_profile():
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --exclusive\n"
+            "torchrun --nproc-per-node=8 --master-port=45000 train.py\n")
+    assert "SB220" in [d.code for d in lint(text, "x.sbatch").diagnostics]
+    narrow = Config(profile=Profile(ip_local_port_range=(50000, 60999)))
+    assert "SB220" not in [d.code for d in lint(text, "x.sbatch", narrow).diagnostics]
+
+
+def test_enroot_release_decides_sb405():
+    text = "#!/bin/bash\nsrun --container-image=nvcr.io/nvidia/pytorch:24.01-py3 true\n"
+    def sev(release):
+        cfg = Config(profile=Profile(enroot=release))
+        return [d.severity.name for d in lint(text, "x.sbatch", cfg).diagnostics
+                if d.code == "SB405"]
+    assert sev(None) == ["INFO"] and sev("3.5") == ["WARNING"] and sev("4.0.1") == []
