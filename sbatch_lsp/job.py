@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from . import options as opts
 from .config import Profile
 from .directives import DirectiveBlock, OptionUse
+from .facts.exports import Exports
 from .facts.layout import count_of, gpu_count, parse_count
 from .facts.values import expand_arrays
 from .facts.wrappers import MAX_WRAPPERS, base, skip_wrapper, wrapper_at
@@ -367,25 +368,14 @@ class Job:
         return [a for a in self.script.assignments if a.name == name]
 
     def exported(self, name: str, before: int | None = None) -> bool:
-        """Whether the batch shell exports ``name`` (``export``, ``declare -x``, ``set -a``)."""
-        for a in self.script.assignments:
-            if a.name == name and a.exported and (before is None or a.start < before):
-                if a.command is not None and a.command.words and \
-                        a.command.words[0].value not in ("export", "declare", "typeset"):
-                    continue  # VAR=x cmd: only cmd sees it
-                return True
-        allexport = self._allexport_start()
-        return allexport is not None and any(
-            a.name == name and a.start > allexport for a in self.script.assignments)
+        """Whether the batch shell exports ``name`` just before offset ``before`` (at any point
+        when None): ``export``/``declare -x``, ``set -a`` … ``set +a``, ``export -n``,
+        ``unset`` (facts/exports.py has the bash facts)."""
+        return self.derived(_exports).exported(name, before)
 
-    def _allexport_start(self) -> int | None:
-        for cmd in self.script.commands:
-            argv = cmd.argv()
-            if argv and argv[0] == "set" and any(
-                    a and (a.startswith("-") and "a" in a[1:] and not a.startswith("--")
-                           or a == "allexport") for a in argv[1:]):
-                return cmd.start
-        return None
+
+def _exports(job: Job) -> Exports:
+    return Exports(job.script)
 
 
 def _find_srun(words: list[Word]) -> int | None:
