@@ -232,7 +232,8 @@ class Job:
         """The srun step that ``cmd`` starts, with its effective layout, or None when ``cmd``
         is not an srun command. ``Job.steps`` holds those of the script's commands outside
         command substitutions; this also reads one inside ``$(srun …)``."""
-        words = cmd.words
+        # srun options in a literal array (`srun "${SRUN_ARGS[@]}" …`) are the array's words
+        words = expand_arrays(cmd.words, cmd.script or self.script)
         k = _find_srun(words) if words else None
         if k is None:
             return None
@@ -255,7 +256,7 @@ class Job:
 
     def _task(self, step: Step, cmd: Command, i: int) -> None:
         """What each task of the step runs."""
-        argv = cmd.words[i:]
+        argv = step.argv  # after srun's options, arrays of them expanded
         nested = cmd.nested
         idx = shell_string_index(argv)
         if nested and (idx is not None or any(s.kind == "split" for s in nested)):

@@ -121,3 +121,12 @@ def test_env_after_set_plus_a_and_unexport():
               "export -n E\nunset G\nsrun python x.py\n")
     assert {n: v.exported for n, v in s.env.items()} == {
         "AUTO": True, "AFTER": False, "E": False, "G": False}
+
+
+def test_srun_options_from_an_array_built_with_append():
+    """bash(1) Arrays: ``A+=(…)`` appends; srun reads the elements as its options."""
+    s = _step("#SBATCH --nodes=2\n#SBATCH --exclusive\nA=(--nodes=2)\nA+=(--ntasks=4 --ntasks-per-node=2)\n"
+              'srun "${A[@]}" hostname\n')
+    assert (s.layout.nodes, s.layout.tasks, s.layout.tasks_per_node) == (2, 4, 2)
+    unknown = _step('#SBATCH --nodes=2\nA=(--nodes=2)\nA+=(--ntasks="$N")\nsrun "${A[@]}" hostname\n')
+    assert unknown.step.hidden  # an element that is not literal: the options stay unread

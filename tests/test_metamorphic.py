@@ -57,10 +57,9 @@ ORIGINALS = originals()
 #: rewrite -> why the current engine loses or invents a finding on it (the mechanism)
 REASONS: dict[str, str] = {
     "srun-array": (
-        "srun options in a literal array (`srun \"${SRUN_ARGS[@]}\"`) are not read from the "
-        "array's assignment: the step's layout and --export are unknown, so SB201 says "
-        "'unless … sets another layout' at warning, SB204 warns on a step that sets one "
-        "task per GPU, and SB302 misses the array's --export=ALL"),
+        "an array with an element that is not literal (`SRUN_ARGS=(-n \"$NTASKS\")`) is "
+        "not read, so srun's options stay hidden and SB201 says 'unless … sets another "
+        "layout' at warning"),
     "heredoc": (
         "a script written by a quoted here-document and run with `exec bash FILE` is not "
         "modelled (DESIGN.md: values flow through heredocs that generate scripts): every "
@@ -80,8 +79,7 @@ REASONS: dict[str, str] = {
 #: rewrite -> the originals whose variant fails today, for the reason above
 FAILING: dict[str, tuple[str, ...]] = {
     "srun-array": (
-        "SB003-1-good", "SB201-1-bad", "SB201-4-good", "SB204-5-good", "SB302-6-good",
-        "cases/C037",),
+        "SB003-1-good",),
     "heredoc": (
         "SB003-1-good", "SB201-0-bad", "SB201-1-bad", "SB201-2-bad", "SB201-5-good", "SB202-0-bad",
         "SB202-1-bad", "SB202-2-bad", "SB202-3-bad", "SB203-0-bad", "SB203-1-bad", "SB203-2-bad",
