@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from . import options as opts
 from .directives import DirectiveBlock, OptionUse
+from .facts.exports import Exports
 from .facts.layout import count_of, gpu_count, parse_count
 from .facts.values import expand_arrays
 from .facts.wrappers import MAX_WRAPPERS, base, skip_wrapper, wrapper_at
@@ -132,7 +133,6 @@ class Job:
         self.steps: list[Step] = []
         self.launches: list[LaunchSite] = []
         self._derived: dict = {}
-        self._exports: tuple = ((), None)  # (its key, _export_index()): built on first use
         self._steps()
 
     def derived(self, compute):
@@ -235,7 +235,8 @@ class Job:
         """The srun step that ``cmd`` starts, with its effective layout, or None when ``cmd``
         is not an srun command. ``Job.steps`` holds those of the script's commands outside
         command substitutions; this also reads one inside ``$(srun …)``."""
-        words = cmd.words
+        # srun options in a literal array (`srun "${SRUN_ARGS[@]}" …`) are the array's words
+        words = expand_arrays(cmd.words, cmd.script or self.script)
         k = _find_srun(words) if words else None
         if k is None:
             return None
@@ -258,7 +259,7 @@ class Job:
 
     def _task(self, step: Step, cmd: Command, i: int) -> None:
         """What each task of the step runs."""
-        argv = cmd.words[i:]
+        argv = step.argv  # after srun's options, arrays of them expanded
         nested = cmd.nested
         idx = shell_string_index(argv)
         if nested and (idx is not None or any(s.kind == "split" for s in nested)):
@@ -371,42 +372,14 @@ class Job:
         return [a for a in self.script.assignments if a.name == name]
 
     def exported(self, name: str, before: int | None = None) -> bool:
-        """Whether the batch shell exports ``name`` (``export``, ``declare -x``, ``set -a``).
-        O(1) after a first call builds :meth:`_export_index`."""
-        first, last, allexport = self._export_index()
-        if name in first and (before is None or first[name] < before):
-            return True
-        return allexport is not None and last.get(name, -1) > allexport
+        """Whether the batch shell exports ``name`` just before offset ``before`` (at any point
+        when None): ``export``/``declare -x``, ``set -a`` … ``set +a``, ``export -n``,
+        ``unset`` (facts/exports.py has the bash facts)."""
+        return self.derived(_exports).exported(name, before)
 
-    def _export_index(self) -> tuple[dict[str, int], dict[str, int], int | None]:
-        """name -> start of its first exporting assignment (``export``/``declare -x``, not
-        ``VAR=x cmd``, which only cmd sees), name -> start of its last assignment, and where
-        ``set -a`` starts; rebuilt when the script's assignments or commands changed in number
-        since the last build (as ``Script.value_at``'s index is)."""
-        key = (len(self.script.assignments), len(self.script.commands))
-        if self._exports[0] == key:
-            return self._exports[1]
-        first: dict[str, int] = {}
-        last: dict[str, int] = {}
-        for a in self.script.assignments:
-            last[a.name] = max(a.start, last.get(a.name, a.start))
-            if not a.exported or (a.command is not None and a.command.words and
-                                  a.command.words[0].value not in
-                                  ("export", "declare", "typeset")):
-                continue  # VAR=x cmd: only cmd sees it
-            first[a.name] = min(a.start, first.get(a.name, a.start))
-        index = (first, last, self._allexport_start())
-        self._exports = (key, index)
-        return index
 
-    def _allexport_start(self) -> int | None:
-        for cmd in self.script.commands:
-            argv = cmd.argv()
-            if argv and argv[0] == "set" and any(
-                    a and (a.startswith("-") and "a" in a[1:] and not a.startswith("--")
-                           or a == "allexport") for a in argv[1:]):
-                return cmd.start
-        return None
+def _exports(job: Job) -> Exports:
+    return Exports(job.script)
 
 
 def _find_srun(words: list[Word]) -> int | None:

@@ -685,8 +685,10 @@ def heredoc_script(text: str) -> Variant | None:
 EXPORT_LINE = re.compile(r"^([ \t]*)export[ \t]+([A-Za-z_][A-Za-z0-9_]*)=", re.MULTILINE)
 
 
-def split_exports(text: str) -> Variant | None:
-    """``export N=V`` -> ``N=V`` then ``export N`` on the next line (one assignment per line)."""
+def _unexported(text: str, before: Callable[[str], str],
+                after: Callable[[str], str]) -> Variant | None:
+    """Each single-assignment ``export N=V`` line as ``N=V`` with ``before(N)`` on a line of its
+    own above it and ``after(N)`` below it (each skipped when empty)."""
     reading = read(text)
     b, at, k = Builder(text), 0, 0
     for line in reading.lines:
@@ -696,12 +698,31 @@ def split_exports(text: str) -> Variant | None:
         if _word_end(text, line.start + m.end()) != line.end:
             continue  # more than one assignment, or a command after it
         k += 1
-        kw = line.start + len(m.group(1))
-        b.copy(at, kw).put("", (kw, line.start + m.start(2))).copy(line.start + m.start(2),
-                                                                    line.end)
-        b.put(f"\n{m.group(1)}export {m.group(2)}")
+        kw, name = line.start + len(m.group(1)), m.group(2)
+        b.copy(at, kw)
+        if before(name):
+            b.put(f"{before(name)}\n{m.group(1)}")
+        b.put("", (kw, line.start + m.start(2))).copy(line.start + m.start(2), line.end)
+        if after(name):
+            b.put(f"\n{m.group(1)}{after(name)}")
         at = line.end
     return b.copy(at, len(text)).done() if k else None
+
+
+def split_exports(text: str) -> Variant | None:
+    """``export N=V`` -> ``N=V`` then ``export N`` on the next line (one assignment per line)."""
+    return _unexported(text, lambda n: "", lambda n: f"export {n}")
+
+
+def export_first(text: str) -> Variant | None:
+    """``export N=V`` -> ``export N`` then ``N=V`` (bash(1): the attribute is the variable's)."""
+    return _unexported(text, lambda n: f"export {n}", lambda n: "")
+
+
+def allexport(text: str) -> Variant | None:
+    """``export N=V`` -> ``set -a``, ``N=V``, ``set +a`` (bash(1) set -a: every variable
+    assigned while it is on is exported, and stays exported)."""
+    return _unexported(text, lambda n: "set -a", lambda n: "set +a")
 
 
 def declare_exports(text: str) -> Variant | None:
@@ -733,5 +754,7 @@ REWRITES: dict[str, tuple[str, Callable[[str], Variant | None]]] = {
     "continuation": ("continuation lines", continuation_lines),
     "heredoc": ("a heredoc-generated script", heredoc_script),
     "export-split": ("other export forms", split_exports),
+    "export-first": ("other export forms", export_first),
+    "allexport": ("other export forms", allexport),
     "declare-x": ("other export forms", declare_exports),
 }

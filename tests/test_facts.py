@@ -67,12 +67,21 @@ def test_array_elements_keep_their_spans():
 
 @pytest.mark.parametrize("text", [
     "ARGS=(--nnodes $N)\ntorchrun \"${ARGS[@]}\" t.py\n",  # not literal
-    "ARGS=(--nnodes 2)\nARGS+=(--x)\ntorchrun \"${ARGS[@]}\" t.py\n",  # appended
+    "ARGS=(--nnodes 2)\nARGS+=($X)\ntorchrun \"${ARGS[@]}\" t.py\n",  # appended, not literal
     "ARGS=\"--nnodes 2\"\ntorchrun \"${ARGS[@]}\" t.py\n",  # not an array
 ])
 def test_arrays_that_are_not_literal_stay_unknown(text):
     script = parse_script(text)
     assert array_elements(script.commands[-1].words[1], script) is None
+
+
+def test_literal_appends_extend_the_array():
+    """bash(1) Arrays: ``+=`` appends elements; a later append does not count."""
+    text = "ARGS=(--nnodes 2)\nARGS+=(--x)\ntorchrun \"${ARGS[@]}\" t.py\nARGS+=(--y)\n"
+    script = parse_script(text)
+    elements = array_elements(script.commands[2].words[1], script)
+    assert [w.value for w in elements] == ["--nnodes", "2", "--x"]
+    assert text[elements[2].start:elements[2].end] == "--x"
 
 
 def test_launcher_options_in_an_array_are_read():

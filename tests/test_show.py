@@ -56,14 +56,22 @@ def test_every_example_and_case_validates_against_the_schema():
     ("#SBATCH --nodes=2 --ntasks=4", "srun", 2, 4, None, None),
     ("#SBATCH --nodes=4 --ntasks=4", "srun", 4, 4, 1, [[0], [1], [2], [3]]),
     ("#SBATCH --nodes=2", "srun", 2, 2, 1, [[0], [1]]),
-    ("#SBATCH --nodes=2", "srun --ntasks-per-node=3", 2, 6, 3, [[0, 1, 2], [3, 4, 5]]),
+    # a whole-node job holds the CPUs the step's six tasks need
+    ("#SBATCH --nodes=2 --exclusive", "srun --ntasks-per-node=3", 2, 6, 3,
+     [[0, 1, 2], [3, 4, 5]]),
+    # without it the job holds one CPU per node: 22.05.8 refused the step ("More processors
+    # requested than permitted"), so nothing is predicted
+    ("#SBATCH --nodes=2", "srun --ntasks-per-node=3", None, None, None, None),
     ("#SBATCH --nodes=2 --ntasks-per-node=2", "srun --distribution=cyclic", 2, 4, 2,
      [[0, 2], [1, 3]]),
     ("#SBATCH --nodes=3 --ntasks-per-node=4", "srun -N1 -n1", 1, 1, 1, [[0]]),
     # fewer tasks than nodes: srun shrinks the node count
     ("#SBATCH --nodes=4", "srun --ntasks=2", 2, 2, 1, [[0], [1]]),
     # unknown node count: nothing is guessed
-    ("#SBATCH --ntasks-per-node=8", "srun", None, None, None, None),
+    ("#SBATCH --ntasks=8", "srun", None, 8, None, None),
+    # no job-wide count: one node (sbatch(1) --nodes; 22.05.8: NumNodes=1 for
+    # --ntasks-per-node=3 alone)
+    ("#SBATCH --ntasks-per-node=8", "srun", 1, 8, 8, [list(range(8))]),
     ("#SBATCH --nodes=2 --ntasks-per-node=8\nNNODES=${SLURM_NNODES}",
      "srun --ntasks=${NNODES} --ntasks-per-node=1", 2, 2, 1, [[0], [1]]),
 ])

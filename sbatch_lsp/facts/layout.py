@@ -11,6 +11,23 @@ ran 3 + 1), so that layout is unknown. ``--ntasks`` below the node count shrinks
 the default ``block`` distribution (srun(1) ``--distribution``): node ``i`` of ``k`` tasks per node
 runs ``i*k … i*k+k-1``; ``cyclic`` deals them round-robin. In a heterogeneous job a step runs in
 component 0 unless ``--het-group`` names another (srun(1) ``--het-group``, default 0).
+
+Steps srun refuses (verified on Slurm 22.05.8, the slurm tier's layout differential): a step
+asking for more nodes than the job holds ("Only allocated 1 nodes asked for 2":
+``src/srun/libsrun/srun_job.c`` ``job_step_create_allocation``), and a step whose tasks need more
+CPUs than the job holds on the step's nodes ("Unable to create step …: More processors requested
+than permitted", ``ESLURM_TOO_MANY_REQUESTED_CPUS`` from ``src/slurmctld/step_mgr.c``) unless it
+says ``--overcommit``. A job holds the CPUs of its own tasks on each node (``select/cons_tres``,
+the usual GPU-cluster setting); a whole-node allocation (``--exclusive``) holds more, so no CPU
+refusal is predicted for it, and since whole cores (hyper-threads) may hold more CPUs than
+the tasks use, a CPU refusal makes the layout unknown rather than certain. On 22.05 a step's tasks take one CPU each unless the step says
+``--cpus-per-task`` (srun no longer reads ``SLURM_CPUS_PER_TASK``: 22.05 RELEASE_NOTES).
+A step with ``--nodes`` but no ``--ntasks`` still takes the job's ``SLURM_NTASKS`` and, when the
+job's ``--ntasks-per-node`` no longer fits, warns "can't honor --ntasks-per-node … Ignoring"
+(``src/srun/libsrun/opt.c``): ``srun --nodes=1`` in a 2 × 2 job asks for 4 tasks on one node.
+Without ``--nodes`` and any job-wide count (``--ntasks``, ``--gpus``, ``--nodelist``) sbatch
+allocates one node (sbatch(1) ``--nodes``: "enough nodes to satisfy the requested resources as
+expressed by per-job specification options").
 """
 from __future__ import annotations
 
@@ -109,6 +126,29 @@ class Component:
     options: dict[str, OptionUse] = field(default_factory=dict)
 
     @property
+    def cpus_per_task(self) -> int | None:
+        """``--cpus-per-task`` (1 when not given; None when not a literal)."""
+        use = self.options.get("cpus-per-task")
+        return 1 if use is None else parse_count(use.value)
+
+    @property
+    def whole_nodes(self) -> bool:
+        """Whether the job holds its nodes whole (``--exclusive``): more CPUs than its tasks'."""
+        return "exclusive" in self.options
+
+    def task_counts(self) -> list[int] | None:
+        """Tasks of the job on each node, largest first (the CPUs it holds there, in tasks), or
+        None when unknown. ``--ntasks`` over fewer nodes fills them in block order."""
+        n, t = self.nodes.value, self.tasks
+        if n is None or t is None or n <= 0:
+            return None
+        if isinstance(self.tasks_per_node, int) and self.tasks_per_node * n == t:
+            return [self.tasks_per_node] * n
+        if self.ntasks_per_node.given:
+            return None
+        return sorted([t // n + (1 if i < t % n else 0) for i in range(n)], reverse=True)
+
+    @property
     def tasks(self) -> int | None:
         """SLURM_NTASKS as sbatch sets it: ``--ntasks``, else nodes × ``--ntasks-per-node``,
         else one per node when no task option is given."""
@@ -147,7 +187,8 @@ def _component(block: DirectiveBlock, k: int) -> Component:
         return Request(use is not None, parse_count(use.value) if use is not None else None)
 
     nodes, ntasks, tpn = request("nodes"), request("ntasks"), request("ntasks-per-node")
-    if not nodes.given and ntasks.value == 1:
+    if not nodes.given and (ntasks.value == 1 or not ntasks.given and not
+                            {"gpus", "nodelist", "ntasks"} & set(eff)):
         nodes = Request(False, 1)
     per_task = gpu_count(eff["gpus-per-task"].value) if "gpus-per-task" in eff else None
     comp = Component(k, nodes, ntasks, tpn, None, per_task,
@@ -189,6 +230,9 @@ class StepRequest:
     distribution: str | None = None
     node_count_tasks: bool = False
     het_group: int | None = 0
+    #: the step's own ``--cpus-per-task`` (1 when not given, None when not a literal)
+    cpus_per_task: int | None = 1
+    overcommit: bool = False
 
 
 @dataclass
@@ -202,6 +246,8 @@ class Layout:
     placement: list[list[int]] | None
     note: str
     component: int | None = 0
+    #: why srun refuses (or may refuse) to start the step, then every count is None; or None
+    refused: str | None = None
 
     @property
     def max_per_node(self) -> int | None:
@@ -224,6 +270,9 @@ def step_layout(job: Component, step: StepRequest) -> Layout:
         nodes = 1
     if nodes is not None and tasks is not None and tasks < nodes:
         nodes = tasks  # srun shrinks the node count to the task count
+    refused = _refusal(job, step, nodes, tasks)
+    if refused is not None:
+        return Layout(None, None, None, None, refused, step.het_group, refused)
     per_node: int | None = None
     if nodes is not None and tasks is not None:
         if tasks == nodes:
@@ -251,9 +300,11 @@ def _counts(job: Component,
         k = job.ntasks_per_node.value if not job.ntasks.given or \
             job.tasks == (job.nodes.value or 0) * (job.ntasks_per_node.value or 0) else None
         if step.nodes.given and step.nodes.value != job.nodes.value:
-            if k is not None and nodes is not None and not job.ntasks.given:
-                return nodes, k * nodes, k, "the job's --ntasks-per-node on the step's nodes"
-            return nodes, None, None, "the step's --nodes differs from the job's task layout"
+            # SLURM_NTASKS still applies; the job's --ntasks-per-node is ignored when it no
+            # longer fits ("can't honor --ntasks-per-node", module docstring)
+            fits = k is not None and nodes is not None and job.tasks == k * nodes
+            return nodes, job.tasks, k if fits else None, \
+                "srun inherits the job's task count (SLURM_NTASKS) on the step's --nodes"
         note = "srun inherits the job's task count (SLURM_NTASKS)"
         if step.ntasks_per_node.given:
             note += " and ignores a lone --ntasks-per-node"
@@ -263,6 +314,28 @@ def _counts(job: Component,
         return nodes, (k * nodes if k is not None and nodes is not None else None), k, \
             "the step's --ntasks-per-node"
     return nodes, nodes, 1, "srun starts one task per node by default"
+
+
+def _refusal(job: Component, step: StepRequest, nodes: int | None,
+             tasks: int | None) -> str | None:
+    """Why srun refuses ``step`` in ``job`` (the module docstring's Slurm facts), or None when
+    it starts or that is not known."""
+    held = job.nodes.value
+    if step.nodes.given and step.nodes.value is not None and held is not None and \
+            step.nodes.value > held:
+        return f"srun refuses the step: only allocated {held} node(s), asked for " \
+            f"{step.nodes.value}"
+    counts = job.task_counts()
+    if step.overcommit or job.whole_nodes or counts is None or nodes is None or \
+            tasks is None or step.cpus_per_task is None or job.cpus_per_task is None:
+        return None
+    capacity = sum(counts[:nodes]) * job.cpus_per_task
+    if tasks * step.cpus_per_task > capacity:
+        return (f"srun may refuse the step ('More processors requested than permitted'): "
+                f"{tasks} task(s) x {step.cpus_per_task} CPU(s) is more than the {capacity} CPU(s) "
+                f"the job's tasks hold on {nodes} node(s), unless the site allocates whole cores "
+                "or nodes")
+    return None
 
 
 def _place(nodes: int | None, per_node: int | None,

@@ -77,6 +77,9 @@ def show_text(facts: Facts, path: str) -> str:
     if not obj["steps"]:
         out.append("  no srun steps")
     for s, f in zip(obj["steps"], facts.steps, strict=True):
+        if f.layout.refused:
+            out.append(f"  line {s['line']}: srun step: {f.layout.refused}")
+            continue
         out.append(f"  line {s['line']}: srun step: {_n(s['nodes'])} node(s) x "
                    f"{_n(s['tasks_per_node'])} task(s) per node = {_n(s['tasks'])} task(s) "
                    f"({f.layout.note}); GPUs per node {_n(s['gpus_per_node'])}")

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from ..job import Job, LaunchSite, Step
 from ..launchers import Launch
+from ..options import version_key
 from ..shell.model import Assignment, Script
 from .control import agents_per_node
 from .layout import (
@@ -137,7 +138,8 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
                           same_nodes or (step.options.get("ntasks") is not None and
                                          step.options.get("nodes") is not None and
                                          step.options["ntasks"].text.strip('"') ==
-                                         step.options["nodes"].text.strip('"')), group)
+                                         step.options["nodes"].text.strip('"')), group,
+                          _step_cpus(job, step, comp), "overcommit" in step.options)
     if comp is None:
         layout = Layout(None, None, None, None, "the step's --het-group is not one component",
                         None)
@@ -160,6 +162,22 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
                       launcher, site.launch if site else None, world, per_node)
     facts.env = LazyEnv(job, ev, step)
     return facts
+
+
+def _step_cpus(job: Job, step: Step, comp: Component | None) -> int | None:
+    """CPUs per task of a step: its ``--cpus-per-task``; else, from 22.05 through 23.02, one
+    (srun does not read ``SLURM_CPUS_PER_TASK``: RELEASE_NOTES at slurm-22-05-0-1 and
+    slurm-23-11-0-1), on other releases the job's; None when not a literal or when an exported
+    ``SRUN_CPUS_PER_TASK`` sets it."""
+    w = step.options.get("cpus-per-task")
+    if w is not None:
+        return parse_count(w.value)
+    if job.exported("SRUN_CPUS_PER_TASK", step.command.start) or any(
+            a.name == "SRUN_CPUS_PER_TASK" for a in step.command.assignments):
+        return None
+    if (22, 5) <= version_key(job.profile.slurm_version) < (23, 11):
+        return 1
+    return comp.cpus_per_task if comp is not None else None
 
 
 def _gpus(step: Step, comp: Component | None,
@@ -312,6 +330,10 @@ def _env(job: Job, ev: Evaluator, step: Step) -> dict[str, EnvVar]:
         out[name] = EnvVar(name, scope, reaches, literal, a.start, a.end)
     for name, text in named.items():
         if text is None or name in ("ALL", "NONE", "NIL"):
+            continue
+        if mode == "ALL" and name in out and out[name].exported:
+            # srun(1) --export (22.05): with ALL "all user environment variables will be loaded
+            # and will take precedence over any explicitly given environment variables"
             continue
         ow = step.options["export"]
         out[name] = EnvVar(name, Scope.CONST if "$" not in text else Scope.JOB, True,

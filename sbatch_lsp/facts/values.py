@@ -218,9 +218,10 @@ ARRAY_ELEMENT = re.compile(r"""(?:[^\s"'()\\$`;&|<>]+|'[^']*'|"[^"$`\\]*")+""")
 
 def array_elements(word: Word, script: Script) -> list[Word] | None:
     """The words that ``"${NAME[@]}"`` stands for when the array was assigned literally
-    (``ARGS=(--nnodes 2 --master-port 29500)``) and never appended to before ``word``: one Word
-    per element, its span in the assignment (so findings point at the user's own text); None
-    when ``word`` is not such a reference or an element is not literal."""
+    (``ARGS=(--nnodes 2 --master-port 29500)``), with the literal ``ARGS+=(…)`` appended to it
+    before ``word`` (bash(1) "Arrays": ``+=`` appends elements): one Word per element, its span
+    in the assignment (so findings point at the user's own text); None when ``word`` is not
+    such a reference or an element is not literal."""
     m = ARRAY_REF.fullmatch(word.text)
     if m is None or (word.text.startswith('"') != word.text.endswith('"')):
         return None
@@ -228,22 +229,31 @@ def array_elements(word: Word, script: Script) -> list[Word] | None:
     a = script.value_at(name, word.start)
     if a is None or a.value is None:
         return None
-    if any(b.name == name and b.append and a.end <= b.start < word.start
-           for b in script.assignments):
-        return None
-    text = a.value.text
+    out = _literal_elements(a.value)
+    for b in script.assignments:
+        if out is None:
+            return None
+        if b.name == name and b.append and a.end <= b.start < word.start:
+            more = _literal_elements(b.value) if b.value is not None else None
+            out = out + more if more is not None else None
+    return out
+
+
+def _literal_elements(value: Word) -> list[Word] | None:
+    """The elements of a literal ``( … )`` array value, or None."""
+    text = value.text
     if not (text.startswith("(") and text.endswith(")")):
         return None
-    inner, base = text[1:-1], a.value.start + 1
+    inner, base = text[1:-1], value.start + 1
     out: list[Word] = []
     pos = 0
     for em in ARRAY_ELEMENT.finditer(inner):
         if inner[pos:em.start()].strip():
             return None  # something no literal element covers ($x, a backslash, a comment)
         raw = em.group(0)
-        value = re.sub(r"""'([^']*)'|"([^"]*)\"""", lambda q: q.group(1) or q.group(2) or "",
-                       raw)
-        out.append(Word(raw, base + em.start(), base + em.end(), value))
+        literal = re.sub(r"""'([^']*)'|"([^"]*)\"""", lambda q: q.group(1) or q.group(2) or "",
+                         raw)
+        out.append(Word(raw, base + em.start(), base + em.end(), literal))
         pos = em.end()
     if inner[pos:].strip():
         return None

@@ -150,7 +150,7 @@ def early_expanded_task_variable(job):
             sev = _sink(a.name, e, None)
             if sev is None:
                 continue
-            if a.exported and sev is Severity.ERROR and job.steps and \
+            if job.exported(a.name) and sev is Severity.ERROR and job.steps and \
                     not _overwritten_by_launchers(job, a.name):
                 h = flow.hit(e, Severity.ERROR, a.value,
                              f"exported as {a.name}, which every task inherits with this value")
@@ -276,7 +276,7 @@ def _inherited_reads(script):
 
 def _export_env_all(job) -> bool:
     for a in job.script.assignments:
-        if a.name == "SLURM_EXPORT_ENV" and a.exported and a.value is not None and \
+        if a.name == "SLURM_EXPORT_ENV" and job.exported(a.name) and a.value is not None and \
                 (a.value.value or "").upper().startswith("ALL"):
             return True
     return False

@@ -407,7 +407,8 @@ def cuda_device_max_connections(job):
     arguments.py core_v0.11.0 l.656-664, core_v0.12.0 l.769-781, core_v0.13.0 l.862-874)."""
     cmds = [c for c in job.script.walk() if c.words]
     words = [w for c in cmds for w in c.words]
-    setting = [a for a in job.script.assignments if a.name == "CUDA_DEVICE_MAX_CONNECTIONS"]
+    setting = [a for a in job.script.assignments if a.name == "CUDA_DEVICE_MAX_CONNECTIONS"
+               and a.value is not None]  # a bare `export NAME` sets no value
     setting += [a for s in job.steps for sc in s.task_scripts for a in sc.assignments
                 if a.name == "CUDA_DEVICE_MAX_CONNECTIONS"]
     value = _value_text(setting[-1]) if setting else None

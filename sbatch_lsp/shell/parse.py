@@ -330,7 +330,10 @@ class _Builder:
         name = words[0].value if words else None
         if name in DECLARE:
             flags = "".join(w.value[1:] for w in words[1:] if w.value and w.value.startswith("-"))
-            exported = name == "export" or "x" in flags
+            # export -n / export -f / declare +x do not export (bash(1) export, declare)
+            plus = "".join(w.value[1:] for w in words[1:] if w.value and w.value.startswith("+"))
+            exported = ("f" not in flags and "F" not in flags and "x" not in plus and
+                        (name == "export" and "n" not in flags or "x" in flags))
             for w in words[1:]:
                 ws = self.tmap.index_of(w.start)
                 if ws is None:

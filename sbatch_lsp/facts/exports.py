@@ -1,0 +1,145 @@
+"""Which variables the batch shell exports at a point of the script: what reaches srun's
+environment and, through ``--export=ALL``, the steps' tasks.
+
+Bash facts (bash(1) "SHELL BUILTIN COMMANDS" and "ENVIRONMENT", bash 5.x): the export attribute
+belongs to the variable, not to one assignment, so ``N=v; export N``, ``export N; N=v`` and
+``export N=v`` all export it, and a later plain ``N=w`` stays exported; ``declare -x``/``typeset
+-x`` export, ``declare +x`` and ``export -n`` remove the attribute (the variable keeps its value
+in the batch shell); ``unset`` removes the variable and its attribute, so a later ``N=v`` is not
+exported again; ``set -a``/``set -o allexport`` marks every variable *assigned* while it is on
+(``set +a``/``set +o allexport`` ends that; variables assigned meanwhile stay exported). A prefix
+assignment (``N=v cmd``) reaches only ``cmd``; ``local`` variables and commands inside a command
+substitution (a subshell) do not change the batch shell's exports; ``export -f``/``unset -f`` are
+about functions. The script is read in text order (a function body's exports count where the
+body is written, as for a function defined before it is called).
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass
+
+from ..shell.model import Command, Script, Word
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+EXPORT, UNEXPORT, UNSET, ASSIGNED = "export", "unexport", "unset", "assign"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One change to a variable's export attribute (``kind``: ``export``, ``unexport``,
+    ``unset``, or ``assign`` for a plain assignment, which exports only under ``set -a``) at
+    character offset ``at``."""
+
+    name: str
+    at: int
+    kind: str
+
+
+class Exports:
+    """The batch shell's export state along ``script`` (the batch script, not a nested one)."""
+
+    def __init__(self, script: Script):
+        self.events: dict[str, list[Event]] = {}
+        #: (offset, on) for each ``set -a``/``set +a``, in text order
+        self.allexport: list[tuple[int, bool]] = []
+        for cmd in script.commands:
+            if cmd.in_substitution:
+                continue
+            if not cmd.words:
+                for a in cmd.assignments:  # a standalone NAME=v
+                    self._add(Event(a.name, a.start, ASSIGNED))
+                continue
+            self._command(cmd)
+        for found in self.events.values():
+            found.sort(key=lambda e: e.at)
+        self.allexport.sort()
+        self._toggles = [at for at, _ in self.allexport]
+
+    def _add(self, e: Event) -> None:
+        self.events.setdefault(e.name, []).append(e)
+
+    def _command(self, cmd: Command) -> None:
+        name = cmd.words[0].value
+        args = cmd.words[1:]
+        if name == "set":
+            self._set(cmd, args)
+        elif name == "unset":
+            flags, names = _split_flags(args)
+            if "f" not in flags:
+                for w in names:
+                    if w.value and NAME.fullmatch(w.value):
+                        self._add(Event(w.value, w.start, UNSET))
+        elif name in ("export", "declare", "typeset", "readonly"):
+            flags, names = _split_flags(args)
+            if "f" in flags or "F" in flags or (name == "export" and "p" in flags and not names):
+                return
+            if name == "export":
+                kind = UNEXPORT if "n" in flags else EXPORT
+            elif "+x" in flags:
+                kind = UNEXPORT
+            else:
+                kind = EXPORT if "x" in flags else ASSIGNED
+            if name in ("declare", "typeset") and cmd.function and "g" not in flags:
+                return  # declare in a function makes a local variable
+            for w in names:
+                m = ASSIGN.match(w.text)
+                var = m.group(1) if m else (w.value if w.value and NAME.fullmatch(w.value)
+                                             else None)
+                if var is None or (kind == ASSIGNED and m is None):
+                    continue
+                self._add(Event(var, w.start, kind))
+
+    def _set(self, cmd: Command, args: list[Word]) -> None:
+        k = 0
+        while k < len(args):
+            v = args[k].value or ""
+            if v in ("-", "--") or v[:1] not in ("-", "+") or len(v) < 2:
+                return  # the positional parameters follow
+            on = v[0] == "-"
+            letters = v[1:]
+            if "a" in letters:
+                self.allexport.append((args[k].start, on))
+            if letters.endswith("o") and k + 1 < len(args):
+                if args[k + 1].value == "allexport":
+                    self.allexport.append((args[k + 1].start, on))
+                k += 1
+            k += 1
+
+    def allexport_at(self, at: int) -> bool:
+        """Whether ``set -a`` is in force at offset ``at``."""
+        k = bisect_left(self._toggles, at)
+        return self.allexport[k - 1][1] if k else False
+
+    def exported(self, name: str, before: int | None = None) -> bool:
+        """Whether ``name`` carries the export attribute just before offset ``before``; with no
+        offset, whether it carries it at any point of the script."""
+        state = ever = False
+        for e in self.events.get(name, ()):
+            if before is not None and e.at >= before:
+                break
+            if e.kind == EXPORT:
+                state = True
+            elif e.kind in (UNEXPORT, UNSET):
+                state = False
+            elif self.allexport_at(e.at):
+                state = True
+            ever = ever or state
+        return state if before is not None else ever
+
+
+def _split_flags(args: list[Word]) -> tuple[set[str], list[Word]]:
+    """A builtin's option letters (``-x`` as ``x``, ``+x`` as ``+x``) and its other words."""
+    flags: set[str] = set()
+    rest: list[Word] = []
+    for w in args:
+        v = w.value or ""
+        if not rest and len(v) > 1 and v[0] in "-+" and v != "--" and v[1:].isalpha():
+            flags |= {c if v[0] == "-" else "+" + c for c in v[1:]}
+        elif not rest and v == "--":
+            continue
+        else:
+            rest.append(w)
+    return flags, rest
+

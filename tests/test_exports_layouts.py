@@ -1,0 +1,132 @@
+"""Facts the slurm tier's layout differential checks on the cluster, pinned here without one:
+the batch shell's export state (facts/exports.py), steps srun refuses and the task count a step
+inherits (facts/layout.py), and ``--export=ALL,NAME=v`` (facts/steps.py)."""
+import pytest
+
+from sbatch_lsp.config import Config, Profile
+from sbatch_lsp.facts.exports import Exports
+from sbatch_lsp.facts.show import facts_for
+from sbatch_lsp.shell.parse import parse_script
+
+
+def exported_at_end(text: str, name: str) -> bool:
+    text += "true # END\n"
+    return Exports(parse_script(text)).exported(name, text.index("true # END"))
+
+
+@pytest.mark.parametrize("text,name,want", [
+    ("export N=1\n", "N", True),
+    ("N=1\nexport N\n", "N", True),
+    ("export N\nN=1\n", "N", True),  # the attribute belongs to the variable
+    ("N=1\n", "N", False),
+    ("declare -x N=1\n", "N", True),
+    ("typeset -x N=1\n", "N", True),
+    ("declare N=1\n", "N", False),
+    ("readonly N=1\n", "N", False),
+    ("export N=1\nexport -n N\n", "N", False),
+    ("export N=1\ndeclare +x N\n", "N", False),
+    ("export N=1\nunset N\n", "N", False),
+    ("export N=1\nunset N\nN=2\n", "N", False),  # unset took the attribute with the variable
+    ("export N=1\nunset -f N\n", "N", True),  # a function of that name
+    ("export N=1\nN=2\n", "N", True),
+    ("set -a\nN=1\nset +a\n", "N", True),  # assigned while on: stays exported
+    ("set -a\nset +a\nN=1\n", "N", False),
+    ("set -o allexport\nN=1\n", "N", True),
+    ("set -o allexport\nset +o allexport\nN=1\n", "N", False),
+    ("set -euo pipefail\nN=1\n", "N", False),  # -o takes pipefail, no a
+    ("set -ea\nN=1\n", "N", True),
+    ("X=$(export N=1)\n", "N", False),  # a subshell
+    ("f() {\n  declare -x N=1\n}\n", "N", False),  # declare in a function is local
+    ("f() {\n  declare -gx N=1\n}\n", "N", True),
+    ("f() {\n  export N=1\n}\nf\n", "N", True),
+    ("export -f N\n", "N", False),
+    ("N=1 cmd\n", "N", False),  # only cmd's environment
+])
+def test_export_state(text, name, want):
+    assert exported_at_end(text, name) is want
+
+
+def test_export_state_follows_the_offset():
+    text = "N=1\nsrun a\nexport N\nsrun b\nexport -n N\nsrun c\n"
+    ex = Exports(parse_script(text))
+    assert [ex.exported("N", text.index(f"srun {c}")) for c in "abc"] == [False, True, False]
+    assert ex.exported("N")  # at some point
+
+
+def _step(text: str, k: int = 0, version: str | None = None):
+    config = Config(profile=Profile(slurm_version=version)) if version else Config()
+    return facts_for("#!/bin/bash\n" + text, "job.sbatch", config).steps[k]
+
+
+def test_step_on_more_nodes_than_the_job_is_refused():
+    s = _step("#SBATCH --nodes=1\nsrun --nodes=2 --ntasks=2 python x.py\n")
+    assert s.layout.refused is not None and "only allocated 1 node(s), asked for 2" in \
+        s.layout.refused
+    assert (s.layout.nodes, s.layout.tasks, s.layout.placement) == (None, None, None)
+
+
+def test_no_count_at_all_is_one_node():
+    """sbatch(1) --nodes: with no job-wide count the job gets one node, so a two-node step is
+    refused there (the cluster: 'Only allocated 1 nodes asked for 2')."""
+    s = _step("#SBATCH --ntasks-per-node=3\nsrun --nodes=2 --ntasks-per-node=1 python x.py\n")
+    assert s.layout.refused is not None
+    assert _step("#SBATCH --ntasks=4\nsrun --nodes=2 python x.py\n").layout.refused is None
+
+
+def test_step_on_fewer_nodes_inherits_the_job_task_count():
+    """srun --nodes=1 in a 2 x 2 job asks for SLURM_NTASKS=4 tasks on one node; the job holds
+    two CPUs there, so srun may refuse it (22.05 on the cluster: 'More processors requested
+    than permitted')."""
+    s = _step("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=2\nsrun --nodes=1 python x.py\n")
+    assert s.layout.refused is not None and "4 task(s)" in s.layout.refused
+    whole = _step("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=2\n#SBATCH --exclusive\n"
+                  "srun --nodes=1 python x.py\n")
+    assert whole.layout.refused is None
+    assert (whole.layout.nodes, whole.layout.tasks, whole.layout.tasks_per_node) == (1, 4, 4)
+
+
+@pytest.mark.parametrize("srun,refused", [
+    ("srun -n 2 python x.py", False),
+    ("srun -n 3 python x.py", True),  # two nodes, one CPU each
+    ("srun -n 3 --overcommit python x.py", False),
+    ("srun -N 1 -n 2 python x.py", True),
+])
+def test_step_needing_more_cpus_than_the_job_holds(srun, refused):
+    s = _step(f"#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n{srun}\n")
+    assert (s.layout.refused is not None) is refused
+
+
+def test_step_cpus_follow_the_release():
+    """22.05 through 23.02: a step's task takes one CPU unless it says -c; 23.11 reads
+    SLURM_CPUS_PER_TASK again, so 8 tasks of 2 CPUs no longer fit 2 x 2 tasks of 2 CPUs."""
+    text = ("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=2\n#SBATCH --cpus-per-task=2\n"
+            "srun -n 8 python x.py\n")
+    assert _step(text, version="22.05").layout.refused is None
+    assert _step(text, version="23.11").layout.refused is not None
+    exported = text.replace("srun", "export SRUN_CPUS_PER_TASK=4\nsrun")
+    assert _step(exported, version="22.05").layout.refused is None  # unknown: not refused
+
+
+def test_export_all_plus_keeps_an_exported_value():
+    """srun(1) --export: with ALL the caller's environment takes precedence over NAME=v."""
+    s = _step("#SBATCH --nodes=1\nexport A=a\nsrun --export=ALL,A=override,B=b python x.py\n")
+    assert (s.env["A"].value, s.env["A"].exported) == ("a", True)
+    assert (s.env["B"].value, s.env["B"].exported) == ("b", True)
+    listed = _step("#SBATCH --nodes=1\nexport A=a\nsrun --export=A=override python x.py\n")
+    assert listed.env["A"].value == "override"
+
+
+def test_env_after_set_plus_a_and_unexport():
+    s = _step("#SBATCH --nodes=1\nset -a\nAUTO=1\nset +a\nAFTER=2\nexport E=3\nexport G=4\n"
+              "export -n E\nunset G\nsrun python x.py\n")
+    assert {n: v.exported for n, v in s.env.items()} == {
+        "AUTO": True, "AFTER": False, "E": False, "G": False}
+
+
+def test_srun_options_from_an_array_built_with_append():
+    """bash(1) Arrays: ``A+=(…)`` appends; srun reads the elements as its options."""
+    s = _step("#SBATCH --nodes=2\n#SBATCH --exclusive\nA=(--nodes=2)\nA+=(--ntasks=4 --ntasks-per-node=2)\n"
+              'srun "${A[@]}" hostname\n')
+    assert (s.layout.nodes, s.layout.tasks, s.layout.tasks_per_node) == (2, 4, 2)
+    unknown = _step('#SBATCH --nodes=2\nA=(--nodes=2)\nA+=(--ntasks="$N")\nsrun "${A[@]}" hostname\n')
+    assert unknown.step.hidden  # an element that is not literal: the options stay unread
