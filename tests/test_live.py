@@ -146,6 +146,16 @@ def test_cli_never_asks_unless_told(fake, tmp_path):
     assert TOKEN not in run.stdout + run.stderr
 
 
+def test_cli_asks_nothing_about_a_file_that_is_not_a_job_script(fake, tmp_path):
+    seen = fake(0, "")
+    helper = tmp_path / "helper.sh"
+    helper.write_text("#!/bin/bash\necho hi\n")
+    run = _cli("--live", "--no-cache", str(helper), env=dict(os.environ))
+    assert run.returncode == 0 and not seen.exists()
+    run = _cli("--live", "--convert", "srun-native", str(helper), env=dict(os.environ))
+    assert run.returncode == 2 and "--live asks the controller" in run.stderr
+
+
 def test_cli_without_sbatch_exits_2_with_one_line(tmp_path):
     job = tmp_path / "job.sbatch"
     job.write_text(SCRIPT)

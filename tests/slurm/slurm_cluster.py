@@ -14,8 +14,9 @@ Layout (all state under one temporary directory, nothing touches /etc/slurm or t
   with a File-less ``Name=gpu Count=2`` per node (so ``--gpus-per-node=2`` can be requested),
   ``auth/none`` + ``cred/none`` (no munged), ``proctrack/linuxproc``; the default partition
   ``debug`` has no time limit, ``short`` a ``MaxTime`` of 10 minutes, and partition limits are
-  enforced at submission (``EnforcePartLimits=ALL``, so ``sbatch --test-only`` refuses a breach:
-  tests/slurm/test_live.py).
+  enforced at submission (``EnforcePartLimits=ALL``, so ``sbatch --test-only`` refuses a breach);
+  a ``job_submit/lua`` filter refuses only jobs marked ``--comment=sbl-live-filter``, as a site's
+  filter does, with its own message (both for tests/slurm/test_live.py).
 
 The addresses come from 198.18.0.0/15 (RFC 2544, reserved for benchmarking network devices) and
 exist only inside these namespaces: the host, and any network beyond it, never sees them.
@@ -84,6 +85,7 @@ MaxJobCount=10000
 GresTypes=gpu
 SlurmdParameters=config_overrides
 EnforcePartLimits=ALL
+JobSubmitPlugins=lua
 NodeName=node1 NodeAddr={node1} CPUs=4 RealMemory=1000 Gres=gpu:2 State=UNKNOWN
 NodeName=node2 NodeAddr={node2} CPUs=4 RealMemory=1000 Gres=gpu:2 State=UNKNOWN
 PartitionName=debug Nodes=node[1-2] Default=YES MaxTime=INFINITE State=UP
@@ -94,6 +96,24 @@ PartitionName=short Nodes=node[1-2] MaxTime=00:10:00 State=UP
 # list") and the controller then drains the node ("gres/gpu count reported lower than configured
 # (0 < 2)"): each fake GPU is a character device with /dev/null's numbers, under the state folder.
 GRES_CONF = "NodeName=node[1-2] Name=gpu File={dir}/dev/nvidia[0-1]\n"
+
+# a site job_submit filter (job_submit/lua reads job_submit.lua beside slurm.conf): it refuses
+# only jobs marked --comment=sbl-live-filter, with its own message (tests/slurm/test_live.py)
+JOB_SUBMIT_LUA = """\
+function slurm_job_submit(job_desc, part_list, submit_uid)
+   if job_desc.comment == "sbl-live-filter" then
+      slurm.log_user("site policy: --comment=sbl-live-filter is refused on this cluster")
+      return slurm.ERROR
+   end
+   return slurm.SUCCESS
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+   return slurm.SUCCESS
+end
+
+return slurm.SUCCESS
+"""
 
 HOSTS_FILE = "127.0.0.1\tlocalhost\n" + "".join(f"{a}\t{h}\n" for h, a in HOSTS.items())
 
@@ -189,6 +209,7 @@ class Cluster:
             os.mknod(d / "dev" / f"nvidia{i}", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
         self.conf.write_text(SLURM_CONF.format(dir=d, **HOSTS))
         (d / "etc" / "gres.conf").write_text(GRES_CONF.format(dir=d))
+        (d / "etc" / "job_submit.lua").write_text(JOB_SUBMIT_LUA)
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
         try:
             for name in ("ctl", *NODES):

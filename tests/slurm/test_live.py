@@ -1,9 +1,10 @@
 """``sbatch-lint --live`` against the real controller of the slurm tier (issue 15 item 3).
 
-Three answers of Slurm 22.05's ``sbatch --test-only``, each turned into one SB790 finding at the
+Four answers of Slurm 22.05's ``sbatch --test-only``, each turned into one SB790 finding at the
 directive it is about: the job is accepted (info, the controller's start line); an unknown
 partition (error at ``--partition``); a time limit above the ``short`` partition's ``MaxTime`` of
-10 minutes with ``EnforcePartLimits=ALL`` (error at ``--time``). Each script's body holds a
+10 minutes with ``EnforcePartLimits=ALL`` (error at ``--time``); a site ``job_submit`` filter's
+refusal in its own words (error at the option it names). Each script's body holds a
 token that must appear in no output, and the job queue stays empty: nothing was submitted.
 """
 from __future__ import annotations
@@ -32,6 +33,10 @@ SCENARIOS = {
                           "error", 3, "refuses", "Invalid partition name specified"),
     "time-above-maxtime": ("#!/bin/bash\n#SBATCH --partition=short\n#SBATCH --time=01:00:00\n",
                            "error", 3, "refuses", "Requested time limit is invalid"),
+    # the cluster's job_submit/lua filter refuses this marker with its own words, which name
+    # the option: the finding is at that directive
+    "site-filter": ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --comment=sbl-live-filter\n",
+                    "error", 3, "refuses", "site policy: --comment=sbl-live-filter is refused"),
 }
 
 
