@@ -157,7 +157,8 @@ def _gpus_per_task_without_count(d) -> Iterator[Diagnostic]:
     without ``--cpus-per-task`` (one task per node) or ``--ntasks-per-node`` with a fixed or no
     ``--nodes`` gives the count; a node range (``-N 1-2``) never does (sbatch(1)
     ``--gpus-per-task``: "requires an explicit task count ... rather than an ambiguous range of
-    nodes"). Each combination was submitted to Slurm 22.05.8 (the slurm tier's cluster)."""
+    nodes"). Each combination was submitted to Slurm 22.05.8 (the slurm tier's cluster). With
+    no node or per-node count at all the file leaves the count to the command line: info."""
     count = 1 + max([o.component for o in d.options] or [0])
     for k in range(count):
         eff = d.effective(k)
@@ -172,13 +173,20 @@ def _gpus_per_task_without_count(d) -> Iterator[Diagnostic]:
             continue
         why = ("its --nodes is a range" if ranged else
                "--cpus-per-task keeps sbatch from taking one task per node"
-               if nodes is not None else "it gives no task count")
+               if nodes is not None else "the script gives no node or task count")
         where = "" if k == 0 else f" (hetjob component {k})"
+        # with no layout at all the count is meant to come from the command line
+        # (`sbatch -n 4 job.sh`, as tutorials submit such files): that rests on what the file
+        # does not say, so only an info
+        silent = nodes is None and tpn is None
         yield finding("SB106", gpt.start, gpt.end,
                       f"`--gpus-per-task` needs a task count that sbatch can derive, and {why}"
                       f"{where}: sbatch refuses the job (\"Failed to validate job spec. "
                       "--gpus-per-task used without either --gpus or -n/--ntasks is not "
-                      "allowed.\"); add --ntasks (or --ntasks-per-node with a fixed --nodes)")
+                      "allowed.\")" + (" unless its command line gives -n (sbatch -n 4 "
+                                        "job.sh)" if silent else "")
+                      + "; add --ntasks (or --ntasks-per-node with a fixed --nodes)",
+                      severity=Severity.INFO if silent else None)
 
 
 def _relative_seconds(value: str | None) -> int | None:
