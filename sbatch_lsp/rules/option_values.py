@@ -133,14 +133,8 @@ def conflicting_options(job):
                           "refuses the job (\"--ntasks-per-tres needs either a GRES GPU "
                           "specification or a node/ntask specification\")")
     yield from _begin_after_deadline(d)
+    yield from _gpus_per_task_without_count(d)
     gpt = d.get("gpus-per-task")
-    if gpt is not None and not any(d.get(n) for n in ("ntasks", "gpus", "ntasks-per-node",
-                                                      "nodes")):
-        yield finding("SB106", gpt.start, gpt.end,
-                      "`--gpus-per-task` needs `--ntasks` or `--gpus`: sbatch refuses the job "
-                      "(\"Failed to validate job spec. --gpus-per-task used without either "
-                      "--gpus or -n/--ntasks is not allowed.\"; sbatch derives the task count "
-                      "from --nodes or --ntasks-per-node when they are given)")
     gpus, ntasks = d.get("gpus"), d.get("ntasks")
     if gpt is not None and gpus is not None and ntasks is not None:
         total, per, n = (gpu_count(gpus.value), gpu_count(gpt.value),
@@ -154,6 +148,45 @@ def conflicting_options(job):
                           related=[Related(gpus.start, gpus.end, "the GPU total"),
                                    Related(ntasks.start, ntasks.end, "the task count")])
     yield from _duplicates(job)
+
+
+def _gpus_per_task_without_count(d) -> Iterator[Diagnostic]:
+    """``--gpus-per-task`` in a component whose task count sbatch cannot derive: without
+    ``--ntasks`` or ``--gpus`` the job is refused ("Failed to validate job spec. --gpus-per-task
+    used without either --gpus or -n/--ntasks is not allowed.") unless a fixed ``--nodes``
+    without ``--cpus-per-task`` (one task per node) or ``--ntasks-per-node`` with a fixed or no
+    ``--nodes`` gives the count; a node range (``-N 1-2``) never does (sbatch(1)
+    ``--gpus-per-task``: "requires an explicit task count ... rather than an ambiguous range of
+    nodes"). Each combination was submitted to Slurm 22.05.8 (the slurm tier's cluster). With
+    no node or per-node count at all the file leaves the count to the command line: info."""
+    count = 1 + max([o.component for o in d.options] or [0])
+    for k in range(count):
+        eff = d.effective(k)
+        gpt = eff.get("gpus-per-task")
+        if gpt is None or "ntasks" in eff or "gpus" in eff:
+            continue
+        nodes, tpn = eff.get("nodes"), eff.get("ntasks-per-node")
+        ranged = nodes is not None and re.search(r"\d\s*[-,:]", nodes.value or "") is not None
+        if nodes is not None and not ranged and ("cpus-per-task" not in eff or tpn is not None):
+            continue
+        if nodes is None and tpn is not None:
+            continue
+        why = ("its --nodes is a range" if ranged else
+               "--cpus-per-task keeps sbatch from taking one task per node"
+               if nodes is not None else "the script gives no node or task count")
+        where = "" if k == 0 else f" (hetjob component {k})"
+        # with no layout at all the count is meant to come from the command line
+        # (`sbatch -n 4 job.sh`, as tutorials submit such files): that rests on what the file
+        # does not say, so only an info
+        silent = nodes is None and tpn is None
+        yield finding("SB106", gpt.start, gpt.end,
+                      f"`--gpus-per-task` needs a task count that sbatch can derive, and {why}"
+                      f"{where}: sbatch refuses the job (\"Failed to validate job spec. "
+                      "--gpus-per-task used without either --gpus or -n/--ntasks is not "
+                      "allowed.\")" + (" unless its command line gives -n (sbatch -n 4 "
+                                        "job.sh)" if silent else "")
+                      + "; add --ntasks (or --ntasks-per-node with a fixed --nodes)",
+                      severity=Severity.INFO if silent else None)
 
 
 def _relative_seconds(value: str | None) -> int | None:

@@ -1,5 +1,6 @@
-"""The ``slurm`` tier for the task rules (issue 13 families 2, 5 and 7): on the real two-node
-Slurm 22.05 each bad script behaves as its rule says, and the fixed script does not.
+"""The ``slurm`` tier for the task rules (issue 13 families 2, 5 and 7, and SB106's
+``--gpus-per-task`` arithmetic): on the real two-node Slurm 22.05 each bad script behaves as
+its rule says, and the fixed script does not.
 
 - SB215: ``--nodes=2 --ntasks=3 --ntasks-per-node=2`` runs 3 tasks, not 2 on each node;
   ``--nodes=2 --ntasks=1`` gets one node. With the counts made to agree, the layout is the one
@@ -11,6 +12,10 @@ Slurm 22.05 each bad script behaves as its rule says, and the fixed script does 
   ``--gpus-per-task=1`` with two tasks on a node gives each task one entry in
   ``CUDA_VISIBLE_DEVICES``, so a device index of 1 names nothing; with ``--gpu-bind=none`` no
   task is narrowed to one device (22.05 leaves ``CUDA_VISIBLE_DEVICES`` unset then).
+
+- SB106: ``--gpus-per-task`` in eleven directive sets; sbatch refuses exactly those SB106
+  reports (no task count it can derive: a node range, ``--cpus-per-task`` without
+  ``--ntasks-per-node``, no node or per-node count).
 
 Each scenario also lints the scripts: the bad one has the finding, the fixed one has none of
 the rule's findings. Run only this file (``pytest tests/slurm/test_tasks.py``).
@@ -142,3 +147,37 @@ def test_sb217_gpus_per_task_binds_one_device(cluster, tmp_path):  # noqa: F811
     seen = re.findall(pattern, _run(cluster, fixed, tmp_path / "fixed").output, re.M)
     assert sorted(k for k, _, _ in seen) == ["0", "1"], seen
     assert all(d == "unset" or len(d.split(",")) == 2 for _, d, _ in seen), seen
+
+
+#: --gpus-per-task with each way of giving (or not giving) a task count (SB106)
+GPUS_PER_TASK_FORMS = (
+    ("--gpus-per-task=1",), ("--nodes=1-2", "--gpus-per-task=1"),
+    ("--nodes=2", "--cpus-per-task=2", "--gpus-per-task=1"), ("--nodes=2", "--gpus-per-task=1"),
+    ("--nodes=1-2", "--ntasks=2", "--gpus-per-task=1"),
+    ("--nodes=2", "--ntasks-per-node=2", "--cpus-per-task=2", "--gpus-per-task=1"),
+    ("--nodes=1-2", "--ntasks-per-node=1", "--gpus-per-task=1"),
+    ("--ntasks-per-node=2", "--gpus-per-task=1"),
+    ("--nodes=2", "--cpus-per-task=2", "--gpus-per-task=1", "--gpus=2"),
+    ("--nodes=1", "--cpus-per-task=2", "--gpus-per-task=1"),
+    ("--cpus-per-task=2", "--gpus-per-task=1"),
+)
+
+
+def test_sb106_gpus_per_task_needs_a_task_count(cluster, tmp_path):  # noqa: F811
+    """SB106 reports --gpus-per-task exactly for the directive sets sbatch refuses ("Failed to
+    validate job spec. --gpus-per-task used without either --gpus or -n/--ntasks is not
+    allowed.")."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for k, form in enumerate(GPUS_PER_TASK_FORMS):
+        text = "#!/bin/bash\n" + "".join(f"#SBATCH {o}\n" for o in form) + "srun hostname\n"
+        flagged = any("--gpus-per-task" in d.message for d in
+                      lint(text, "job.sbatch").diagnostics if d.code == "SB106")  # info too
+        script = tmp_path / f"gpt{k}.sbatch"
+        script.write_text(text)
+        r = cluster.sh("ctl", "sbatch", "--parsable", "--hold", f"--chdir={tmp_path}",
+                       f"--output={tmp_path}/gpt-%j.out", str(script), check=False)
+        if r.returncode == 0:
+            cluster.sh("ctl", "scancel", r.stdout.strip().split(";")[0], check=False)
+        else:
+            assert "--gpus-per-task used without" in r.stderr, (form, r.stderr)
+        assert flagged == (r.returncode != 0), (form, r.stderr)
