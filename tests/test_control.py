@@ -187,3 +187,15 @@ def test_sb205_skips_a_launcher_the_batch_shell_never_reaches():
             "  torchrun --nproc-per-node=8 train.py\nfi\n")
     assert "SB205" not in _codes(text)
     assert "SB205" in _codes(text.replace("-eq 0", "-ne 0"))
+
+
+def test_show_ranks_per_node_follow_the_guard():
+    """show's ranks per node count the agents the guard admits: one per node, 8 ranks each."""
+    from sbatch_lsp.facts.steps import facts_of
+    from sbatch_lsp.lint import job_of
+
+    step = facts_of(job_of(GUARDED, "x.sbatch")).steps[0]
+    assert (step.launcher, step.world_size, step.ranks_per_node) == ("torchrun", 16, 8)
+    unguarded = GUARDED.replace('if [ "$SLURM_LOCALID" -eq 0 ]', "if true")
+    step = facts_of(job_of(unguarded, "x.sbatch")).steps[0]
+    assert step.ranks_per_node == 64
