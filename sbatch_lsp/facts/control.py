@@ -48,7 +48,7 @@ FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 LOOPS = {"while_statement", "for_statement", "c_style_for_statement"}
 #: signal names as ``trap`` accepts them, normalised (bash(1) trap: SIG prefix optional)
 SIGNAL_NUMBERS = {"1": "HUP", "2": "INT", "3": "QUIT", "6": "ABRT", "9": "KILL", "10": "USR1",
-                  "12": "USR2", "15": "TERM", "0": "EXIT"}
+                  "12": "USR2", "14": "ALRM", "15": "TERM", "0": "EXIT"}
 
 
 @dataclass(frozen=True)
@@ -233,11 +233,7 @@ class Control:
 
     def option_on(self, table: list[tuple[int, bool]], at: int) -> bool:
         """Whether a ``set`` option recorded in ``table`` is on at offset ``at``."""
-        state = False
-        for offset, on in table:
-            if offset < at:
-                state = on
-        return state
+        return _option_on(table, at)
 
     def is_last(self, start: int, end: int) -> bool:
         """Whether the span lies in the batch script's last top-level statement."""
@@ -510,7 +506,7 @@ class _Reader:
             ss, se = tree.span(st)
             found = list(self._model_in(ss, se))
             cmds.append(found[0] if found else None)
-        pipe = Pipeline(cmds, s, e, self._on(self.pipefail, s))
+        pipe = Pipeline(cmds, s, e, _option_on(self.pipefail, s))
         for c in cmds:
             if c is not None:
                 self.of.setdefault(id(c), CommandControl(ctx.tasks)).pipeline = pipe
@@ -540,7 +536,7 @@ class _Reader:
             self.waits.append(Wait(cmd, kind, pids, ctx.in_loop, s, e))
         elif name == "trap" and len(words) >= 3 and not words[1].startswith("-"):
             action = _unquote(words[1])
-            sigs = [_signal(w) for w in words[2:]]
+            sigs = [signal_name(w) for w in words[2:]]
             self.traps.append(Trap(cmd, action, sigs, s, e, True))
         elif node.type == "variable_assignment" and self.backgrounds:
             text = tree.text_of(node)
@@ -607,13 +603,6 @@ class _Reader:
                     k += 1
             k += 1
 
-    @staticmethod
-    def _on(table: list[tuple[int, bool]], at: int) -> bool:
-        state = False
-        for offset, on in table:
-            if offset < at:
-                state = on
-        return state
 
     # -- conditions
     def _condition(self, tree: _Tree, node: Any) -> Tasks | None:
@@ -715,6 +704,15 @@ class _Reader:
         return None
 
 
+def _option_on(table: list[tuple[int, bool]], at: int) -> bool:
+    """The state a ``set -o``/``+o`` table (offset, on) gives at offset ``at`` (off before any)."""
+    state = False
+    for offset, on in table:
+        if offset < at:
+            state = on
+    return state
+
+
 def _arrow(item: Any) -> int:
     for c in item.children:
         if c.type == ")":
@@ -747,7 +745,9 @@ def _unquote(text: str) -> str:
     return text
 
 
-def _signal(word: str) -> str:
+def signal_name(word: str) -> str:
+    """A signal as ``trap`` or ``--signal`` spells it (``SIGUSR1``, ``usr1``, ``10``) in one
+    form: ``USR1`` (bash(1) trap; signal(7) numbers on x86 and arm Linux)."""
     w = _unquote(word).upper()
     w = w.removeprefix("SIG")
     return SIGNAL_NUMBERS.get(w, w)

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterator
 
 from ..directives import OptionUse
-from ..facts.control import Background, Control, Wait, job_control
+from ..facts.control import Background, Control, Wait, job_control, signal_name
 from ..job import Job, Step
 from ..shell.model import Command
 from . import Diagnostic, Edit, Fix, Related, Severity, finding, rule
@@ -57,8 +57,6 @@ RESUME = re.compile(r"resum|restart|checkpoint|ckpt|load[_-]?(from|dir|path|chec
                     r"continue|auto[_-]?resume|SLURM_RESTART_COUNT|--load\b|from[_-]?ckpt",
                     re.IGNORECASE)
 SIGNAL = re.compile(r"^(?:(?P<who>[RB]{1,2}):)?(?P<sig>[A-Za-z0-9]+)(?:@(?P<time>\d+))?$")
-SIGNAL_NUMBERS = {"1": "HUP", "2": "INT", "3": "QUIT", "9": "KILL", "10": "USR1", "12": "USR2",
-                  "15": "TERM"}
 
 
 def _steps_in(job: Job, start: int, end: int) -> list[Step]:
@@ -376,8 +374,7 @@ def _signal(job: Job) -> tuple[OptionUse, str, str] | None:
     m = SIGNAL.match(use.value.strip("'\""))
     if not m:
         return None
-    sig = m.group("sig").upper().removeprefix("SIG")
-    return use, (m.group("who") or "").upper(), SIGNAL_NUMBERS.get(sig, sig)
+    return use, (m.group("who") or "").upper(), signal_name(m.group("sig"))
 
 
 @rule("SB212", "signal-misses-batch-trap", Severity.ERROR,
