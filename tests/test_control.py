@@ -199,3 +199,11 @@ def test_show_ranks_per_node_follow_the_guard():
     unguarded = GUARDED.replace('if [ "$SLURM_LOCALID" -eq 0 ]', "if true")
     step = facts_of(job_of(unguarded, "x.sbatch")).steps[0]
     assert step.ranks_per_node == 64
+
+
+def test_shebang_flags_turn_errexit_on():
+    """slurmstepd execs the script: `#!/bin/bash -ue` runs bash with errexit from line 1."""
+    _, ctl = _control("#!/bin/bash -ue\nfalse | true\n")
+    assert ctl.option_on(ctl.errexit, 10)
+    _, ctl = _control("#!/bin/bash -x\nfalse | true\n")
+    assert not ctl.option_on(ctl.errexit, 10)

@@ -754,12 +754,17 @@ def signal_name(word: str) -> str:
 
 
 def control_of(script: Script, text: str) -> Control:
-    """The control facts of a whole batch ``script`` whose source is ``text``.
+    """The control facts of a whole batch ``script`` whose source is ``text`` (``errexit``
+    starts on when the ``#!`` line passes ``-e``: ``#!/bin/bash -ue``).
 
     Never raises on odd input: what tree-sitter cannot read keeps the defaults (every task,
     foreground). ``Control.backgrounds``/``waits``/``pipelines``/``traps`` hold the batch
     shell's own (not those inside subshells or command strings)."""
     reader = _Reader(script, text)
+    shebang = re.match(r"#![ \t]*\S*/(?:bash|sh)[ \t]+(-[A-Za-z]+)", text)
+    if shebang and "e" in shebang.group(1):
+        # slurmstepd execs the script, so the kernel passes the shebang's flags to bash
+        reader.errexit.append((-1, True))
     tree = _Tree(text, 0, lambda _o: False)
     reader.walk(tree, tree.root, _Ctx())
     last = None

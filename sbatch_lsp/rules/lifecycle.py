@@ -277,7 +277,8 @@ def _checked(ctl: Control, b: Background, w: Wait) -> bool:
 def pipeline_hides_failure(job: Job) -> Iterator[Diagnostic]:
     """Without ``pipefail`` a pipeline returns its last command's status (bash(1)): a failed
     ``srun … | tee log`` returns 0, so as the script's last command it makes the job COMPLETED,
-    and under ``set -e`` the script runs on after the failure."""
+    and under ``set -e`` the script runs on after the failure. A warning for an srun step or a
+    launcher; for another program an info unless the script shows that failures matter."""
     ctl = job_control(job)
     reads_status = "PIPESTATUS" in job.source.text
     for p in ctl.pipelines:
@@ -294,6 +295,9 @@ def pipeline_hides_failure(job: Job) -> Iterator[Diagnostic]:
         errexit = ctl.option_on(ctl.errexit, p.start)
         if not ends and not errexit:
             continue
+        is_step = bool(_steps_in(job, head.start, head.end + 1)) or any(
+            s.command is head for s in job.launches)
+        severity = None if is_step or _cares_about_failure(job, ctl, p.start) else Severity.INFO
         if ends:
             why = ("the script ends here, so the job exits 0 and shows COMPLETED when the step "
                    "failed")
@@ -309,7 +313,7 @@ def pipeline_hides_failure(job: Job) -> Iterator[Diagnostic]:
             f"returns `{last.name}`'s status (0), not the step's; {why}; add `set -o pipefail` "
             "before it", related=[Related(last.start, last.end, "the pipeline's status is this "
                                           "command's")],
-            fixes=[_pipefail_fix(job, p.start)])
+            fixes=[_pipefail_fix(job, p.start)], severity=severity)
 
 
 def _pipeline_work(job: Job, start: int, end: int) -> Command | None:
