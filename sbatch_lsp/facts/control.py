@@ -192,6 +192,9 @@ class CommandControl:
     in_subshell: bool = False
     in_condition: bool = False
     statement: tuple[int, int] | None = None
+    #: ``&&`` or ``||`` when the command is the right side of a list (it runs on the left
+    #: side's status: ``srun … || exit 1``)
+    after: str | None = None
 
 
 @dataclass
@@ -289,6 +292,7 @@ class _Ctx:
     in_condition: bool = False
     function: str | None = None
     statement: tuple[int, int] | None = None
+    after: str | None = None
 
 
 class _Reader:
@@ -414,7 +418,7 @@ class _Reader:
         else:
             rtasks = ctx.tasks.also(_negate(guard))
         self.walk(tree, right, _Ctx(rtasks, ctx.in_loop, ctx.in_subshell, ctx.in_condition,
-                                    ctx.function, ctx.statement))
+                                    ctx.function, ctx.statement, op))
 
     def _if(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
         """``if``/``elif``/``else``: each branch runs on the tasks its condition admits and the
@@ -519,7 +523,7 @@ class _Reader:
         if cmd is not None:
             cc = self.of.setdefault(id(cmd), CommandControl())
             cc.tasks, cc.in_loop, cc.in_subshell = ctx.tasks, ctx.in_loop, ctx.in_subshell
-            cc.in_condition, cc.statement = ctx.in_condition, ctx.statement
+            cc.in_condition, cc.statement, cc.after = ctx.in_condition, ctx.statement, ctx.after
         if not self.batch or ctx.in_subshell:
             return
         words = [tree.text_of(c) for c in node.named_children

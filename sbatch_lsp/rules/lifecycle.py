@@ -40,10 +40,10 @@ QUICK = frozenset({"echo", "printf", "date", "true", ":", "export", "unset", "cd
                    "cp", "mv", "rm", "mkdir", "touch", "cat", "ls", "sync", "hostname",
                    "module", "ml", "source", ".", "set", "exit", "return", "sacct", "seff",
                    "scontrol", "squeue", "env", "printenv", "trap", "sleep", "wait"})
-#: the stages a training step is piped into to keep a log or filter it
 #: what a script does after its steps only to report: the job's exit code is then theirs (0)
 REPORT = frozenset({"echo", "printf", "date", "true", ":", "exit", "sleep", "hostname", "sacct",
                     "seff"})
+#: the stages a training step is piped into to keep a log or filter it
 LOG_FILTERS = frozenset({"tee", "grep", "sed", "awk", "cat", "head", "tail", "ts", "less",
                          "python", "python3", "gzip", "sort", "uniq", "cut", "tr", "logger"})
 #: text tools whose pipelines are data plumbing, not a step's work
@@ -81,13 +81,19 @@ def _cares_about_failure(job: Job, ctl: Control, at: int) -> bool:
     step, or ``--mail-type`` asking for FAIL."""
     if ctl.option_on(ctl.errexit, at) or ctl.option_on(ctl.pipefail, at):
         return True
-    text = job.source.text
-    if re.search(r"\$\?|\$\{\?\}|\|\|\s*(exit|\{[^}]*exit)", text):
+    if _reads(job, "?") or any(c.name in ("exit", "return") and ctl.at(c).after == "||"
+                              for c in job.script.walk()):
         return True
     if any("kill-on-bad-exit" in s.options for s in job.steps):
         return True
     mail = (job.directives.value("mail-type") or "").upper()
     return any(k in mail for k in ("FAIL", "ALL"))
+
+
+def _reads(job: Job, name: str) -> bool:
+    """Whether any command of the script expands ``$name`` (``$?``, ``${PIPESTATUS[0]}``)."""
+    return any(e.name == name for c in job.script.walk() for w in c.all_words()
+               for e in w.expansions)
 
 
 def _where_run(ctl: Control, cmd: Command, start: int, end: int) -> tuple[int, int]:
@@ -280,7 +286,7 @@ def pipeline_hides_failure(job: Job) -> Iterator[Diagnostic]:
     and under ``set -e`` the script runs on after the failure. A warning for an srun step or a
     launcher; for another program an info unless the script shows that failures matter."""
     ctl = job_control(job)
-    reads_status = "PIPESTATUS" in job.source.text
+    reads_status = _reads(job, "PIPESTATUS")
     for p in ctl.pipelines:
         if p.pipefail or reads_status or len(p.commands) < 2:
             continue
@@ -478,8 +484,9 @@ def requeue_without_resume(job: Job) -> Iterator[Diagnostic]:
                     any(w.value == "requeue" for w in c.words[1:2])]
     if use is None and not traps and not requeue_cmds:
         return
-    body = re.sub(r"(?m)^\s*#SBATCH.*$", "", job.source.text).replace("requeue", "")
-    if RESUME.search(body):
+    words = [w for c in job.script.walk() for w in c.all_words()]
+    words += [a.value for a in job.script.assignments if a.value is not None]
+    if any(RESUME.search(w.text.replace("requeue", "")) for w in words):
         return
     start, end = ((use.start, use.end) if use is not None else
                   (traps[0].start, traps[0].end) if traps else
