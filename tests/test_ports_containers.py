@@ -75,3 +75,45 @@ def test_enroot_release_decides_sb405():
         return [d.severity.name for d in lint(text, "x.sbatch", cfg).diagnostics
                 if d.code == "SB405"]
     assert sev(None) == ["INFO"] and sev("3.5") == ["WARNING"] and sev("4.0.1") == []
+
+
+def test_workdir_fix_follows_either_image_spelling():
+    from sbatch_lsp.fixer import fix_text
+    for spelled in ("--container-image nvcr.io#nvidia/pytorch:24.01-py3",
+                    "--container-image=nvcr.io#nvidia/pytorch:24.01-py3"):
+        text = (f"#!/bin/bash\n#SBATCH --nodes=1\nsrun {spelled} "
+                "--container-mounts=\"$PWD:$PWD\" python train.py\n")
+        out = fix_text(text, "x.sbatch", unsafe=True, codes={"SB406"})
+        assert f"srun {spelled} --container-workdir=\"$PWD\" --container-mounts" in out.text
+
+
+def test_enroot_settings_count_only_without_a_direct_enroot():
+    pyxis = ("#!/bin/bash\n#SBATCH --nodes=1\nexport ENROOT_CACHE_PATH=/lustre/c\n"
+             "srun --container-image=./x.sqsh true\n")
+    assert [d.code for d in lint(pyxis, "x.sbatch").diagnostics] == ["SB409"]
+    direct = pyxis.replace("srun --container-image", "srun -n1 timeout 1h enroot import -o x.sqsh "
+                           "docker://ubuntu\nsrun --container-image")
+    assert "SB409" not in [d.code for d in lint(direct, "x.sbatch").diagnostics]
+    allowed = pyxis.replace("ENROOT_CACHE_PATH", "ENROOT_CONFIG_PATH")
+    assert "SB409" not in [d.code for d in lint(allowed, "x.sbatch").diagnostics]
+
+
+@pytest.mark.parametrize("mounts,bad", [
+    ("data:/data", True), ("./data:/data", False), ("tmpfs:/scratch", False),
+    ("/a:/a:ro+rprivate", False), ("/a:b", True), (".", True),
+    ("/lustre:/", True), ("umount:/etc/slurm", False), ('"$PWD:/w"', False),
+])
+def test_mount_items(mounts, bad):
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n"
+            f"srun --container-image=./x.sqsh --container-mounts={mounts} true\n")
+    assert ("SB408" in [d.code for d in lint(text, "x.sbatch").diagnostics]) is bad
+
+
+def test_a_space_in_a_mount_follows_the_pyxis_release():
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n"
+            "srun --container-image=./x.sqsh --container-mounts='/x y:/z' true\n")
+    def sev(pyxis):
+        cfg = Config(profile=Profile(pyxis=pyxis))
+        return [d.severity.name for d in lint(text, "x.sbatch", cfg).diagnostics
+                if d.code == "SB408"]
+    assert sev("0.16.1") == ["ERROR"] and sev(None) == ["INFO"] and sev("0.24.0") == []

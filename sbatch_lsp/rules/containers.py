@@ -15,7 +15,7 @@ import re
 
 from ..facts.containers import Container, Text, containers, directive_image, under
 from ..facts.wrappers import base, unwrap
-from ..options import version_key
+from ..options import _pyxis_key, version_key
 from ..shell.model import Word
 from . import Edit, Fix, Related, Severity, finding, rule
 from .environment import CACHES, JIT, KNOWN_SHARED
@@ -172,8 +172,9 @@ def container_workdir_unset(job):
         related = [Related(image.start, image.end, "the container starts here, in the image's "
                            "WORKDIR")]
         fixes = []
-        if mount is not None and mount.target.startswith(("/", "$")):
-            at = image.end
+        value = c.step.options.get("container-image")
+        if mount is not None and mount.target.startswith(("/", "$")) and value is not None:
+            at = max(value.end, image.end)  # after `--container-image IMG` in either spelling
             target = f'"{mount.target}"' if "$" in mount.target else mount.target
             fixes.append(Fix(f"start the task in {mount.target}",
                              (Edit(at, at, f" --container-workdir={target}"),), safe=False))
@@ -279,19 +280,37 @@ def _not_mounted(c: Container, path: str, start: int, end: int, name: str | None
         related=related)
 
 
-def _mount_problem(m) -> str | None:
-    """What breaks a mount pyxis accepts: white space in a path (enroot splits its mount
-    entries at white space: NVIDIA/pyxis#133, pyxis 0.16.1 with enroot 3.4.1), or a target that
-    is the container's root (`.`, `/`: the mount hides the image, pyxis#162)."""
+def _pyxis_before(job, release: tuple[int, int, int]) -> bool | None:
+    """Whether the profile's pyxis predates ``release`` (None: the release is unknown)."""
+    pyxis = job.profile.pyxis
+    if not isinstance(pyxis, str):
+        return None
+    return _pyxis_key(pyxis) < release
+
+
+def _mount_problem(job, m) -> tuple[str, Severity | None] | None:
+    """(message, severity or None for the default) of a mount pyxis accepts but that fails when
+    the container starts: white space in a path before pyxis 0.24.0 (enroot split its mount
+    entries at white space, NVIDIA/pyxis#133; 0.24.0 escapes them, commit aff5834): an info
+    when the pyxis release is unknown; a target that is the container's root (`.`, `/`: the
+    mount hides the image, pyxis#162)."""
     if any(c.isspace() for c in m.source + m.target):
-        return ("a path with white space: enroot splits mount entries at white space, so the "
-                "mount fails (\"enroot-mount: failed to mount: … No such file or directory\"); "
-                "mount a parent directory whose path has no space, or a symbolic link to it")
+        old = _pyxis_before(job, (0, 24, 0))
+        if old is False:
+            return None
+        release = (f"pyxis {job.profile.pyxis}" if old else
+                   "pyxis before 0.24.0 (profile.pyxis names no release)")
+        message = (f"a path with white space: {release} writes mount entries unescaped and "
+                   "enroot splits them at white space, so the mount fails (\"enroot-mount: failed "
+                   "to mount: … No such file or directory\"); mount a path without a space (a "
+                   "parent directory, or a symbolic link)")
+        return message, None if old else Severity.INFO
     if m.target.rstrip("/") in ("", ".") and m.source != "umount":
-        return (f"the target {m.target} is the container's root: the mount hides the image "
-                "(\"enroot-switchroot: failed to execute: /bin/sh: No such file or directory\"); "
-                "mount it at a directory, e.g. `" + (m.source if m.source.startswith("/") else
-                                                      "$PWD") + ":/workspace`")
+        where = m.source if m.source.startswith("/") else "$PWD"
+        message = (f"the target {m.target} is the container's root: the mount hides the image "
+                   "(\"enroot-switchroot: failed to execute: /bin/sh: No such file or "
+                   f"directory\"); mount it at a directory, e.g. `{where}:/workspace`")
+        return message, None
     return None
 
 
@@ -309,9 +328,9 @@ def container_mount_not_a_path(job):
             src_ok = m.source.startswith((".", "/", "$")) or m.source in ("tmpfs", "umount")
             dst_ok = m.target.startswith((".", "/", "$"))
             if src_ok and dst_ok:
-                problem = _mount_problem(m)
+                problem = _mount_problem(job, m)
                 if problem is not None:
-                    yield finding("SB408", m.start, m.end, problem)
+                    yield finding("SB408", m.start, m.end, problem[0], severity=problem[1])
                 continue
             side = m.source if not src_ok else m.target
             message = ("mount source must be a relative path, an absolute path, \"tmpfs\" or "

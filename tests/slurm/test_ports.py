@@ -54,21 +54,21 @@ dist.destroy_process_group()
 ADDR_IN_USE = re.compile(r"EADDRINUSE|[Aa]ddress already in use")
 
 
-def run_pair(cluster: Cluster, script: Path, workdir: Path) -> list[tuple[str, str, str]]:
+def run_pair(slurm: Cluster, script: Path, workdir: Path) -> list[tuple[str, str, str]]:
     """Submit ``script`` twice at once; (state, exit code, output) of each job once both end
     (cut with scancel after BOUND seconds)."""
     env = job_env(workdir)
-    ids = [cluster.submit(script, workdir, env) for _ in range(2)]
+    ids = [slurm.submit(script, workdir, env) for _ in range(2)]
     t0 = time.monotonic()
     states: dict[str, dict] = {}
     while len(states) < 2:
         for job_id in ids:
-            info = cluster.job_info(job_id)
+            info = slurm.job_info(job_id)
             if info.get("JobState") in TERMINAL:
                 states[job_id] = info
         if time.monotonic() - t0 > BOUND:
             for job_id in ids:
-                cluster.sh("ctl", "scancel", job_id)
+                slurm.sh("ctl", "scancel", job_id)
             pytest.fail(f"the two jobs did not end within {BOUND} s")
         time.sleep(0.2)
     out = []
