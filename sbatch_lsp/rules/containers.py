@@ -55,7 +55,8 @@ def _images(job) -> list[tuple[Text, bool, Container | None]]:
 
 
 @rule("SB404", "container-image-not-a-file", Severity.ERROR,
-      "a squashfs image named without a leading `./` or `/`: pyxis pulls it from Docker Hub")
+      "a squashfs image named without a leading `./` or `/`: pyxis pulls it from Docker Hub",
+      fix="safe")
 def container_image_not_a_file(job):
     """pyxis reads the value as a file only when it starts with ``.`` or ``/``
     (``pyxis_slurmstepd.c``, ``strspn(image, "./") > 0``, v0.8.0–v0.24.0); ``foo.sqsh``,
@@ -84,7 +85,8 @@ def container_image_not_a_file(job):
 
 
 @rule("SB405", "container-registry-without-hash", Severity.WARNING,
-      "an image from a registry without `#` (`nvcr.io/nvidia/…`): Docker Hub on enroot < 4.0")
+      "an image from a registry without `#` (`nvcr.io/nvidia/…`): Docker Hub on enroot < 4.0",
+      fix="safe")
 def container_registry_without_hash(job):
     """enroot before 4.0.0 takes the registry only from ``REGISTRY#IMAGE`` (``src/docker.sh``
     ``docker::import``) and otherwise asks Docker Hub for ``nvcr.io/nvidia/pytorch``, unless
@@ -153,7 +155,8 @@ def _job_dir_mount(c: Container):
 
 
 @rule("SB406", "container-workdir-unset", Severity.WARNING,
-      "a container step reads a relative file but sets no --container-workdir")
+      "a container step reads a relative file but sets no --container-workdir",
+      fix="unsafe")
 def container_workdir_unset(job):
     """Without ``--container-workdir`` pyxis starts the task in the image's ``WORKDIR`` (or
     ``/``), not in the job's directory (``pyxis_slurmstepd.c``: ``chdir`` to the workdir, else
@@ -315,7 +318,8 @@ def _mount_problem(job, m) -> tuple[str, Severity | None] | None:
 
 
 @rule("SB408", "container-mount-not-a-path", Severity.ERROR,
-      "a --container-mounts item pyxis or enroot refuses (`data:/data`, `~/x:/x`, a space, `.`)")
+      "a --container-mounts item pyxis or enroot refuses (`data:/data`, `~/x:/x`, a space, `.`)",
+      fix="safe")
 def container_mount_not_a_path(job):
     """pyxis accepts a mount source that starts with ``.`` or ``/`` (or is ``tmpfs`` or
     ``umount``) and a target that starts with ``.`` or ``/`` (``args.c add_mount``, v0.9.0 to

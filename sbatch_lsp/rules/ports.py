@@ -75,7 +75,8 @@ def _span(r: PortRange) -> str:
 
 
 @rule("SB220", "master-port-ephemeral", Severity.WARNING,
-      "a master port inside the kernel's ephemeral port range: EADDRINUSE now and then")
+      "a master port inside the kernel's ephemeral port range: EADDRINUSE now and then",
+      fix="unsafe")
 def master_port_ephemeral(job):
     """The port (or every port an expression such as ``$((RANDOM % N + base))`` can give) must
     lie outside ``profile.ip-local-port-range`` (default 32768–60999)."""
@@ -113,7 +114,7 @@ def _shares_nodes(job) -> str | None:
 
 
 @rule("SB221", "fixed-port-shared-node", Severity.INFO,
-      "a fixed master port that two jobs on one node would both bind (EADDRINUSE)")
+      "a fixed master port that two jobs on one node would both bind (EADDRINUSE)", fix="unsafe")
 def fixed_port_shared_node(job):
     """A literal port is the same for every job: a second job placed on the same node fails to
     bind it. An info unless the script or profile shows that
