@@ -117,3 +117,15 @@ def test_a_space_in_a_mount_follows_the_pyxis_release():
         return [d.severity.name for d in lint(text, "x.sbatch", cfg).diagnostics
                 if d.code == "SB408"]
     assert sev("0.16.1") == ["ERROR"] and sev(None) == ["INFO"] and sev("0.24.0") == []
+
+
+def test_a_shared_partition_makes_a_fixed_port_a_warning():
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --partition=gpu\n"
+            "torchrun --nproc-per-node=8 --master-port=29500 train.py\n")
+    def sev(exclusive):
+        cfg = from_table({"profile": {"partitions": {"gpu": {"exclusive": exclusive}}}}, "t")
+        return [d.severity.name for d in lint(text, "x.sbatch", cfg).diagnostics
+                if d.code == "SB221"]
+    assert sev(False) == ["WARNING"] and sev(True) == []  # an exclusive partition: no co-tenant
+    assert [d.severity.name for d in lint(text, "x.sbatch").diagnostics
+            if d.code == "SB221"] == ["INFO"]

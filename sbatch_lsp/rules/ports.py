@@ -21,6 +21,7 @@ from ..facts.containers import literal_of
 from ..facts.ports import PortRange, port_range
 from ..values import host_count
 from . import Edit, Fix, Severity, finding, rule
+from .site import target
 
 #: a port every job computes differently, outside the default ephemeral range
 JOB_PORT = "$((20000 + SLURM_JOB_ID % 10000))"
@@ -106,6 +107,10 @@ def _shares_nodes(job) -> str | None:
         return None
     if job.directives.get("oversubscribe") is not None:
         return "the job allows --oversubscribe"
+    t = target(job)
+    if t is not None and t.parts and not any(p.exclusive for p in t.parts):
+        return (f"the profile says {', '.join(t.names)} shares nodes between jobs "
+                "(OverSubscribe is not EXCLUSIVE)")
     have = job.profile.gpus_per_node
     want = job.gpus_per_node.value
     if have and want is not None and 0 < want < have:
@@ -119,9 +124,12 @@ def fixed_port_shared_node(job):
     """A literal port is the same for every job: a second job placed on the same node fails to
     bind it. An info unless the script or profile shows that
     the node is shared (``--oversubscribe``, fewer GPUs than the node has), then a warning;
-    nothing with ``--exclusive``, nor for a multi-node job without such evidence."""
-    if job.directives.get("exclusive") is not None:
-        return
+    nothing with ``--exclusive`` or in partitions the profile says are exclusive, nor for a
+    multi-node job without such evidence."""
+    t = target(job)
+    if job.directives.get("exclusive") is not None or (
+            t is not None and t.parts and all(p.exclusive for p in t.parts)):
+        return  # whole nodes: no other job beside it
     why = _shares_nodes(job)
     if why is None and job.multi_node():
         return  # whole-node multi-node jobs rarely share a node: nothing shows a co-tenant
