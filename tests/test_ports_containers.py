@@ -129,3 +129,14 @@ def test_a_shared_partition_makes_a_fixed_port_a_warning():
     assert sev(False) == ["WARNING"] and sev(True) == []  # an exclusive partition: no co-tenant
     assert [d.severity.name for d in lint(text, "x.sbatch").diagnostics
             if d.code == "SB221"] == ["INFO"]
+
+
+@pytest.mark.parametrize("line,fires", [
+    ("srun --container-image=~/c/p.sqsh true", True),      # after `=`: bash leaves the ~
+    ("srun --container-image ~/c/p.sqsh true", False),     # a word of its own: expanded
+    ("A=(--container-image ~/c/p.sqsh)\nsrun \"${A[@]}\" true", False),
+    ("A=(--container-image=p.sqsh)\nsrun \"${A[@]}\" true", True),
+])
+def test_image_tilde_and_arrays(line, fires):
+    text = f"#!/bin/bash\n#SBATCH --nodes=1\n{line}\n"
+    assert ("SB404" in [d.code for d in lint(text, "x.sbatch").diagnostics]) is fires

@@ -151,6 +151,10 @@ def container_of(job: Job, step: Step) -> Container | None:
     script = job.script
     w = step.options.get("container-image")
     image = literal_of(w, script) if w is not None else None
+    ow = step.option_words.get("container-image")
+    if image is not None and w is not None and ow is not None and w.start >= ow.end and \
+            w.text.startswith("~"):
+        image = None  # a word of its own: bash expands the `~` (an absolute home path)
     mw = step.options.get("container-mounts")
     mounts: list[Mount] | None = []
     if mw is not None:
