@@ -353,3 +353,39 @@ def test_constraint_features_from_real_node_records():
 def test_names_inside_quoted_values_keep_their_columns(cluster_config):
     text = '#!/bin/bash\n#SBATCH --partition="short,nosuch"\nsrun true\n'
     assert _found(text, cluster_config, "SB701") == [(2, 28, Severity.ERROR)]
+
+
+@pytest.mark.parametrize("fields,exclusive", [
+    ("OverSubscribe=EXCLUSIVE ExclusiveUser=NO", True),  # 16.05 on: whole nodes per job
+    ("Shared=EXCLUSIVE", True),  # the same before 16.05
+    ("OverSubscribe=NO ExclusiveUser=YES", "user"),  # 15.08 on: a node per user
+    ("OverSubscribe=FORCE:4 ExclusiveUser=NO", False),
+    ("OverSubscribe=NO ExclusiveUser=NO", False),
+])
+def test_exclusivity_by_release(fields, exclusive):
+    site = build([read_text("p.txt", f"PartitionName=p MaxTime=UNLIMITED {fields}\n")])
+    assert site.partitions["p"].exclusive == exclusive
+    table = tomllib.loads(_write(site))["profile"]["partitions"]["p"]
+    assert table.get("exclusive", False) == exclusive
+
+
+def _write(site) -> str:
+    from sbatch_lsp.profile import to_toml
+
+    return to_toml(site)
+
+
+def test_from_cluster_skips_a_failing_srun_and_empty_node_output(monkeypatch, tmp_path, capsys):
+    fake = tmp_path / "scontrol"
+    fake.write_text("#!/bin/sh\n[ \"$2\" = node ] && { echo 'No nodes in the system'; exit 0; }\n"
+                    "cat \"%s/slurm-22.05.8-$2.txt\"\n" % DATA)
+    srun = tmp_path / "srun"
+    srun.write_text("#!/bin/sh\necho 'srun: error: cannot load plugin' >&2\nexit 1\n")
+    for f in (fake, srun):
+        f.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setattr("shutil.which", lambda name: str(tmp_path / name)
+                        if name in ("scontrol", "srun") else None)
+    assert main(["profile", "import", "--from-cluster"]) == 0
+    out = capsys.readouterr().out
+    assert "pyxis" not in out and "[profile.partitions.short]" in out
