@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from ..config import Partition
 from ..directives import OptionUse
-from ..facts.layout import parse_count
+from ..facts.layout import gpu_count
 from ..values import format_time, mbytes, time_seconds
 from . import Related, Severity, finding, rule
 
@@ -201,7 +201,7 @@ def nodes_over_partition(job):
     (observed on Slurm 22.05.8 for ``-N 3`` on a two-node partition), otherwise it is refused."""
     t = target(job)
     use = job.nodes.use
-    n = parse_count(use.value) if use is not None else None
+    n = job.nodes.value  # after sbatch's own adjustments (--ntasks below it lowers it)
     if t is None or use is None or n is None:
         return
 
@@ -233,22 +233,33 @@ def nodes_over_partition(job):
 def gpus_over_node(job):
     """GPUs per node (``--gpus-per-node``, ``--gres=gpu:N``, ``--gpus-per-task`` times the tasks
     per node, ``--gpus`` on one node) against the partition's ``gpus-per-node`` (its largest
-    node's ``Gres=gpu:…``)."""
+    node's ``Gres=gpu:…``); a ``--gpus`` total over a known node count against what that many
+    of its largest nodes hold."""
     t = target(job)
-    want = job.gpus_per_node.value
-    use = job.gpus_per_node.use
-    if t is None or want is None or use is None or want <= 0:
+    if t is None:
         return
     counts = [p.gpus_per_node for p in t.parts if p.gpus_per_node is not None]
-    if len(counts) < len(t.parts) or not all(want > c for c in counts):
+    if len(counts) < len(t.parts):
         return
     have = max(counts)
+    each = "have no GPUs" if have == 0 else f"have at most {have} GPUs each"
+    want, use = job.gpus_per_node.value, job.gpus_per_node.use
+    if want is not None and use is not None and want > 0:
+        if want <= have:
+            return
+        what = f"{want} GPUs per node, but the nodes of {_where(t)} {each}"
+    else:
+        use = job.directives.get("gpus")
+        total = gpu_count(use.value) if use is not None else None
+        nodes = job.nodes.value
+        if use is None or total is None or nodes is None or total <= have * nodes:
+            return
+        what = (f"--gpus={use.value} over {nodes} node{'s' if nodes != 1 else ''}, but the nodes "
+                f"of {_where(t)} {each} ({have * nodes} in all)")
     derived = any("gpus-per-node" in p.derived for p in t.parts)
-    what = "have no GPUs" if have == 0 else f"have at most {have} GPUs each"
     yield finding(
         "SB704", use.start, use.end,
-        f"{want} GPUs per node, but the nodes of {_where(t)} {what}: sbatch refuses the job "
-        f"({UNAVAILABLE})"
+        f"{what}: sbatch refuses the job ({UNAVAILABLE})"
         + (" (the profile derives the per-node figure from the partition's TRES sum)"
            if derived else ""),
         severity=_severity(t, derived),
