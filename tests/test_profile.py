@@ -389,3 +389,25 @@ def test_from_cluster_skips_a_failing_srun_and_empty_node_output(monkeypatch, tm
     assert main(["profile", "import", "--from-cluster"]) == 0
     out = capsys.readouterr().out
     assert "pyxis" not in out and "[profile.partitions.short]" in out
+
+
+def test_unknown_partition_fix_takes_the_closest_name(cluster_config):
+    from sbatch_lsp.fixer import fix_text
+
+    for typed, meant in (("shrot", "short"), ("DEBUG", "debug")):
+        text = f"#!/bin/bash\n#SBATCH --partition={typed}\nsrun true\n"
+        out = fix_text(text, "j.sbatch", unsafe=True, codes={"SB701"}, config=cluster_config)
+        assert out.text == text.replace(typed, meant)
+        safe = fix_text(text, "j.sbatch", unsafe=False, codes={"SB701"}, config=cluster_config)
+        assert safe.text == text  # another partition is another job: never a safe fix
+    far = "#!/bin/bash\n#SBATCH --partition=zzzz\nsrun true\n"
+    d = next(d for d in lint(far, "j.sbatch", cluster_config).diagnostics if d.code == "SB701")
+    assert d.fixes == [] and "the site's partitions: debug, short" in d.message
+
+
+def test_node_count_after_sbatch_adjusts_it_and_gpu_totals(cluster_config):
+    lowered = "#!/bin/bash\n#SBATCH -p short\n#SBATCH -N 3\n#SBATCH -n 1\nsrun true\n"
+    assert _found(lowered, cluster_config, "SB703") == []  # sbatch submits one node
+    total = "#!/bin/bash\n#SBATCH -p debug\n#SBATCH -N 2\n#SBATCH --gpus={}\nsrun true\n"
+    assert _found(total.format(4), cluster_config, "SB704") == []  # 2 nodes x 2 GPUs
+    assert _found(total.format(5), cluster_config, "SB704") == [(4, 9, Severity.ERROR)]

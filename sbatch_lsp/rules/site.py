@@ -35,7 +35,7 @@ from ..config import Partition
 from ..directives import OptionUse
 from ..facts.layout import gpu_count
 from ..values import format_time, mbytes, time_seconds
-from . import Related, Severity, finding, rule
+from . import Edit, Fix, Related, Severity, finding, rule
 
 UNAVAILABLE = "\"Batch job submission failed: Requested node configuration is not available\""
 
@@ -113,7 +113,7 @@ def _related(t: Target, say) -> list[Related]:
 
 
 @rule("SB701", "unknown-partition", Severity.ERROR,
-      "a `--partition` the site profile does not list: sbatch refuses the job")
+      "a `--partition` the site profile does not list: sbatch refuses the job", fix="unsafe")
 def unknown_partition(job):
     """Each name of ``--partition`` that is not one of the profile's partitions (slurmctld
     refuses the job when any listed partition is unknown: src/slurmctld/job_mgr.c
@@ -125,14 +125,18 @@ def unknown_partition(job):
     for name, start, end in _listed(job, use):
         if name in parts:
             continue
-        close = difflib.get_close_matches(name, list(parts), n=1, cutoff=0.5)
+        close = [n for n in parts if n.lower() == name.lower()] or \
+            difflib.get_close_matches(name, list(parts), n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]}?)" if close else \
             f" (the site's partitions: {', '.join(sorted(parts))})"
+        # unsafe: another partition means other nodes, limits and accounting
+        fixes = [Fix(f"use partition {close[0]}", (Edit(start, end, close[0]),), safe=False)] \
+            if close and job.source.text[start:end] == name else []
         yield finding("SB701", start, end,
                       f"partition {name} is not one of the site's partitions{hint}: sbatch "
                       "refuses the job (\"sbatch: error: invalid partition specified: "
                       f"{name}\", \"Batch job submission failed: Invalid partition name "
-                      "specified\")")
+                      "specified\")", fixes=fixes)
 
 
 def _limit_outcome(job, reason: str, refusal: str) -> str:
