@@ -411,3 +411,15 @@ def test_node_count_after_sbatch_adjusts_it_and_gpu_totals(cluster_config):
     total = "#!/bin/bash\n#SBATCH -p debug\n#SBATCH -N 2\n#SBATCH --gpus={}\nsrun true\n"
     assert _found(total.format(4), cluster_config, "SB704") == []  # 2 nodes x 2 GPUs
     assert _found(total.format(5), cluster_config, "SB704") == [(4, 9, Severity.ERROR)]
+
+
+def test_tres_with_typed_gpus():
+    """A partition's TRES lists typed GPU counts when accounting tracks them: the types are
+    known; a per-node figure only when the sum divides evenly over the nodes."""
+    rec = ("PartitionName=h100 MaxTime=2-00:00:00 TotalNodes=3 TRES=cpu=192,mem=1500G,node=3,"
+           "billing=192,gres/gpu=7,gres/gpu:nvidia_h100_80gb_hbm3=4,gres/gpu:nvidia_h100_nvl=3\n")
+    p = build([read_text("p.txt", rec)]).partitions["h100"]
+    assert p.gpu_types == ["nvidia_h100_80gb_hbm3", "nvidia_h100_nvl"]
+    assert p.gpus_per_node is None and p.mem_per_node == 512000 and p.derived == ["mem-per-node"]
+    even = build([read_text("p.txt", rec.replace("TotalNodes=3", "TotalNodes=7"))])
+    assert even.partitions["h100"].gpus_per_node == 1
