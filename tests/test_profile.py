@@ -423,3 +423,18 @@ def test_tres_with_typed_gpus():
     assert p.gpus_per_node is None and p.mem_per_node == 512000 and p.derived == ["mem-per-node"]
     even = build([read_text("p.txt", rec.replace("TotalNodes=3", "TotalNodes=7"))])
     assert even.partitions["h100"].gpus_per_node == 1
+
+
+def test_node_records_for_part_of_a_partition_are_marked_derived():
+    """`scontrol show node node1` saved for a two-node partition: the figures are the largest of
+    the nodes given, marked derived (warnings), and no types or features are claimed."""
+    one = read_text("n.txt", (DATA / "slurm-22.05.8-node.txt").read_text().split("\n\n")[0])
+    site = build([_read("slurm-22.05.8-partition.txt"), one])
+    debug, short = site.partitions["debug"], site.partitions["short"]
+    assert debug.partial == (1, 2) and debug.derived == ["gpus-per-node", "mem-per-node"]
+    assert debug.gpu_types is None and debug.features is None
+    assert short.partial is None and short.gpu_types == []  # node1 is all of short
+    cfg = from_table(tomllib.loads(_write(site)), "partial")
+    text = "#!/bin/bash\n#SBATCH -p debug\n#SBATCH --gpus-per-node=4\nsrun true\n"
+    assert _found(text, cfg, "SB704") == [(3, 9, Severity.WARNING)]
+    assert "derived: the largest of the 1 of its 2 nodes given" in _write(site)

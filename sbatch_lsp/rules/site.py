@@ -264,7 +264,8 @@ def gpus_over_node(job):
     yield finding(
         "SB704", use.start, use.end,
         f"{what}: sbatch refuses the job ({UNAVAILABLE})"
-        + (" (the profile derives the per-node figure from the partition's TRES sum)"
+        + (" (the profile derives the per-node figure, from the partition's TRES sum or some of its "
+           "nodes: check it)"
            if derived else ""),
         severity=_severity(t, derived),
         related=_related(t, lambda n, p: f"{n}: {p.gpus_per_node} GPUs per node"))
@@ -338,7 +339,8 @@ def memory_over_node(job):
         f"--mem={use.value} ({want} MB per node) is more than the nodes of {_where(t)} have "
         f"(at most {have} MB, RealMemory): sbatch refuses the job (\"Memory specification can "
         f"not be satisfied\", {UNAVAILABLE})"
-        + (" (the profile derives the per-node figure from the partition's TRES sum)"
+        + (" (the profile derives the per-node figure, from the partition's TRES sum or some of its "
+           "nodes: check it)"
            if derived else ""),
         severity=_severity(t, derived),
         related=_related(t, lambda n, p: f"{n}: {p.mem_per_node} MB per node"))
