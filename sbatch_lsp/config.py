@@ -59,7 +59,7 @@ class Partition:
     ``mem_per_node`` megabytes (RealMemory of its largest node), ``features`` its nodes'
     AvailableFeatures (empty: none; None: unknown), ``exclusive`` True
     (OverSubscribe=EXCLUSIVE), ``"user"`` (ExclusiveUser=YES) or False, ``derived`` the keys
-    computed from the partition's TRES sum rather than from node records.
+    computed from the partition's TRES sum, or from the records of only some of its nodes.
     """
 
     max_time: int | None = None

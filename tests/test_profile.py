@@ -353,3 +353,88 @@ def test_constraint_features_from_real_node_records():
 def test_names_inside_quoted_values_keep_their_columns(cluster_config):
     text = '#!/bin/bash\n#SBATCH --partition="short,nosuch"\nsrun true\n'
     assert _found(text, cluster_config, "SB701") == [(2, 28, Severity.ERROR)]
+
+
+@pytest.mark.parametrize("fields,exclusive", [
+    ("OverSubscribe=EXCLUSIVE ExclusiveUser=NO", True),  # 16.05 on: whole nodes per job
+    ("Shared=EXCLUSIVE", True),  # the same before 16.05
+    ("OverSubscribe=NO ExclusiveUser=YES", "user"),  # 15.08 on: a node per user
+    ("OverSubscribe=FORCE:4 ExclusiveUser=NO", False),
+    ("OverSubscribe=NO ExclusiveUser=NO", False),
+])
+def test_exclusivity_by_release(fields, exclusive):
+    site = build([read_text("p.txt", f"PartitionName=p MaxTime=UNLIMITED {fields}\n")])
+    assert site.partitions["p"].exclusive == exclusive
+    table = tomllib.loads(_write(site))["profile"]["partitions"]["p"]
+    assert table.get("exclusive", False) == exclusive
+
+
+def _write(site) -> str:
+    from sbatch_lsp.profile import to_toml
+
+    return to_toml(site)
+
+
+def test_from_cluster_skips_a_failing_srun_and_empty_node_output(monkeypatch, tmp_path, capsys):
+    fake = tmp_path / "scontrol"
+    fake.write_text("#!/bin/sh\n[ \"$2\" = node ] && { echo 'No nodes in the system'; exit 0; }\n"
+                    "cat \"%s/slurm-22.05.8-$2.txt\"\n" % DATA)
+    srun = tmp_path / "srun"
+    srun.write_text("#!/bin/sh\necho 'srun: error: cannot load plugin' >&2\nexit 1\n")
+    for f in (fake, srun):
+        f.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setattr("shutil.which", lambda name: str(tmp_path / name)
+                        if name in ("scontrol", "srun") else None)
+    assert main(["profile", "import", "--from-cluster"]) == 0
+    out = capsys.readouterr().out
+    assert "pyxis" not in out and "[profile.partitions.short]" in out
+
+
+def test_unknown_partition_fix_takes_the_closest_name(cluster_config):
+    from sbatch_lsp.fixer import fix_text
+
+    for typed, meant in (("shrot", "short"), ("DEBUG", "debug")):
+        text = f"#!/bin/bash\n#SBATCH --partition={typed}\nsrun true\n"
+        out = fix_text(text, "j.sbatch", unsafe=True, codes={"SB701"}, config=cluster_config)
+        assert out.text == text.replace(typed, meant)
+        safe = fix_text(text, "j.sbatch", unsafe=False, codes={"SB701"}, config=cluster_config)
+        assert safe.text == text  # another partition is another job: never a safe fix
+    far = "#!/bin/bash\n#SBATCH --partition=zzzz\nsrun true\n"
+    d = next(d for d in lint(far, "j.sbatch", cluster_config).diagnostics if d.code == "SB701")
+    assert d.fixes == [] and "the site's partitions: debug, short" in d.message
+
+
+def test_node_count_after_sbatch_adjusts_it_and_gpu_totals(cluster_config):
+    lowered = "#!/bin/bash\n#SBATCH -p short\n#SBATCH -N 3\n#SBATCH -n 1\nsrun true\n"
+    assert _found(lowered, cluster_config, "SB703") == []  # sbatch submits one node
+    total = "#!/bin/bash\n#SBATCH -p debug\n#SBATCH -N 2\n#SBATCH --gpus={}\nsrun true\n"
+    assert _found(total.format(4), cluster_config, "SB704") == []  # 2 nodes x 2 GPUs
+    assert _found(total.format(5), cluster_config, "SB704") == [(4, 9, Severity.ERROR)]
+
+
+def test_tres_with_typed_gpus():
+    """A partition's TRES lists typed GPU counts when accounting tracks them: the types are
+    known; a per-node figure only when the sum divides evenly over the nodes."""
+    rec = ("PartitionName=h100 MaxTime=2-00:00:00 TotalNodes=3 TRES=cpu=192,mem=1500G,node=3,"
+           "billing=192,gres/gpu=7,gres/gpu:nvidia_h100_80gb_hbm3=4,gres/gpu:nvidia_h100_nvl=3\n")
+    p = build([read_text("p.txt", rec)]).partitions["h100"]
+    assert p.gpu_types == ["nvidia_h100_80gb_hbm3", "nvidia_h100_nvl"]
+    assert p.gpus_per_node is None and p.mem_per_node == 512000 and p.derived == ["mem-per-node"]
+    even = build([read_text("p.txt", rec.replace("TotalNodes=3", "TotalNodes=7"))])
+    assert even.partitions["h100"].gpus_per_node == 1
+
+
+def test_node_records_for_part_of_a_partition_are_marked_derived():
+    """`scontrol show node node1` saved for a two-node partition: the figures are the largest of
+    the nodes given, marked derived (warnings), and no types or features are claimed."""
+    one = read_text("n.txt", (DATA / "slurm-22.05.8-node.txt").read_text().split("\n\n")[0])
+    site = build([_read("slurm-22.05.8-partition.txt"), one])
+    debug, short = site.partitions["debug"], site.partitions["short"]
+    assert debug.partial == (1, 2) and debug.derived == ["gpus-per-node", "mem-per-node"]
+    assert debug.gpu_types is None and debug.features is None
+    assert short.partial is None and short.gpu_types == []  # node1 is all of short
+    cfg = from_table(tomllib.loads(_write(site)), "partial")
+    text = "#!/bin/bash\n#SBATCH -p debug\n#SBATCH --gpus-per-node=4\nsrun true\n"
+    assert _found(text, cfg, "SB704") == [(3, 9, Severity.WARNING)]
+    assert "derived: the largest of the 1 of its 2 nodes given" in _write(site)

@@ -80,11 +80,15 @@ def from_cluster() -> list[SlurmText]:
             r = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ProfileInputError(f"--from-cluster: `{label}` failed: {exc}") from None
-        if r.returncode != 0 and argv[0] == "scontrol":
+        if argv[0] == "srun":  # optional: only says whether pyxis is loaded
+            if r.returncode == 0 and r.stdout.startswith("Usage: srun"):
+                texts.append(read_text(f"`{label}`", r.stdout))
+            continue
+        if r.returncode != 0:
             why = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
             raise ProfileInputError(f"--from-cluster: `{label}` failed: {why}")
-        if label == "scontrol show node" and not r.stdout.strip():
-            continue  # a cluster without node records: the partitions still say enough
+        if not r.stdout.strip() or r.stdout.lstrip().startswith("No "):
+            continue  # "No nodes in the system": what the other commands say is still read
         texts.append(read_text(f"`{label}`", r.stdout))
     return texts
 

@@ -12,7 +12,9 @@ Slurm facts read here (slurm.conf(5) and scontrol(1), 22.05 to 25.05):
   several GPU types (``gpu:a100:2,gpu:v100:2``). ``CfgTRES=...,gres/gpu=8,gres/gpu:h100=8``
   says the same when accounting tracks GPUs. ``RealMemory`` is megabytes.
 - A partition's ``TRES=cpu=..,mem=..,node=..,gres/gpu=..`` is the sum over its nodes: used only
-  when no node data is given, as an average per node, and marked as derived.
+  when no node data is given, as an average per node, and marked as derived. Node records for
+  only some of a partition's ``TotalNodes`` give per-node figures marked derived too, and no
+  GPU types or features (the other nodes may have others).
 """
 from __future__ import annotations
 
@@ -62,6 +64,8 @@ class Partition:
     features: list[str] | None = None
     derived: list[str] = field(default_factory=list)
     heterogeneous: list[str] = field(default_factory=list)
+    #: (node records read, TotalNodes) when the node data covers only some of its nodes
+    partial: tuple[int, int] | None = None
 
 
 @dataclass
@@ -205,18 +209,24 @@ def _fill(p: Partition, site: Site) -> None:
             p.total_nodes = len(nodes)
         if not nodes:
             return
+        if len(nodes) < p.total_nodes:  # `scontrol show node n1` saved for a larger partition:
+            p.partial = (len(nodes), p.total_nodes)  # the others may hold more, or other kinds
         counts = {n.gpu_count for n in nodes}
         p.gpus_per_node = max(counts)
         if len(counts) > 1:
             p.heterogeneous.append("gpus-per-node")
-        if p.gpus_per_node:
+        if p.gpus_per_node and not p.partial:
             p.gpu_types = sorted({k for n in nodes for k in n.gpus if k is not None})
         mems = {n.memory_mb for n in nodes if n.memory_mb is not None}
         if mems:
             p.mem_per_node = max(mems)
             if len(mems) > 1:
                 p.heterogeneous.append("mem-per-node")
-        p.features = sorted({f for n in nodes for f in n.features})
+        if not p.partial:
+            p.features = sorted({f for n in nodes for f in n.features})
+        else:
+            p.derived += [k for k, v in (("gpus-per-node", p.gpus_per_node),
+                                         ("mem-per-node", p.mem_per_node)) if v is not None]
         return
     count = p.total_nodes or (int(p.tres["node"]) if p.tres.get("node", "").isdigit() else 0)
     if not count:

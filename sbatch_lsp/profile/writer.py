@@ -63,6 +63,8 @@ def _item(val: object, note: str | None):
 
 
 def _note(p: Partition, key: str) -> str | None:
+    if key in p.derived and p.partial:
+        return f"derived: the largest of the {p.partial[0]} of its {p.partial[1]} nodes given"
     if key in p.derived:
         return "derived: the partition's TRES sum over its nodes, as an average per node"
     if key in p.heterogeneous:

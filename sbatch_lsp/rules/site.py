@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 from ..config import Partition
 from ..directives import OptionUse
-from ..facts.layout import parse_count
+from ..facts.layout import gpu_count
 from ..values import format_time, mbytes, time_seconds
-from . import Related, Severity, finding, rule
+from . import Edit, Fix, Related, Severity, finding, rule
 
 UNAVAILABLE = "\"Batch job submission failed: Requested node configuration is not available\""
 
@@ -113,7 +113,7 @@ def _related(t: Target, say) -> list[Related]:
 
 
 @rule("SB701", "unknown-partition", Severity.ERROR,
-      "a `--partition` the site profile does not list: sbatch refuses the job")
+      "a `--partition` the site profile does not list: sbatch refuses the job", fix="unsafe")
 def unknown_partition(job):
     """Each name of ``--partition`` that is not one of the profile's partitions (slurmctld
     refuses the job when any listed partition is unknown: src/slurmctld/job_mgr.c
@@ -125,14 +125,18 @@ def unknown_partition(job):
     for name, start, end in _listed(job, use):
         if name in parts:
             continue
-        close = difflib.get_close_matches(name, list(parts), n=1, cutoff=0.5)
+        close = [n for n in parts if n.lower() == name.lower()] or \
+            difflib.get_close_matches(name, list(parts), n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]}?)" if close else \
             f" (the site's partitions: {', '.join(sorted(parts))})"
+        # unsafe: another partition means other nodes, limits and accounting
+        fixes = [Fix(f"use partition {close[0]}", (Edit(start, end, close[0]),), safe=False)] \
+            if close and job.source.text[start:end] == name else []
         yield finding("SB701", start, end,
                       f"partition {name} is not one of the site's partitions{hint}: sbatch "
                       "refuses the job (\"sbatch: error: invalid partition specified: "
                       f"{name}\", \"Batch job submission failed: Invalid partition name "
-                      "specified\")")
+                      "specified\")", fixes=fixes)
 
 
 def _limit_outcome(job, reason: str, refusal: str) -> str:
@@ -201,7 +205,7 @@ def nodes_over_partition(job):
     (observed on Slurm 22.05.8 for ``-N 3`` on a two-node partition), otherwise it is refused."""
     t = target(job)
     use = job.nodes.use
-    n = parse_count(use.value) if use is not None else None
+    n = job.nodes.value  # after sbatch's own adjustments (--ntasks below it lowers it)
     if t is None or use is None or n is None:
         return
 
@@ -233,23 +237,35 @@ def nodes_over_partition(job):
 def gpus_over_node(job):
     """GPUs per node (``--gpus-per-node``, ``--gres=gpu:N``, ``--gpus-per-task`` times the tasks
     per node, ``--gpus`` on one node) against the partition's ``gpus-per-node`` (its largest
-    node's ``Gres=gpu:…``)."""
+    node's ``Gres=gpu:…``); a ``--gpus`` total over a known node count against what that many
+    of its largest nodes hold."""
     t = target(job)
-    want = job.gpus_per_node.value
-    use = job.gpus_per_node.use
-    if t is None or want is None or use is None or want <= 0:
+    if t is None:
         return
     counts = [p.gpus_per_node for p in t.parts if p.gpus_per_node is not None]
-    if len(counts) < len(t.parts) or not all(want > c for c in counts):
+    if len(counts) < len(t.parts):
         return
     have = max(counts)
+    each = "have no GPUs" if have == 0 else f"have at most {have} GPUs each"
+    want, use = job.gpus_per_node.value, job.gpus_per_node.use
+    if want is not None and use is not None and want > 0:
+        if want <= have:
+            return
+        what = f"{want} GPUs per node, but the nodes of {_where(t)} {each}"
+    else:
+        use = job.directives.get("gpus")
+        total = gpu_count(use.value) if use is not None else None
+        nodes = job.nodes.value
+        if use is None or total is None or nodes is None or total <= have * nodes:
+            return
+        what = (f"--gpus={use.value} over {nodes} node{'s' if nodes != 1 else ''}, but the nodes "
+                f"of {_where(t)} {each} ({have * nodes} in all)")
     derived = any("gpus-per-node" in p.derived for p in t.parts)
-    what = "have no GPUs" if have == 0 else f"have at most {have} GPUs each"
     yield finding(
         "SB704", use.start, use.end,
-        f"{want} GPUs per node, but the nodes of {_where(t)} {what}: sbatch refuses the job "
-        f"({UNAVAILABLE})"
-        + (" (the profile derives the per-node figure from the partition's TRES sum)"
+        f"{what}: sbatch refuses the job ({UNAVAILABLE})"
+        + (" (the profile derives the per-node figure, from the partition's TRES sum or some of its "
+           "nodes: check it)"
            if derived else ""),
         severity=_severity(t, derived),
         related=_related(t, lambda n, p: f"{n}: {p.gpus_per_node} GPUs per node"))
@@ -323,7 +339,8 @@ def memory_over_node(job):
         f"--mem={use.value} ({want} MB per node) is more than the nodes of {_where(t)} have "
         f"(at most {have} MB, RealMemory): sbatch refuses the job (\"Memory specification can "
         f"not be satisfied\", {UNAVAILABLE})"
-        + (" (the profile derives the per-node figure from the partition's TRES sum)"
+        + (" (the profile derives the per-node figure, from the partition's TRES sum or some of its "
+           "nodes: check it)"
            if derived else ""),
         severity=_severity(t, derived),
         related=_related(t, lambda n, p: f"{n}: {p.mem_per_node} MB per node"))

@@ -1,15 +1,16 @@
 """The ``slurm`` tier for site profiles (issue 15): ``sbatch-lint profile import --from-cluster`` on
 the running two-node Slurm 22.05.8 cluster, then scripts that breach its limits are flagged, and
-the real controller agrees with what each finding says it does: an unknown partition is refused,
-a time or node count over the partition's limit is accepted (``sbatch --test-only`` too: the
-cluster runs with the default EnforcePartLimits=NO) and stays pending with reason
-PartitionTimeLimit / PartitionNodeLimit, and a fitting script is accepted and raises nothing.
-(``--test-only`` refuses the node count that the real submission accepts: the test pins that.)
+the real controller does what each finding says: an unknown partition, more GPUs than a node
+has and an unknown feature are refused with the quoted text; a time or node count over the
+partition's limit is refused with the quoted text where the cluster enforces partition limits
+at submission (EnforcePartLimits=ALL or ANY, as the tier's slurm.conf sets it), and accepted
+and left pending with the quoted reason where it does not (NO: the finding says which, from the
+imported profile). A fitting script is accepted and raises nothing.
 
-A partition ``short`` (node2 only, MaxTime=00:10:00, MaxNodes=1) is made with ``scontrol create``
-and node1 gets the features ``ib,h100`` (``scontrol update``) for the test; both are undone
-after it. A feature no node has is refused with "Invalid feature specification", one only
-another partition's nodes have with "Requested node configuration is not available".
+A partition ``site1`` (node2 only, MaxTime=00:10:00, MaxNodes=1) is made with ``scontrol
+create`` and node1 gets the features ``ib,h100`` (``scontrol update``) for the test; both are
+undone after it. A feature no node has is refused with "Invalid feature specification", one
+only another partition's nodes have with "Requested node configuration is not available".
 """
 from __future__ import annotations
 
@@ -32,13 +33,13 @@ from sbatch_lsp.lint import lint  # noqa: E402
 pytestmark = [pytest.mark.slurm, pytest.mark.timeout(600)]
 
 SCRIPTS = {
-    "fits": "#!/bin/bash\n#SBATCH --partition=short\n#SBATCH --time=5\n#SBATCH --nodes=1\nsleep 1\n",
-    "time": "#!/bin/bash\n#SBATCH --partition=short\n#SBATCH --time=20\nsleep 1\n",
-    "nodes": "#!/bin/bash\n#SBATCH --partition=short\n#SBATCH --nodes=2\nsleep 1\n",
+    "fits": "#!/bin/bash\n#SBATCH --partition=site1\n#SBATCH --time=5\n#SBATCH --nodes=1\nsleep 1\n",
+    "time": "#!/bin/bash\n#SBATCH --partition=site1\n#SBATCH --time=20\nsleep 1\n",
+    "nodes": "#!/bin/bash\n#SBATCH --partition=site1\n#SBATCH --nodes=2\nsleep 1\n",
     "partition": "#!/bin/bash\n#SBATCH --partition=shrot\nsleep 1\n",
     "gpus": "#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH --gpus-per-node=4\nsleep 1\n",
     "feature": "#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH -C \"ib&nvlink\"\nsleep 1\n",
-    "feature-elsewhere": "#!/bin/bash\n#SBATCH --partition=short\n#SBATCH --constraint=h100\n"
+    "feature-elsewhere": "#!/bin/bash\n#SBATCH --partition=site1\n#SBATCH --constraint=h100\n"
                          "sleep 1\n",
 }
 #: script -> (the code that must flag it, the pending reason, or None when sbatch refuses it)
@@ -55,7 +56,7 @@ PENDING_BOUND_S = 20
 
 @pytest.fixture(scope="module")
 def site(cluster):  # noqa: F811
-    cluster.sh("ctl", "scontrol", "create", "PartitionName=short", "Nodes=node2",
+    cluster.sh("ctl", "scontrol", "create", "PartitionName=site1", "Nodes=node2",
                "MaxTime=00:10:00", "MaxNodes=1", "State=UP")
     cluster.sh("ctl", "scontrol", "update", "NodeName=node1", "AvailableFeatures=ib,h100",
                "ActiveFeatures=ib,h100")
@@ -65,20 +66,20 @@ def site(cluster):  # noqa: F811
         assert r.returncode == 0, r.stderr
         yield r.stdout
     finally:
-        cluster.sh("ctl", "scontrol", "delete", "PartitionName=short", check=False)
+        cluster.sh("ctl", "scontrol", "delete", "PartitionName=site1", check=False)
         cluster.sh("ctl", "scontrol", "update", "NodeName=node1", "AvailableFeatures=",
                    "ActiveFeatures=", check=False)
 
 
 def test_from_cluster_describes_the_cluster(site):
     prof = tomllib.loads(site)["profile"]
-    assert prof["slurm-version"] == "22.05" and prof["enforce-part-limits"] == "NO"
+    assert prof["slurm-version"] == "22.05" and prof["enforce-part-limits"] in ("ALL", "ANY", "NO")
     assert prof["pyxis"] is False
-    short, debug = prof["partitions"]["short"], prof["partitions"]["debug"]
-    assert (short["max-time"], short["max-nodes"], short["total-nodes"]) == ("00:10:00", 1, 1)
+    site1, debug = prof["partitions"]["site1"], prof["partitions"]["debug"]
+    assert (site1["max-time"], site1["max-nodes"], site1["total-nodes"]) == ("00:10:00", 1, 1)
     assert debug["default"] is True and debug["total-nodes"] == 2
     assert (debug["gpus-per-node"], debug["gpu-types"], debug["mem-per-node"]) == (2, [], 1000)
-    assert debug["features"] == ["h100", "ib"] and short["features"] == []
+    assert debug["features"] == ["h100", "ib"] and site1["features"] == []
 
 
 def _submit(cluster, tmp_path: Path, name: str, *extra: str):  # noqa: F811
@@ -107,9 +108,10 @@ def test_breach_is_flagged_and_the_controller_agrees(cluster, site, tmp_path, na
     found = [d for d in lint(SCRIPTS[name], f"{name}.sbatch", config).diagnostics
              if d.code == code]
     assert [d.severity for d in found] == [Severity.ERROR], found
-    test_only = _submit(cluster, tmp_path, name, "--test-only")
-    if reason is None:  # the finding says sbatch refuses it: it does, with the quoted text
+    enforced = config.profile.enforce_part_limits in ("ALL", "ANY")
+    if reason is None or enforced:  # the finding says sbatch refuses it: it does, as quoted
         assert "refuses the job" in found[0].message
+        test_only = _submit(cluster, tmp_path, name, "--test-only")
         assert test_only.returncode != 0, test_only.stderr
         real = _submit(cluster, tmp_path, name)
         assert real.returncode != 0
@@ -120,6 +122,7 @@ def test_breach_is_flagged_and_the_controller_agrees(cluster, site, tmp_path, na
     # for the time limit; for the node count it answers "allocation failure: Requested node
     # configuration is not available" although the real submission is accepted (22.05.8)
     assert f"pending with reason {reason}" in found[0].message
+    test_only = _submit(cluster, tmp_path, name, "--test-only")
     if name == "nodes":
         assert test_only.returncode != 0 and "node configuration" in test_only.stderr
     else:
