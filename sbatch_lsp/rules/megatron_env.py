@@ -22,30 +22,34 @@ from collections.abc import Iterator
 from ..diagnostics import Diagnostic
 from ..facts.control import job_control
 from ..facts.steps import StepFacts, facts_of
-from ..shell.model import Command
+from ..facts.wrappers import unwrap
+from ..directives import OptionUse
+from ..shell.model import Command, Word
 from . import Related, Severity, finding, rule
 
 PIP = re.compile(r"^pip(\d+(\.\d+)?)?$")
 PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 
 
-def installer(cmd: Command) -> tuple[str, int] | None:
-    """What ``cmd`` runs when it is a package install: (``"pip install"``, ``"uv sync"``,
-    ``"uv pip install"`` or ``"uv pip sync"``; the number of words that name it), else None.
-    Only literal words count; the program's directory is ignored (``.venv/bin/pip``)."""
-    argv = [w.value for w in cmd.words]
+def installer(cmd: Command) -> tuple[str, list[Word]] | None:
+    """What ``cmd`` runs when it is a package install, seen through its wrappers (``timeout``,
+    ``env``, ``nohup``, … : facts/wrappers.py): (``"pip install"``, ``"uv sync"``, ``"uv pip
+    install"`` or ``"uv pip sync"``; the words that name it), else None. Only literal words
+    count; the program's directory is ignored (``.venv/bin/pip``)."""
+    words = unwrap(cmd.words)
+    argv = [w.value for w in words]
     if not argv or argv[0] is None:
         return None
     prog = argv[0].rsplit("/", 1)[-1]
     if PIP.match(prog) and argv[1:2] == ["install"]:
-        return "pip install", 2
+        return "pip install", words[:2]
     if PYTHON.match(prog) and argv[1:4] == ["-m", "pip", "install"]:
-        return "pip install", 4
+        return "pip install", words[:4]
     if prog == "uv":
         if argv[1:2] == ["sync"]:
-            return "uv sync", 2
+            return "uv sync", words[:2]
         if argv[1:2] == ["pip"] and argv[2:3] in (["install"], ["sync"]):
-            return f"uv pip {argv[2]}", 3
+            return f"uv pip {argv[2]}", words[:3]
     return None
 
 
@@ -67,13 +71,13 @@ def installer_on_every_task(job) -> Iterator[Diagnostic]:
             found = installer(cmd)
             if found is None or ctl.tasks(cmd).guarded or ctl.tasks(cmd).opaque:
                 continue
-            yield from _judge(sf, cmd, *found)
+            yield from _judge(sf, *found)
 
 
-def _judge(sf: StepFacts, cmd: Command, what: str, length: int) -> Iterator[Diagnostic]:
+def _judge(sf: StepFacts, what: str, named: list[Word]) -> Iterator[Diagnostic]:
     tasks = sf.layout.tasks
     per_node = sf.layout.max_per_node
-    start, end = cmd.words[0].start, cmd.words[length - 1].end
+    start, end = named[0].start, named[-1].end
     related = [Related(sf.step.srun.start, sf.step.srun.end,
                        f"this step starts {tasks} tasks ({sf.layout.note})")]
     fix = (f"run it once before the step, in a step of one task (`srun --ntasks=1 --nodes=1 "
@@ -104,3 +108,31 @@ def _judge(sf: StepFacts, cmd: Command, what: str, length: int) -> Iterator[Diag
         "safe, but each task resolves and waits for the lock in turn (and against a cold cache "
         "each may download the same wheels); " + fix,
         severity=Severity.INFO, related=related)
+
+
+# ---- SB401's home-directory case (hooked into rules/environment.py node_local_cache) -------
+#: a path in the user's home directory as a script spells it (``~/x``, ``$HOME/x``, ``${HOME}``)
+HOME_PATH = re.compile(r"^(~|\$\{?HOME\}?)(/|$)")
+
+
+def home_cache_unmounted(job, step, path: str,
+                         mounts: list[str] | None) -> tuple[Word | OptionUse, bool] | None:
+    """When a cache ``path`` lies in ``$HOME`` and the container step does not mount the home
+    directory: (the ``--no-container-mount-home`` evidence, whether it is the step's own option).
+    None when the path is elsewhere, the step runs no container, a ``--container-mounts``
+    target covers the path, the mounts are not literal (``mounts`` None), or home is mounted.
+
+    pyxis(1) ``--no-container-mount-home``: the user's home directory is not bind-mounted, so
+    the path inside the container is in the container's own file system, on each node apart
+    (NVIDIA/pyxis README, "--container-mount-home"). The ``#SBATCH`` form may not reach the
+    step's containers (pyxis version and site): the caller makes that a warning."""
+    if not step.container or mounts is None or not HOME_PATH.match(path):
+        return None
+    if any(path == d or path.startswith(d.rstrip("/") + "/") for d in mounts):
+        return None
+    on_step = step.option_words.get("no-container-mount-home")
+    if on_step is not None:
+        return on_step, True
+    directive = next((u for u in job.directives.options
+                      if u.typed == "--no-container-mount-home"), None)
+    return (directive, False) if directive is not None else None
