@@ -154,7 +154,7 @@ def node_local_cache(job):
                         related=related)
                     break
                 home = home_cache_unmounted(job, step, path, mounts)  # megatron_env.py
-                if home is not None:
+                if home is not None and mounts is not None and not _under(path, mounts):
                     no_home, own = home
                     related.append(Related(no_home.start, no_home.end,
                                            "the container does not see your home directory"))

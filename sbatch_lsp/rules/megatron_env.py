@@ -119,16 +119,15 @@ def home_cache_unmounted(job, step, path: str,
                          mounts: list[str] | None) -> tuple[Word | OptionUse, bool] | None:
     """When a cache ``path`` lies in ``$HOME`` and the container step does not mount the home
     directory: (the ``--no-container-mount-home`` evidence, whether it is the step's own option).
-    None when the path is elsewhere, the step runs no container, a ``--container-mounts``
-    target covers the path, the mounts are not literal (``mounts`` None), or home is mounted.
+    None when the path is elsewhere, the step runs no container, the mounts are not literal
+    (``mounts`` None), or home is mounted; the caller checks whether a ``--container-mounts``
+    target covers the path.
 
     pyxis(1) ``--no-container-mount-home``: the user's home directory is not bind-mounted, so
     the path inside the container is in the container's own file system, on each node apart
     (NVIDIA/pyxis README, "--container-mount-home"). The ``#SBATCH`` form may not reach the
     step's containers (pyxis version and site): the caller makes that a warning."""
     if not step.container or mounts is None or not HOME_PATH.match(path):
-        return None
-    if any(path == d or path.startswith(d.rstrip("/") + "/") for d in mounts):
         return None
     on_step = step.option_words.get("no-container-mount-home")
     if on_step is not None:
