@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from . import Fix, Related, Severity, finding, insert_line_before, rule
+from .megatron_env import home_cache_unmounted
 
 NODE_LOCAL = re.compile(r"^(/tmp|/dev/shm|/var/tmp|/run|/local|/scratch/local|/raid|/root|"
                         r"\$\{?TMPDIR\}?|\$\{?SLURM_TMPDIR\}?)(/|$)")
@@ -150,6 +151,22 @@ def node_local_cache(job):
                         "does not mount it: inside the container the path is container-local; "
                         "add it to --container-mounts",
                         severity=Severity.ERROR if correctness else Severity.WARNING,
+                        related=related)
+                    break
+                home = home_cache_unmounted(job, step, path, mounts)  # megatron_env.py
+                if home is not None and mounts is not None and not _under(path, mounts):
+                    no_home, own = home
+                    related.append(Related(no_home.start, no_home.end,
+                                           "the container does not see your home directory"))
+                    yield finding(
+                        "SB401", a.start, a.end,
+                        f"{a.name}={path} is in your home directory, which "
+                        + ("this step's container does not mount (--no-container-mount-home)"
+                           if own else "the containers do not mount if `#SBATCH "
+                           "--no-container-mount-home` reaches this step (pyxis version, site)")
+                        + ": inside the container the path is container-local on each node; "
+                        "put it on shared storage that --container-mounts maps",
+                        severity=Severity.ERROR if correctness and own else Severity.WARNING,
                         related=related)
                     break
                 continue
