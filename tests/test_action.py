@@ -216,7 +216,8 @@ def test_readme_workflow_with_the_action_is_valid_and_names_real_inputs(tmp_path
                 if s.get("uses", "").startswith("your-org/sbatch-lsp@"))
     assert set(step.get("with", {})) <= set(action["inputs"])
     # the README's input table lists every input with its real default
-    rows = dict(re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \|", README, re.M))
+    section = README.split("\n## CI: GitHub Actions", 1)[1].split("\n## ", 1)[0]
+    rows = dict(re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \|", section, re.M))
     assert set(rows) == set(action["inputs"])
     for name, spec in action["inputs"].items():
         shown = rows[name].strip()

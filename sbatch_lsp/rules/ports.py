@@ -20,8 +20,8 @@ import hostlist
 from ..facts.containers import literal_of
 from ..facts.ports import PortRange, port_range
 from ..values import host_count
+from ..facts.partitions import target
 from . import Edit, Fix, Severity, finding, rule
-from .site import target
 
 #: a port every job computes differently, outside the default ephemeral range
 JOB_PORT = "$((20000 + SLURM_JOB_ID % 10000))"

@@ -29,65 +29,18 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..config import Partition
 from ..directives import OptionUse
 from ..facts.layout import gpu_count
+from ..facts.partitions import Target, listed, located, target
 from ..values import format_time, mbytes, time_seconds
 from . import Edit, Fix, Related, Severity, finding, rule
 
+if TYPE_CHECKING:
+    from ..config import Partition
+
 UNAVAILABLE = "\"Batch job submission failed: Requested node configuration is not available\""
-
-
-@dataclass
-class Target:
-    """The partitions that may take the job (known to the profile, in the user's order) and the
-    ``--partition`` directive that names them (None when the profile's default is assumed)."""
-
-    names: list[str]
-    parts: list[Partition]
-    use: OptionUse | None
-
-
-def _located(job, use: OptionUse, names: list[str]) -> list[tuple[str, int, int]]:
-    """``names`` (pieces of the directive's value, in order) with their spans in the file: each
-    found in the raw text of the value, so quotes around it (``-C "a&b"``) do not shift it."""
-    start = use.value_start if use.value_start is not None else use.start
-    end = use.value_end if use.value_end is not None else use.end
-    raw = job.source.text[start:end]
-    out, pos = [], 0
-    for name in names:
-        at = raw.find(name, pos)
-        if at < 0:  # written with escapes: the whole value
-            out.append((name, start, end))
-            continue
-        out.append((name, start + at, start + at + len(name)))
-        pos = at + len(name)
-    return out
-
-
-def _listed(job, use: OptionUse) -> list[tuple[str, int, int]]:
-    """The names of a ``--partition`` value with their spans (offsets in the file)."""
-    return _located(job, use, [n.strip() for n in (use.value or "").split(",") if n.strip()])
-
-
-def target(job) -> Target | None:
-    """The job's partitions, or None when the profile has none or the script names them through
-    something the linter cannot read (``$PART``)."""
-    parts = job.profile.partitions
-    if not parts:
-        return None
-    use = job.directives.get("partition")
-    if use is None:
-        name = job.profile.default_partition()
-        return Target([name], [parts[name]], None) if name else None
-    if not use.value or any(c in use.value for c in "$`{<"):
-        return None
-    names = [n for n, _, _ in _listed(job, use) if n in parts]
-    if not names:
-        return None
-    return Target(names, [parts[n] for n in names], use)
 
 
 def _severity(t: Target, derived: bool = False) -> Severity:
@@ -122,7 +75,7 @@ def unknown_partition(job):
     use = job.directives.get("partition")
     if not parts or use is None or not use.value or any(c in use.value for c in "$`{<"):
         return
-    for name, start, end in _listed(job, use):
+    for name, start, end in listed(job, use):
         if name in parts:
             continue
         close = [n for n in parts if n.lower() == name.lower()] or \
@@ -309,7 +262,7 @@ def unknown_gpu_type(job):
         hint = f"did you mean {close[0]}? " if close else ""
         have = f"{hint}they have: {', '.join(known)}" if known else \
             "their GPUs have no type: ask for a count only, --gres=gpu:N"
-        _, first, last = _located(job, use, [kind])[0]
+        _, first, last = located(job, use, [kind])[0]
         yield finding(
             "SB705", first, last,
             f"GPU type {kind} is not one the nodes of {_where(t)} have ({have}): sbatch "
@@ -354,7 +307,7 @@ CONSTRAINT_SPLIT = re.compile(r"\*\d+|[&|,()\[\]]")
 def _features(job, use: OptionUse) -> list[tuple[str, int, int]]:
     """The feature names of a ``--constraint`` value with their spans in the file."""
     names = [n.strip() for n in CONSTRAINT_SPLIT.split(use.value or "") if n.strip()]
-    return _located(job, use, names)
+    return located(job, use, names)
 
 
 @rule("SB707", "unknown-feature", Severity.ERROR,
