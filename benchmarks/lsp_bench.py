@@ -54,6 +54,19 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+async def open_documents(client: LanguageClient, wait_for, count: int = 50) -> None:
+    """Open ``count`` documents of 100 to 96 + 4 × ``count`` lines and wait until each one's
+    diagnostics are published (``wait_for(uri, version)``): the load of the memory figure."""
+    uris = []
+    for k in range(count):
+        uri = f"file:///bench/doc{k}.sbatch"
+        uris.append(uri)
+        client.text_document_did_open(t.DidOpenTextDocumentParams(t.TextDocumentItem(
+            uri=uri, language_id="shellscript", version=1, text=script(100 + 4 * k, seed=k))))
+    for uri in uris:
+        await wait_for(uri, 1)
+
+
 async def main(rounds: int) -> None:
     client = LanguageClient("lsp-bench", "1")
     published: dict[tuple[str, int], float] = {}
@@ -108,14 +121,7 @@ async def main(rounds: int) -> None:
     print(f"hover during a 5,000-line lint: median {1000 * statistics.median(hovers):.0f} ms, "
           f"p95 {1000 * pct(hovers, 0.95):.0f} ms; answered before that lint's publish "
           f"{before_publish}/{rounds} times")
-    uris = []
-    for k in range(50):
-        uri = f"file:///bench/doc{k}.sbatch"
-        uris.append(uri)
-        client.text_document_did_open(t.DidOpenTextDocumentParams(t.TextDocumentItem(
-            uri=uri, language_id="shellscript", version=1, text=script(100 + 4 * k, seed=k))))
-    for uri in uris:
-        await wait_for(uri, 1)
+    await open_documents(client, wait_for)
     print(f"server memory (VmRSS): {base_rss / 1024:.0f} MiB after initialize, "
           f"{rss_kib(pid) / 1024:.0f} MiB with 52 documents open and linted")
     await client.shutdown_async(None)

@@ -27,7 +27,7 @@ from lsprotocol import types as t
 from pygls.lsp.client import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lsp_bench import ROOT, pct, rss_kib, script
+from lsp_bench import ROOT, open_documents, pct, rss_kib, script
 
 
 def load() -> str:
@@ -97,14 +97,7 @@ async def main(rounds: int, sizes: list[int]) -> None:
               f"p50 {1000 * p50:.1f} ms, p95 {1000 * p95:.1f} ms; tree-sitter-bash parse "
               f"p50 {1000 * ts50:.2f} ms, p95 {1000 * ts95:.2f} ms; ratio p50 {p50 / ts50:.1f}x, "
               f"p95 {p95 / ts50:.1f}x (of the parse's p50)")
-    uris = []
-    for k in range(50):
-        uri = f"file:///bench/doc{k}.sbatch"
-        uris.append(uri)
-        client.text_document_did_open(t.DidOpenTextDocumentParams(t.TextDocumentItem(
-            uri=uri, language_id="shellscript", version=1, text=script(100 + 4 * k, seed=k))))
-    for uri in uris:
-        await wait_for(uri, 1)
+    await open_documents(client, wait_for)
     print(f"server memory (VmRSS): {base_rss / 1024:.0f} MiB after initialize, "
           f"{rss_kib(pid) / 1024:.0f} MiB with {50 + len(sizes)} documents open and linted")
     await client.shutdown_async(None)

@@ -12,12 +12,16 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 
 @functools.lru_cache(maxsize=256)
 def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    import pathspec  # on first match only: a run whose configuration has no patterns never pays it
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 

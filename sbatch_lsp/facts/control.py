@@ -28,6 +28,7 @@ Facts behind it:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -305,6 +306,11 @@ class _Reader:
         self.by_start: dict[int, list[Command]] = {}
         for cmd in script.walk():
             self.by_start.setdefault(cmd.start, []).append(cmd)
+        #: by_start's keys ascending, and those of commands in nested strings (bisected: a
+        #: scan per string or per background job made a long script quadratic)
+        self.starts = sorted(self.by_start)
+        self.nested_starts = [k for k in self.starts
+                              if any(c.script is not script for c in self.by_start[k])]
         self.of: dict[int, CommandControl] = {}
         self.backgrounds: list[Background] = []
         self.waits: list[Wait] = []
@@ -394,7 +400,7 @@ class _Reader:
     def _model_in(self, s: int, e: int) -> Iterator[Command]:
         """The model commands that start in ``[s, e)``, in order (a command's model span may
         include a redirection the tree puts beside it)."""
-        for start in sorted(k for k in self.by_start if s <= k < e):
+        for start in self.starts[bisect_left(self.starts, s):bisect_left(self.starts, e)]:
             yield from self.by_start[start]
 
     def _list(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
@@ -559,9 +565,9 @@ class _Reader:
 
     def _nested_string(self, node: Any, tree: _Tree, ctx: _Ctx) -> None:
         s, e = tree.span(node)
-        if not any(s < k < e and any(c.script is not self.script for c in cs)
-                   for k, cs in self.by_start.items()):
-            return
+        k = bisect_right(self.nested_starts, s)
+        if k == len(self.nested_starts) or self.nested_starts[k] >= e:
+            return  # no command of a nested string starts inside it
         self.parse_region(s, e, node.type == "raw_string", ctx)
 
     def parse_region(self, s: int, e: int, single: bool, ctx: _Ctx) -> None:

@@ -278,21 +278,30 @@ def _export_mode(job: Job, step: Step) -> tuple[str, dict[str, str | None]]:
 
 
 class LazyEnv(Mapping[str, EnvVar]):
-    """A step's :func:`_env`, computed on first read: it holds every batch-shell variable set
-    before the step, so a script with many steps and variables pays steps × variables for it;
-    the linter's rules read it rarely and ``show`` always."""
+    """A step's :func:`_env`, computed when read: it holds every batch-shell variable set before
+    the step, so a script with S steps and V variables pays S × V evaluations for all of it. A
+    lookup of one name (``env.get("WORLD_SIZE")``, ``name in env``) evaluates that name only
+    and gives what the whole mapping holds for it; iterating computes the whole of it once."""
 
     def __init__(self, job: Job, ev: Evaluator, step: Step):
-        self._args: tuple | None = (job, ev, step)
-        self._env: dict[str, EnvVar] = {}
+        self._job, self._ev, self._step = job, ev, step
+        self._full: dict[str, EnvVar] | None = None
+        self._one: dict[str, EnvVar | None] = {}
 
     def _read(self) -> dict[str, EnvVar]:
-        if self._args is not None:
-            self._env, self._args = _env(*self._args), None
-        return self._env
+        if self._full is None:
+            self._full = _env(self._job, self._ev, self._step)
+        return self._full
 
     def __getitem__(self, name: str) -> EnvVar:
-        return self._read()[name]
+        if self._full is not None:
+            return self._full[name]
+        if name not in self._one:
+            self._one[name] = _env_one(self._job, self._ev, self._step, name)
+        found = self._one[name]
+        if found is None:
+            raise KeyError(name)
+        return found
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._read())
@@ -301,41 +310,84 @@ class LazyEnv(Mapping[str, EnvVar]):
         return len(self._read())
 
 
+def _visible(a: Assignment, at: int, step: Step) -> bool:
+    """Whether batch-shell assignment ``a`` gives the step at offset ``at`` a variable."""
+    if a.start >= at or a.local or a.name == "SLURM_EXPORT_ENV":
+        return False
+    # `X=1 cmd`: only that command sees it
+    return not (a.command is not None and a.command.words and a.command is not step.command and
+                (a.command.words[0].value or "") not in ("export", "declare", "typeset"))
+
+
+def _by_name(job: Job) -> dict[str, list[Assignment]]:
+    """The batch script's assignments by name, in the script model's order."""
+    out: dict[str, list[Assignment]] = {}
+    for a in job.script.assignments:
+        out.setdefault(a.name, []).append(a)
+    return out
+
+
 def _env(job: Job, ev: Evaluator, step: Step) -> dict[str, EnvVar]:
     """The batch shell's variables at the step, and whether each reaches its tasks."""
     mode, named = _export_mode(job, step)
     at = step.command.start
     names: dict[str, Assignment] = {}
     for a in job.script.assignments:
-        if a.start >= at or a.local or a.name == "SLURM_EXPORT_ENV":
-            continue
-        if a.command is not None and a.command.words and a.command is not step.command and \
-                (a.command.words[0].value or "") not in ("export", "declare", "typeset"):
-            continue  # `X=1 cmd`: only that command sees it
-        names[a.name] = a
+        if _visible(a, at, step):
+            names[a.name] = a
     for a in step.command.assignments:  # `X=1 srun …`
         names[a.name] = a
-    out: dict[str, EnvVar] = {}
-    for name, a in names.items():
-        prefix = a in step.command.assignments
-        exported = prefix or job.exported(name, at)
-        reaches = exported and (mode == "ALL" or name in named)
-        held = job.script.value_at(name, at) if not prefix else a
-        word = held.value if held is not None and held.value is not None else a.value
-        # no value in the script: the submitting environment's (sbatch --export=ALL)
-        scope = ev.scope(word, Place.BATCH, job.script) if word is not None else Scope.SUBMIT
-        literal = word.value if word is not None else None
-        if literal is not None:
-            scope = Scope.CONST
-        out[name] = EnvVar(name, scope, reaches, literal, a.start, a.end)
-    for name, text in named.items():
-        if text is None or name in ("ALL", "NONE", "NIL"):
-            continue
-        if mode == "ALL" and name in out and out[name].exported:
-            # srun(1) --export (22.05): with ALL "all user environment variables will be loaded
-            # and will take precedence over any explicitly given environment variables"
-            continue
-        ow = step.options["export"]
-        out[name] = EnvVar(name, Scope.CONST if "$" not in text else Scope.JOB, True,
-                           text.strip("'\"") if "$" not in text else None, ow.start, ow.end)
+    out = {name: _env_var(job, ev, step, mode, named, a) for name, a in names.items()}
+    for name in named:
+        var = _named_var(step, mode, named, name, out.get(name))
+        if var is not None:
+            out[name] = var
     return out
+
+
+def _env_one(job: Job, ev: Evaluator, step: Step, name: str) -> EnvVar | None:
+    """``_env(job, ev, step).get(name)``, evaluating ``name`` only."""
+    mode, named = _export_mode(job, step)
+    at = step.command.start
+    a = next((a for a in reversed(job.derived(_by_name).get(name, ())) if _visible(a, at, step)),
+             None)
+    for p in step.command.assignments:  # `X=1 srun …`
+        if p.name == name:
+            a = p
+    var = _env_var(job, ev, step, mode, named, a) if a is not None else None
+    if name in named:
+        var = _named_var(step, mode, named, name, var) or var
+    return var
+
+
+def _env_var(job: Job, ev: Evaluator, step: Step, mode: str, named: dict[str, str | None],
+             a: Assignment) -> EnvVar:
+    """The variable ``a`` (the last visible assignment of its name) gives the step."""
+    name, at = a.name, step.command.start
+    prefix = a in step.command.assignments
+    exported = prefix or job.exported(name, at)
+    reaches = exported and (mode == "ALL" or name in named)
+    held = job.script.value_at(name, at) if not prefix else a
+    word = held.value if held is not None and held.value is not None else a.value
+    # no value in the script: the submitting environment's (sbatch --export=ALL)
+    scope = ev.scope(word, Place.BATCH, job.script) if word is not None else Scope.SUBMIT
+    literal = word.value if word is not None else None
+    if literal is not None:
+        scope = Scope.CONST
+    return EnvVar(name, scope, reaches, literal, a.start, a.end)
+
+
+def _named_var(step: Step, mode: str, named: dict[str, str | None], name: str,
+               var: EnvVar | None) -> EnvVar | None:
+    """The variable a ``--export=NAME=value`` item gives the step (None: it gives none, or
+    the batch shell's ``var`` wins)."""
+    text = named[name]
+    if text is None or name in ("ALL", "NONE", "NIL"):
+        return None
+    if mode == "ALL" and var is not None and var.exported:
+        # srun(1) --export (22.05): with ALL "all user environment variables will be loaded
+        # and will take precedence over any explicitly given environment variables"
+        return None
+    ow = step.options["export"]
+    return EnvVar(name, Scope.CONST if "$" not in text else Scope.JOB, True,
+                  text.strip("'\"") if "$" not in text else None, ow.start, ow.end)
