@@ -30,12 +30,15 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..config import Partition
 from ..directives import OptionUse
 from ..facts.layout import gpu_count
 from ..values import format_time, mbytes, time_seconds
 from . import Edit, Fix, Related, Severity, finding, rule
+
+if TYPE_CHECKING:  # annotations only: the configuration layer imports the rule registry
+    from ..config import Partition
 
 UNAVAILABLE = "\"Batch job submission failed: Requested node configuration is not available\""
 
