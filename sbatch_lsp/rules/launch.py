@@ -41,7 +41,8 @@ FROM_ALLOCATION = {
 
 
 @rule("SB201", "torchrun-per-task", Severity.ERROR,
-      "torchrun started by an srun step with more than one task per node (EADDRINUSE)", fix="unsafe")
+      "torchrun started by an srun step with more than one task per node (EADDRINUSE)", fix="unsafe",
+      rests_on=("nodes", "ntasks", "ntasks-per-node"))
 def torchrun_per_task(job):
     """A torchrun-style launcher must run once per node; srun inherits the job's task count
     (slurm-facts.md §8, §14)."""
@@ -98,7 +99,8 @@ def _one_task_per_node(step) -> Fix | None:
 
 
 @rule("SB202", "torchrun-multinode-args", Severity.ERROR,
-      "a multi-node torchrun without --nnodes, or without node rank and master address/port", fix="unsafe")
+      "a multi-node torchrun without --nnodes, or without node rank and master address/port", fix="unsafe",
+      rests_on=("nodes",))
 def torchrun_multinode_args(job):
     """torchrun defaults to ``--nnodes=1:1`` and the static rendezvous on 127.0.0.1; a c10d
     ``--rdzv-endpoint`` replaces node rank and master address/port, never ``--nnodes``."""
@@ -250,7 +252,8 @@ def _add_args(job, site, missing) -> Fix | None:
 
 
 @rule("SB203", "missing-gpu-request", Severity.ERROR,
-      "GPU work but no GPU request: Slurm gives the job zero GPUs", fix="unsafe")
+      "GPU work but no GPU request: Slurm gives the job zero GPUs", fix="unsafe",
+      rests_on=("gpus", "partition"))
 def missing_gpu_request(job):
     """GPU work (facts.resources: launchers, GPU tools and code, names) in a job that requests
     no GPU. With ``--exclusive`` the batch shell sees every GPU of its node, so only GPU work
@@ -302,7 +305,8 @@ def missing_gpu_request(job):
 
 
 @rule("SB204", "gpu-count-mismatch", Severity.WARNING,
-      "processes per node differ from the GPUs per node")
+      "processes per node differ from the GPUs per node",
+      rests_on=("gpus", "ntasks-per-node", "nodes"))
 def gpu_count_mismatch(job):
     """torchrun --nproc-per-node, or srun-native tasks per node, against the GPUs per node."""
     gpn = job.gpus_per_node.value
@@ -367,7 +371,8 @@ def _srun_native_mismatch(job, gpn, use):
 
 
 @rule("SB205", "launcher-outside-srun", Severity.ERROR,
-      "a multi-node job whose launcher runs only in the batch shell (node 0 only)")
+      "a multi-node job whose launcher runs only in the batch shell (node 0 only)",
+      rests_on=("nodes",))
 def launcher_outside_srun(job):
     """The batch script runs once, on the first node; only srun starts tasks on the others."""
     if not job.multi_node():
@@ -538,7 +543,8 @@ def _local_address_from_outside(job, step, w, name):
 
 @rule("SB207", "srun-cpus-per-task", Severity.WARNING,
       "steps that lose `--cpus-per-task` because srun does not inherit it (Slurm 22.05–23.02)",
-      fix="unsafe")
+      fix="unsafe",
+      rests_on=("cpus-per-task",))
 def srun_cpus_per_task(job):
     """From 22.05 through 23.02 srun does not read SLURM_CPUS_PER_TASK, so a step gets one CPU
     per task unless it passes ``-c`` or SRUN_CPUS_PER_TASK is exported; 23.11 restored the
