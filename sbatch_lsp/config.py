@@ -3,7 +3,7 @@ found upward from the linted file; ``extend = "PATH"`` pulls in a shared site pr
 
 Keys (DESIGN.md "Configuration"): select, ignore, extend-select, severity, fail-on, profile
 (slurm-version, pyxis, gpus-per-node, gpu-arch, shared-prefixes, megatron-core, enroot,
-ip-local-port-range), extend; and
+ip-local-port-range, constrain-devices), extend; and
 for adoption in a repository: exclude, extend-exclude, per-file-ignores (gitignore-style patterns relative to the
 file that writes them, :mod:`sbatch_lsp.patterns`) and required-version (a PEP 440 specifier
 the running sbatch-lint must satisfy). Each file is linted with its nearest configuration file.
@@ -26,7 +26,8 @@ TOP_KEYS = {"select", "ignore", "extend-select", "severity", "fail-on", "profile
 FILE_KEYS = ("exclude", "extend-exclude", "per-file-ignores")
 PROFILE_KEYS = {"slurm-version", "pyxis", "gpus-per-node", "gpu-arch", "shared-prefixes",
                 "megatron-core", "partitions", "enforce-part-limits",
-                "enroot", "ip-local-port-range"}
+                "enroot", "ip-local-port-range",
+                "constrain-devices"}
 #: keys of one ``[profile.partitions.NAME]`` table (``sbatch-lint profile import`` writes them)
 PARTITION_KEYS = {"max-time", "max-nodes", "total-nodes", "default", "exclusive",
                   "gpus-per-node", "gpu-type", "gpu-types", "gpu-arch", "mem-per-node",
@@ -85,7 +86,9 @@ class Profile:
     string; ``gpus_per_node`` an int or None; ``gpu_arch`` partition -> arch; ``shared_prefixes``
     path prefixes visible on every node (``/lustre``); ``megatron_core`` the Megatron-Core
     release the jobs run (``"0.13"``), None when unknown; ``enroot`` the enroot release
-    (``"3.5"``), None when unknown; ``ip_local_port_range`` the kernel's ephemeral port range.
+    (``"3.5"``), None when unknown; ``ip_local_port_range`` the kernel's ephemeral port range;
+    ``constrain_devices``: the site's cgroup.conf has ``ConstrainDevices=yes``, so a step sees
+    only the GPUs Slurm gave it.
     """
 
     slurm_version: str = NEWEST_RELEASE
@@ -102,6 +105,8 @@ class Profile:
     enroot: str | None = None
     #: the nodes' ``net.ipv4.ip_local_port_range`` (first, last), both inclusive
     ip_local_port_range: tuple[int, int] = EPHEMERAL_PORTS
+    #: cgroup.conf ConstrainDevices: a step sees only the GPUs Slurm gave it
+    constrain_devices: bool = True
 
     def default_partition(self) -> str | None:
         """The partition marked ``default = true``, if exactly one is."""
@@ -388,6 +393,12 @@ def _profile(table, where: str, base: Profile) -> Profile:
             raise ConfigError(f"{where}.ip-local-port-range: expected [first, last], two port "
                               "numbers as in net.ipv4.ip_local_port_range (e.g. [32768, 60999])")
         p = replace(p, ip_local_port_range=(v[0], v[1]))
+    if "constrain-devices" in table:
+        v = table["constrain-devices"]
+        if not isinstance(v, bool):
+            raise ConfigError(f"{where}.constrain-devices: expected true or false (the site's "
+                              "cgroup.conf ConstrainDevices)")
+        p = replace(p, constrain_devices=v)
     return p
 
 

@@ -12,6 +12,7 @@ from . import suppressions
 from .config import Config
 from .diagnostics import Diagnostic, Severity
 from .directives import DirectiveBlock, read_directives
+from .facts.provenance import Provenance, provenance_of
 from .job import Job
 from .rules import RULES, finding
 from .secrets import Masker, Secret, credential_values, mask
@@ -100,6 +101,9 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
                                      f"lines {ch.start_line + 1}-{last + 1} could not be "
                                      "parsed as shell (bash -n would reject them, or they use a "
                                      "construct no parser here reads); rules skip them"))
+    prov = provenance_of(text, path)
+    if prov is not None:
+        diags = [_completed_elsewhere(d, prov) for d in diags]
     diags = suppressions.apply(source, script, _merge_repeats(diags), config)
     for d in diags:
         if d.code in config.severity:
@@ -120,6 +124,15 @@ def job_of(text: str, path: str = "<stdin>", config: Config | None = None) -> Jo
     source = Source(text, path)
     script = parse_script(text)
     return Job(source, directives_of(source, script, config), script, config.profile)
+
+
+def _completed_elsewhere(d: Diagnostic, prov: Provenance) -> Diagnostic:
+    """``d`` as info, its message naming the reason, when its rule rests on a resource that
+    the file's provenance says another program supplies (facts/provenance.py)."""
+    if d.severity > Severity.INFO and RULES[d.code].rests_on & prov.supplies:
+        d.severity = Severity.INFO
+        d.message += f" (info only: {prov.reason})"
+    return d
 
 
 def _merge_repeats(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -121,7 +121,10 @@ FAILING: dict[str, tuple[str, ...]] = {
         "SB407-0-bad", "SB407-1-bad", "SB407-2-bad", "SB408-0-bad", "SB408-1-bad", "SB408-2-bad",
         "cases/CP01", "cases/CP02", "cases/CP03", "cases/CP04", "cases/CP05", "SB408-3-bad",
         "SB408-4-bad", "SB409-0-bad", "SB409-1-bad", "SB409-2-bad", "cases/CP07", "cases/CP08",
-        "cases/CP09", "cases/CP10", "SB401-4-bad", "SB607-0-bad", "SB607-1-bad", "SB607-2-bad", "cases/MG06", "cases/MG07",),
+        "cases/CP09", "cases/CP10", "SB401-4-bad", "SB607-0-bad", "SB607-1-bad", "SB607-2-bad", "cases/MG06", "cases/MG07",
+        "SB203-3-bad", "SB203-4-bad", "SB404-6-good", "SB405-1-bad", "SB405-2-bad", "SB405-3-bad",
+        "SB405-5-good", "SB405-6-good", "SB405-7-good", "SB408-6-good", "SB408-7-good",
+        "SB409-3-good", "SB409-4-good", "SB408-8-good",),
     "export-split": (
         "SB401-1-bad", "SB401-2-bad", "SB216-2-bad", "SB401-4-bad",),
     "bash-c-var": (

@@ -34,7 +34,8 @@ def _config(keys: dict[str, str]) -> Config:
     return Config(profile=Profile(slurm_version=keys.get("slurm-version", Profile().slurm_version),
                                   pyxis=pyxis, megatron_core=keys.get("megatron-core"),
                                   enroot=keys.get("enroot"),
-                                  gpus_per_node=int(gpus) if gpus else None))
+                                  gpus_per_node=int(gpus) if gpus else None,
+                                  constrain_devices=keys.get("constrain-devices") != "false"))
 
 
 def test_every_rule_has_a_page_with_examples():

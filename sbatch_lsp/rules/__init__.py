@@ -32,6 +32,9 @@ PAGES = "rules_pages"
 #: what a rule's fixes may be: none, only safe ones, only unsafe ones, or either (DESIGN.md
 #: "Fixes"); the page header's ``**Fix:**`` starts with the same words
 FIX_KINDS = ("none", "safe", "unsafe", "safe or unsafe")
+#: the resources a rule's findings may rest on (:attr:`Rule.rests_on`)
+RESOURCES = frozenset({"nodes", "ntasks", "ntasks-per-node", "gpus", "cpus-per-task",
+                       "partition"})
 
 Check = Callable[..., Iterable[Diagnostic]]
 F = TypeVar("F", bound=Check)
@@ -49,6 +52,10 @@ class Rule:
     summary: str
     fix: str
     check: Check | None
+    #: the resources (``nodes``, ``ntasks``, ``ntasks-per-node``, ``gpus``, ``cpus-per-task``,
+    #: ``partition``) whose absence or value its findings rest on: when the file's provenance
+    #: says another program supplies one (a template, a launcher next to it), they drop to info
+    rests_on: frozenset[str] = frozenset()
 
     @property
     def fix_applicabilities(self) -> frozenset[str]:
@@ -76,17 +83,20 @@ def _register(r: Rule) -> None:
     a programming error (ValueError at import time)."""
     if r.fix not in FIX_KINDS:
         raise ValueError(f"{r.code}: fix={r.fix!r} is not one of {FIX_KINDS}")
+    if not r.rests_on <= RESOURCES:
+        raise ValueError(f"{r.code}: rests_on names {sorted(r.rests_on - RESOURCES)}; known: "
+                         f"{sorted(RESOURCES)}")
     if r.code in RULES or any(o.name == r.name for o in RULES.values()):
         raise ValueError(f"{r.code} {r.name}: code or name registered twice")
     RULES[r.code] = r
 
 
 def rule(code: str, name: str, severity: Severity, summary: str, *,
-         fix: str = "none") -> Callable[[F], F]:
+         fix: str = "none", rests_on: Iterable[str] = ()) -> Callable[[F], F]:
     """Register the decorated ``check(job)`` generator as rule ``code`` (``fix``: one of
-    :data:`FIX_KINDS`, the fixes its findings may carry)."""
+    :data:`FIX_KINDS`, the fixes its findings may carry; ``rests_on``: see :class:`Rule`)."""
     def deco(fn: F) -> F:
-        _register(Rule(code, name, severity, summary, fix, fn))
+        _register(Rule(code, name, severity, summary, fix, fn, frozenset(rests_on)))
         return fn
     return deco
 

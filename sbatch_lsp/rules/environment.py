@@ -110,7 +110,8 @@ def _task_text(step) -> str:
 
 
 @rule("SB401", "node-local-cache", Severity.ERROR,
-      "a multi-node job whose data caches are node- or container-local, or unset while used", fix="unsafe")
+      "a multi-node job whose data caches are node- or container-local, or unset while used", fix="unsafe",
+      rests_on=("nodes",))
 def node_local_cache(job):
     """What node 0 writes into a cache must be visible to the other nodes."""
     if not job.multi_node():
@@ -243,7 +244,8 @@ def _export_cache(job, step, var) -> Fix | None:
 
 
 @rule("SB402", "shared-jit-cache", Severity.INFO,
-      "JIT caches (Triton, Inductor) on shared storage: lock contention across ranks")
+      "JIT caches (Triton, Inductor) on shared storage: lock contention across ranks",
+      rests_on=("nodes",))
 def shared_jit_cache(job):
     """Compile caches are written by every rank; on a parallel file system their locks
     serialise start-up (cases S402, N006)."""

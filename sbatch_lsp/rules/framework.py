@@ -68,7 +68,8 @@ def _mul(values: list[int]) -> int:
 
 
 @rule("SB601", "parallelism-divisibility", Severity.ERROR,
-      "Megatron parallel sizes the world cannot hold, or that the heads/query groups do not divide")
+      "Megatron parallel sizes the world cannot hold, or that the heads/query groups do not divide",
+      rests_on=("nodes", "gpus", "ntasks-per-node"))
 def parallelism_divisibility(job):
     """world % (TP·PP·CP); world % (ETP·EP·PP) from Megatron-Core 0.10 (DP % EP before);
     heads % TP; query groups % TP (from 0.16 a multiple or a divisor)."""
@@ -270,7 +271,8 @@ def experts_expert_parallel(job):
 
 
 @rule("SB604", "global-batch-divisibility", Severity.ERROR,
-      "the global batch is not a multiple of micro batch × data-parallel size")
+      "the global batch is not a multiple of micro batch × data-parallel size",
+      rests_on=("nodes", "gpus", "ntasks-per-node"))
 def global_batch_divisibility(job):
     """Megatron-Core's ConstantNumMicroBatchesCalculator asserts global % (micro × DP) == 0
     unless --decrease-batch-size-if-needed; batch-size ramp-up uses another calculator."""

@@ -11,6 +11,7 @@ import re
 
 from .. import options as opts
 from ..facts.control import agents_per_node, job_control
+from ..facts.resources import Strength, gpu_resources
 from ..facts.steps import facts_of
 from ..facts.values import LOCAL_ADDRESS, Place, Scope
 from ..job import parse_count
@@ -20,11 +21,6 @@ from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 from .ports import address_outside_allocation
 
 LOCAL_ADDR = re.compile(r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|::1)$")
-GPU_ENTRY = re.compile(r"^(pretrain_\w+|run_recipe|finetune_\w+|megatron_\w+|nemo_\w+)\.py$",
-                       re.IGNORECASE)
-PREPARATION = re.compile(r"prepare|preprocess|pack|tokeni[sz]e|convert", re.IGNORECASE)
-GPU_PARTITION = re.compile(r"gpu|a100|h100|h200|v100|b200|gh200|gb200", re.IGNORECASE)
-CPU_PARTITION = re.compile(r"cpu", re.IGNORECASE)
 
 
 def _torchrun_sites(job):
@@ -45,7 +41,8 @@ FROM_ALLOCATION = {
 
 
 @rule("SB201", "torchrun-per-task", Severity.ERROR,
-      "torchrun started by an srun step with more than one task per node (EADDRINUSE)", fix="unsafe")
+      "torchrun started by an srun step with more than one task per node (EADDRINUSE)", fix="unsafe",
+      rests_on=("nodes", "ntasks", "ntasks-per-node"))
 def torchrun_per_task(job):
     """A torchrun-style launcher must run once per node; srun inherits the job's task count
     (slurm-facts.md §8, §14)."""
@@ -102,7 +99,8 @@ def _one_task_per_node(step) -> Fix | None:
 
 
 @rule("SB202", "torchrun-multinode-args", Severity.ERROR,
-      "a multi-node torchrun without --nnodes, or without node rank and master address/port", fix="unsafe")
+      "a multi-node torchrun without --nnodes, or without node rank and master address/port", fix="unsafe",
+      rests_on=("nodes",))
 def torchrun_multinode_args(job):
     """torchrun defaults to ``--nnodes=1:1`` and the static rendezvous on 127.0.0.1; a c10d
     ``--rdzv-endpoint`` replaces node rank and master address/port, never ``--nnodes``."""
@@ -254,58 +252,42 @@ def _add_args(job, site, missing) -> Fix | None:
 
 
 @rule("SB203", "missing-gpu-request", Severity.ERROR,
-      "GPU work but no GPU request: Slurm gives the job zero GPUs", fix="unsafe")
+      "GPU work but no GPU request: Slurm gives the job zero GPUs", fix="unsafe",
+      rests_on=("gpus", "partition"))
 def missing_gpu_request(job):
-    """Without --gpus*, --gres=gpu or --tres-per-task=gres/gpu Slurm allocates no GPU (the job
-    sees none even on a GPU partition, unless a site plugin adds them). An ``--exclusive`` job
-    holds all GRES of its nodes, but its srun steps get none they do not request (sbatch(1),
-    srun(1) since 21.08)."""
-    if job.gpu_requested() is not None or job.templated:
+    """GPU work (facts.resources: launchers, GPU tools and code, names) in a job that requests
+    no GPU. With ``--exclusive`` the batch shell sees every GPU of its node, so only GPU work
+    inside an srun step that requests none is reported (the step gets no GPU; with the
+    profile's ``constrain-devices = false`` it can still open them: info)."""
+    res = gpu_resources(job)
+    if res.request is not None or res.cpu_partition or res.steps_request or job.templated:
         return
-    part = job.directives.get("partition")
-    if part and CPU_PARTITION.search(part.value or ""):
-        return
-    if any(k in s.options for s in job.steps for k in ("gpus", "gpus-per-node", "gpus-per-task")) \
-            or any("gpu" in (s.opt("gres") or "") for s in job.steps):
-        return  # the steps ask for their own GPUs
-    strong, medium, weak = [], [], []
-    for site in job.launches:
-        la = site.launch
-        if la.kind == "torchrun" and (la.arg("nproc-per-node") or "gpu") not in ("cpu",):
-            strong.append((la.anchor, f"{la.title} starts GPU workers"))
-        elif la.kind == "python" and la.program and _gpu_entry(la.program[0]):
-            strong.append((la.program[0], "a Megatron/NeMo training entry point"))
-    for cmd in job.script.walk():
-        argv = [w.value or w.text for w in cmd.words]
-        line = " ".join(argv)
-        if argv[:1] == ["nvidia-smi"]:
-            medium.append((cmd.words[0], "nvidia-smi"))
-        elif re.search(r"torch\.cuda|--device[= ]cuda|\.cuda\(\)", line):
-            w = next((w for w in cmd.words if re.search(r"cuda", w.value or w.text)), cmd.words[0])
-            medium.append((w, "uses CUDA"))
-        elif argv[:1] in (["singularity"], ["apptainer"]) and "--nv" in argv or \
-                argv[:2] == ["docker", "run"] and any(a.startswith("--gpus") for a in argv):
-            medium.append((cmd.words[0], "starts a container with GPU access"))
-        elif argv[:2] in (["module", "load"], ["ml", "load"]) or argv[:1] == ["ml"]:
-            if re.search(r"\bcuda\b", line, re.I):
-                weak.append((cmd.words[0], "loads CUDA"))
-    if part and GPU_PARTITION.search(part.value or ""):
-        weak.append((part, "a GPU partition alone allocates no GPU"))
-    evidence = strong + medium + weak
-    if not evidence:
-        return
-    primary = evidence[0][0]
-    related = [Related(w.start, w.end, why) for w, why in evidence[1:]]
-    sev = Severity.ERROR if strong else Severity.WARNING if medium else Severity.INFO
+    uses = list(res.uses)
     message = ("this job uses GPUs but requests none (no --gpus-per-node, --gres=gpu, --gpus or "
                "--gpus-per-task): Slurm allocates zero GPUs and CUDA finds no device")
-    exclusive = job.directives.get("exclusive")
-    if exclusive is not None:
-        sev = min(sev, Severity.WARNING)
-        message = ("this job uses GPUs but requests none: --exclusive gives the job every GPU of "
-                   "its nodes, but an srun step gets none it does not request (srun(1)), so CUDA "
-                   "finds no device inside srun unless the site does not confine devices")
-        related.append(Related(exclusive.start, exclusive.end, "--exclusive"))
+    excl = res.exclusive
+    if excl is not None:
+        uses = [u for u in res.gpu_less_steps_use() if u.strength > Strength.NAME]
+        if not uses:
+            return  # the batch shell sees every GPU of an exclusive node; no step needs one
+        message = ("--exclusive gives the job every GPU of its nodes, and the batch shell sees "
+                   "them, but this srun step requests none and gets none (srun(1) --gres): Slurm "
+                   "sets no CUDA_VISIBLE_DEVICES for it"
+                   + (", and where the site confines devices (cgroup ConstrainDevices) CUDA "
+                      "finds no device" if res.constrain_devices else
+                      "; the profile says devices are not confined, so it may still open them")
+                   + "; request GPUs for the job or the step")
+    if not uses:
+        return
+    primary = uses[0]
+    related = [Related(u.start, u.end, u.why) for u in uses[1:]]
+    sev = {Strength.LAUNCHER: Severity.ERROR, Strength.TOOL: Severity.WARNING,
+           Strength.NAME: Severity.INFO}[primary.strength]
+    if excl is not None:
+        # whether the step can open the devices anyway is the site's (GRES configured for the
+        # GPUs, cgroup ConstrainDevices), which the script does not say: at most a warning
+        related.append(Related(excl.start, excl.end, "--exclusive"))
+        sev = min(sev, Severity.WARNING) if res.constrain_devices else Severity.INFO
     n = None
     for site in job.launches:
         v = site.launch.arg("nproc-per-node")
@@ -322,14 +304,9 @@ def missing_gpu_request(job):
                   fixes=fixes)
 
 
-def _gpu_entry(w) -> bool:
-    """A Megatron/NeMo training script by its file name (not data preparation)."""
-    name = (w.value or w.text).rsplit("/", 1)[-1]
-    return bool(GPU_ENTRY.search(name)) and not PREPARATION.search(name)
-
-
 @rule("SB204", "gpu-count-mismatch", Severity.WARNING,
-      "processes per node differ from the GPUs per node")
+      "processes per node differ from the GPUs per node",
+      rests_on=("gpus", "ntasks-per-node", "nodes"))
 def gpu_count_mismatch(job):
     """torchrun --nproc-per-node, or srun-native tasks per node, against the GPUs per node."""
     gpn = job.gpus_per_node.value
@@ -394,7 +371,8 @@ def _srun_native_mismatch(job, gpn, use):
 
 
 @rule("SB205", "launcher-outside-srun", Severity.ERROR,
-      "a multi-node job whose launcher runs only in the batch shell (node 0 only)")
+      "a multi-node job whose launcher runs only in the batch shell (node 0 only)",
+      rests_on=("nodes",))
 def launcher_outside_srun(job):
     """The batch script runs once, on the first node; only srun starts tasks on the others."""
     if not job.multi_node():
@@ -565,7 +543,8 @@ def _local_address_from_outside(job, step, w, name):
 
 @rule("SB207", "srun-cpus-per-task", Severity.WARNING,
       "steps that lose `--cpus-per-task` because srun does not inherit it (Slurm 22.05–23.02)",
-      fix="unsafe")
+      fix="unsafe",
+      rests_on=("cpus-per-task",))
 def srun_cpus_per_task(job):
     """From 22.05 through 23.02 srun does not read SLURM_CPUS_PER_TASK, so a step gets one CPU
     per task unless it passes ``-c`` or SRUN_CPUS_PER_TASK is exported; 23.11 restored the

@@ -1,0 +1,161 @@
+"""Provenance of the file: is it the job as it will run, or something another program completes?
+
+- a **template**: placeholders that a person or a tool fills in before submitting
+  (``<ACCOUNT>``, ``{{ nodes }}``, ``${{ inputs.gpus }}``, ``@NODES@``), or a header that says so
+  ("this file is a template");
+- a **generator's input**: a file named as a template engine's input (``job.sbatch.j2``,
+  ``run.slurm.in``, ``.tmpl``, ``.template``) or holding template-engine blocks (``{% … %}``);
+- a script whose resources a **launcher next to it** passes on the ``sbatch`` command line
+  (a ``submit.sh`` or ``launch.py`` in the same folder that runs ``sbatch --nodes 4 … FILE``):
+  options given there override the file's ``#SBATCH`` lines (sbatch(1): "options on the command
+  line take precedence over those in the script").
+
+Findings that rest on what the file does not say (a rule's ``rests_on`` options) are then only
+info, and their message names the reason. Sibling files are read only when the linted file is
+on disk, only in its own folder, only Python files and files named like a launcher
+(:data:`LAUNCHER_NAME`), never executed; at most :data:`MAX_SIBLINGS` files of at most
+:data:`MAX_SIBLING_BYTES` each.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+#: placeholders of a template, on a directive or a command line (not in a comment)
+PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*>|\$?\{\{.*?\}\}|@[A-Z][A-Z0-9_]*@|\{%.*?%\}")
+#: a comment near the top that says the file is a template
+TEMPLATE_HEADER = re.compile(r"\b(this|the)\s+(file|script)\s+is\s+a\s+template\b|"
+                             r"^#+\s*template\b|\btemplate\s+(file|script)\b", re.IGNORECASE)
+HEADER_LINES = 15
+#: file names of template-engine inputs (Jinja, autoconf/CMake configure_file, Go/mustache)
+GENERATOR_SUFFIXES = (".j2", ".jinja", ".jinja2", ".in", ".tmpl", ".tpl", ".template",
+                      ".mustache")
+MAX_SIBLINGS = 16
+MAX_SIBLING_BYTES = 256 * 1024
+#: the sibling files read as possible launchers: Python files and scripts named like one
+LAUNCHER_NAME = re.compile(r"submit|launch|run|start|sweep|queue|schedul", re.IGNORECASE)
+#: sbatch command-line options -> the resource they set (the names rules' ``rests_on`` use)
+RESOURCE_OF = {"-N": "nodes", "--nodes": "nodes", "-n": "ntasks", "--ntasks": "ntasks",
+               "--ntasks-per-node": "ntasks-per-node", "-c": "cpus-per-task",
+               "--cpus-per-task": "cpus-per-task", "-G": "gpus", "--gpus": "gpus",
+               "--gpus-per-node": "gpus", "--gpus-per-task": "gpus", "--gres": "gpus",
+               "--exclusive": "gpus", "-p": "partition", "--partition": "partition"}
+#: every resource (a template or a generator may fill in any of them)
+ANY = frozenset(RESOURCE_OF.values())
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where the job's resources may come from besides this file: ``kind`` (``template``,
+    ``generator input``, ``launcher``), ``reason`` (a clause for messages), the span of the
+    evidence in this file (0, 0 when it is elsewhere) and the resources supplied
+    (:data:`RESOURCE_OF` values)."""
+
+    kind: str
+    reason: str
+    start: int
+    end: int
+    supplies: frozenset[str]
+
+
+def provenance_of(text: str, path: str) -> Provenance | None:
+    """The provenance of the script ``text`` linted as ``path`` (None: nothing says another
+    program completes it). A sibling launcher is looked for only when ``path`` is a file on
+    disk; unreadable siblings are skipped."""
+    return _template(text) or _generator_input(text, path) or _launcher(path)
+
+
+def _template(text: str) -> Provenance | None:
+    pos = 0
+    for n, line in enumerate(text.splitlines(keepends=True)):
+        stripped = line.lstrip()
+        comment = stripped.startswith("#") and not stripped.startswith("#SBATCH")
+        if comment and n < HEADER_LINES and TEMPLATE_HEADER.search(stripped):
+            return Provenance("template", "the file says it is a template", pos,
+                              pos + len(line.rstrip("\n")), ANY)
+        m = None if comment else PLACEHOLDER.search(line)
+        if m is not None and not m.group(0).startswith("{%"):
+            return Provenance("template", f"the file is a template (`{m.group(0)}` is a "
+                              "placeholder filled in before submission)", pos + m.start(),
+                              pos + m.end(), ANY)
+        pos += len(line)
+    return None
+
+
+def _generator_input(text: str, path: str) -> Provenance | None:
+    if path.lower().endswith(GENERATOR_SUFFIXES):
+        return Provenance("generator input", f"{Path(path).name} is a generator's input, not "
+                          "the script that is submitted", 0, 0, ANY)
+    m = re.search(r"\{%.*?%\}", text)
+    if m is not None:
+        return Provenance("generator input", "the file holds template-engine blocks "
+                          f"(`{m.group(0)[:40]}`): a generator's input", m.start(), m.end(), ANY)
+    return None
+
+
+def _launcher(path: str) -> Provenance | None:
+    try:
+        me = Path(path)
+        if not me.is_file():
+            return None
+        siblings = sorted(p for p in me.parent.iterdir() if p != me and (
+            p.suffix == ".py" or LAUNCHER_NAME.search(p.name)) and p.is_file())
+    except OSError:
+        return None
+    for sib in siblings[:MAX_SIBLINGS]:
+        try:
+            if sib.stat().st_size > MAX_SIBLING_BYTES:
+                continue
+            text = sib.read_text("utf-8", errors="replace")
+        except OSError:
+            continue
+        supplied = submitted_options(text, me.name)
+        if supplied:
+            names = ", ".join(sorted(supplied))
+            return Provenance("launcher", f"{sib.name} next to it submits it with its own "
+                              f"sbatch options ({names})", 0, 0, frozenset(supplied))
+    return None
+
+
+def submitted_options(text: str, name: str) -> set[str]:
+    """The resources (:data:`RESOURCE_OF` values) that ``sbatch`` command lines in ``text`` (a
+    shell or Python launcher) set for the script named ``name``: the options between ``sbatch``
+    and that name, read as shell words or as the string literals of a Python list."""
+    out: set[str] = set()
+    for line in _joined_lines(text):
+        if "sbatch" not in line or name not in line:
+            continue
+        words = _words(line)
+        for k, w in enumerate(words):
+            if w.rsplit("/", 1)[-1] != "sbatch":
+                continue
+            rest = words[k + 1:]
+            if not any(w.rsplit("/", 1)[-1] == name for w in rest):
+                continue
+            for opt in rest:
+                if opt.rsplit("/", 1)[-1] == name:
+                    break
+                key = opt.split("=", 1)[0]
+                if key in RESOURCE_OF:
+                    out.add(RESOURCE_OF[key])
+                elif re.fullmatch(r"-[NncGp]\S+", key):  # -N2
+                    out.add(RESOURCE_OF[key[:2]])
+    return out
+
+
+def _joined_lines(text: str) -> list[str]:
+    """The lines of ``text`` with backslash continuations joined."""
+    return text.replace("\\\n", " ").splitlines()
+
+
+def _words(line: str) -> list[str]:
+    """A line as words: a Python call or list (``["sbatch", "-N", "2", f]``) by its string
+    literals and bare names, anything else as shell words (unbalanced quotes: split on blanks)."""
+    if re.search(r"[\[\](),]", line):
+        return [a or b for a, b in re.findall(r"""["']([^"'\n]*)["']|([^\s"',\[\]()]+)""", line)]
+    try:
+        return shlex.split(line, comments=True)
+    except ValueError:
+        return line.split()

@@ -1,0 +1,179 @@
+"""GPU resources and GPU work: what the job requests, what `--exclusive` gives, and which
+commands use GPUs, in the batch shell or in an srun step's tasks.
+
+Slurm facts:
+
+- Without ``--gpus*``, ``--gres=gpu`` or ``--tres-per-task=gres/gpu`` Slurm allocates no GPU,
+  even on a GPU partition (sbatch(1) ``--gpus``, ``--gres``; a site ``job_submit`` plugin may
+  add them).
+- ``--exclusive``: "the job is allocated all CPUs and GRES on all nodes in the allocation"
+  (sbatch(1) ``--exclusive``), so the batch shell sees every GPU of its node; but a step "is
+  allocated all of the generic resources that have been requested by the job, except those
+  implicitly requested when a job is exclusive" (srun(1) ``--gres``, Slurm 22.05 and later):
+  an srun step that requests no GPU gets none, and Slurm sets no ``CUDA_VISIBLE_DEVICES`` for
+  it. Whether such a step can still open the devices depends on the site's cgroup
+  ``ConstrainDevices`` (cgroup.conf(5)); the profile key ``constrain-devices`` says (default
+  true: it cannot).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+
+from ..directives import OptionUse
+from ..job import Job, Step
+from ..shell.model import Command, Word
+from .wrappers import base, unwrap
+
+#: Megatron-LM / NeMo training entry points by file name (data preparation is not training)
+GPU_ENTRY = re.compile(r"^(pretrain_\w+|run_recipe|finetune_\w+|megatron_\w+|nemo_\w+)\.py$",
+                       re.IGNORECASE)
+PREPARATION = re.compile(r"prepare|preprocess|pack|tokeni[sz]e|convert", re.IGNORECASE)
+GPU_PARTITION = re.compile(r"gpu|a100|h100|h200|v100|b200|gh200|gb200", re.IGNORECASE)
+CPU_PARTITION = re.compile(r"cpu", re.IGNORECASE)
+#: Python code that touches CUDA (``python -c "import torch; torch.cuda…"``, ``x.cuda()``)
+CUDA_CODE = re.compile(r"torch\.cuda|\.cuda\(\)")
+#: a part of an environment module's name that says CUDA (``cuda/12.1``, ``CUDA``,
+#: ``TensorFlow/1.11.0-…-cuda-9.1-python3``; not ``cudnn`` nor ``openmpi/…/cuda_aware_gcc``)
+CUDA_MODULE_PART = re.compile(r"^cuda\d*$", re.IGNORECASE)
+#: what ``--device`` names when it is a GPU
+CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$", re.IGNORECASE)
+STEP_GPU_OPTIONS = ("gpus", "gpus-per-node", "gpus-per-task")
+
+
+class Strength(IntEnum):
+    """How sure a piece of evidence makes GPU work: a name (a partition, a CUDA module), a GPU
+    tool or code, a GPU launcher."""
+
+    NAME = 1
+    TOOL = 2
+    LAUNCHER = 3
+
+
+@dataclass(frozen=True)
+class GpuUse:
+    """One piece of evidence of GPU work: the text (character offsets), what it is, how strong,
+    and the srun step whose tasks run it (None: the batch shell, or a partition name)."""
+
+    start: int
+    end: int
+    why: str
+    strength: Strength
+    step: Step | None
+
+
+@dataclass(frozen=True)
+class GpuResources:
+    """The job's GPU request, the steps that ask for their own, ``--exclusive``, the site's
+    device confinement and the evidence of GPU work, strongest first."""
+
+    request: OptionUse | None
+    steps_request: bool
+    exclusive: OptionUse | None
+    cpu_partition: bool
+    constrain_devices: bool
+    uses: tuple[GpuUse, ...]
+
+    def gpu_less_steps_use(self) -> list[GpuUse]:
+        """The evidence of GPU work inside srun steps that request no GPU themselves."""
+        return [u for u in self.uses if u.step is not None and not step_requests_gpus(u.step)]
+
+
+def gpu_resources(job: Job) -> GpuResources:
+    """The GPU facts of ``job``, computed once per Job."""
+    return job.derived(_build)
+
+
+def step_requests_gpus(step: Step) -> bool:
+    """Whether an srun step asks for GPUs itself (``--gpus*``, ``--gres=gpu…``)."""
+    return any(k in step.options for k in STEP_GPU_OPTIONS) or "gpu" in (step.opt("gres") or "")
+
+
+def _build(job: Job) -> GpuResources:
+    part = job.directives.get("partition")
+    uses = sorted([*_launcher_uses(job), *_command_uses(job)],
+                  key=lambda u: (-u.strength, u.start))
+    if part is not None and GPU_PARTITION.search(part.value or ""):  # the weakest: last
+        uses.append(GpuUse(part.start, part.end, "a GPU partition alone allocates no GPU",
+                           Strength.NAME, None))
+    return GpuResources(
+        request=job.gpu_requested(),
+        steps_request=any(step_requests_gpus(s) for s in job.steps),
+        exclusive=job.directives.get("exclusive"),
+        cpu_partition=part is not None and bool(CPU_PARTITION.search(part.value or "")),
+        constrain_devices=job.profile.constrain_devices,
+        uses=tuple(uses))
+
+
+def _launcher_uses(job: Job) -> Iterator[GpuUse]:
+    """torchrun-style launchers that start GPU workers, and Megatron/NeMo training scripts."""
+    for site in job.launches:
+        la = site.launch
+        if la.kind == "torchrun" and (la.arg("nproc-per-node") or "gpu") != "cpu":
+            yield GpuUse(la.anchor.start, la.anchor.end, f"{la.title} starts GPU workers",
+                         Strength.LAUNCHER, site.step)
+        elif la.kind == "python" and la.program and _gpu_entry(la.program[0]):
+            w = la.program[0]
+            yield GpuUse(w.start, w.end, "a Megatron/NeMo training entry point",
+                         Strength.LAUNCHER, site.step)
+
+
+def _gpu_entry(w: Word) -> bool:
+    name = base(w)
+    return bool(GPU_ENTRY.search(name)) and not PREPARATION.search(name)
+
+
+def _commands(job: Job) -> Iterator[tuple[Command, Step | None]]:
+    """Every command with the srun step whose tasks run it (None: the batch shell); srun
+    commands themselves are not listed (their task view is)."""
+    by_srun = {id(s.command): s for s in job.steps}
+    seen: set[int] = set()
+    for s in job.steps:
+        for c in s.task_commands:
+            seen.add(id(c))
+            yield c, s
+    for cmd in job.script.walk():
+        if id(cmd) in seen or id(cmd) in by_srun or not cmd.words:
+            continue
+        yield cmd, next((by_srun[id(a)] for a in cmd.ancestors() if id(a) in by_srun), None)
+
+
+def _command_uses(job: Job) -> Iterator[GpuUse]:
+    """GPU tools and code, one predicate per word: ``nvidia-smi``, CUDA in Python code,
+    ``--device cuda``, a container started with GPU access, a CUDA module loaded."""
+    for cmd, step in _commands(job):
+        # the command as written (a container wrapper such as `singularity exec --nv` is GPU
+        # evidence itself), then what it runs through its wrappers
+        found = None
+        for words in (cmd.words, unwrap(cmd.words)):
+            if words and found is None:
+                values = [w.value if w.value is not None else w.text for w in words]
+                found = _tool(base(words[0]), words, values)
+        if found is not None:
+            w, why, strength = found
+            yield GpuUse(w.start, w.end, why, strength, step)
+
+
+def _tool(name: str, words: list[Word], values: list[str]) -> tuple[Word, str, Strength] | None:
+    if name == "nvidia-smi":
+        return words[0], "nvidia-smi", Strength.TOOL
+    if name in ("singularity", "apptainer") and "--nv" in values:
+        return words[0], "starts a container with GPU access", Strength.TOOL
+    if name in ("docker", "podman") and values[1:2] == ["run"] and \
+            any(v.startswith(("--gpus", "--device=nvidia")) for v in values):
+        return words[0], "starts a container with GPU access", Strength.TOOL
+    if name in ("module", "ml"):
+        loads = values[2:] if values[1:2] in (["load"], ["add"]) else \
+            values[1:] if name == "ml" else []
+        if any(CUDA_MODULE_PART.match(part) for v in loads for part in re.split(r"[-/.]", v)):
+            return words[0], "loads CUDA", Strength.NAME
+        return None
+    for k, v in enumerate(values):
+        if CUDA_CODE.search(v):
+            return words[k], "uses CUDA", Strength.TOOL
+        if v == "--device" and k + 1 < len(values) and CUDA_DEVICE.match(values[k + 1]) or \
+                v.startswith("--device=") and CUDA_DEVICE.match(v.split("=", 1)[1]):
+            return words[k], "uses CUDA", Strength.TOOL
+    return None

@@ -1,0 +1,87 @@
+"""facts/resources.py: GPU work and `--exclusive` as Slurm does it, and SB203 reading them.
+
+sbatch(1) --exclusive: the job holds all GRES of its nodes (the batch shell sees them); srun(1)
+--gres: a step gets the job's GRES "except those implicitly requested when a job is exclusive";
+cgroup.conf(5) ConstrainDevices decides whether a GPU-less step can still open the devices."""
+from __future__ import annotations
+
+from sbatch_lsp.config import Config, Profile
+from sbatch_lsp.diagnostics import Severity
+from sbatch_lsp.facts.resources import Strength, gpu_resources
+from sbatch_lsp.lint import job_of, lint
+
+HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+LAUNCH = ('srun torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d '
+          '--rdzv-endpoint="$MASTER_ADDR:29500" train.py\n')
+
+
+def sb203(text: str, constrain: bool = True) -> list:
+    cfg = Config(profile=Profile(constrain_devices=constrain))
+    return [d for d in lint(text, "j.sbatch", cfg).diagnostics if d.code == "SB203"]
+
+
+def test_gpu_work_is_attributed_to_the_step_or_the_batch_shell():
+    text = HEAD + "nvidia-smi\nsrun bash -c 'python -c \"import torch; torch.cuda.init()\"'\n" + LAUNCH
+    res = gpu_resources(job_of(text, "j.sbatch"))
+    where = [(text[u.start:u.end], u.strength, u.step is not None) for u in res.uses]
+    assert ("torchrun", Strength.LAUNCHER, True) in where
+    assert ("nvidia-smi", Strength.TOOL, False) in where
+    assert any(w.startswith('"import torch') and s is Strength.TOOL and in_step
+               for w, s, in_step in where)
+    assert [u.strength for u in res.uses] == sorted((u.strength for u in res.uses), reverse=True)
+
+
+def test_exclusive_step_without_gpus_is_a_warning_where_devices_are_confined():
+    """The step gets no GPU; whether it can open them anyway is the site's (GRES configured,
+    ConstrainDevices), which the script does not say: a warning, not an error."""
+    text = HEAD + "#SBATCH --exclusive\n" + LAUNCH
+    [d] = sb203(text)
+    assert d.severity is Severity.WARNING and text[d.start:d.end] == "torchrun"
+    assert "--exclusive" in d.message and "CUDA_VISIBLE_DEVICES" in d.message
+    assert any(r.message == "--exclusive" for r in d.related)
+    [d] = sb203(text, constrain=False)
+    assert d.severity is Severity.INFO and "not confined" in d.message
+
+
+def test_exclusive_batch_shell_work_or_no_srun_step_gets_no_finding():
+    one = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --exclusive\n"
+    assert sb203(one + "torchrun --standalone --nproc-per-node=8 train.py\n") == []
+    assert sb203(one + "nvidia-smi\npython train.py --device cuda\n") == []
+    # an srun step that asks for its own GPUs is fine too
+    assert sb203(HEAD + "#SBATCH --exclusive\n" + LAUNCH.replace("srun ", "srun --gpus-per-node=8 ")) == []
+
+
+def test_exclusive_cpu_only_job_gets_no_finding():
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --exclusive\n#SBATCH --cpus-per-task=64\n"
+            "srun python preprocess_data.py --workers 64\n")
+    assert sb203(text) == []
+
+
+def test_without_exclusive_the_strength_sets_the_severity():
+    assert [d.severity for d in sb203(HEAD + LAUNCH)] == [Severity.ERROR]
+    assert [d.severity for d in sb203(HEAD + "srun python train.py --device=cuda:0\n")] == \
+        [Severity.WARNING]
+    assert [d.severity for d in sb203(HEAD + "module load cuda/12.4\nsrun ./a.out\n")] == \
+        [Severity.INFO]
+    assert [d.severity for d in sb203(HEAD + "module load TF/2.1-cuda-11.2\nsrun ./a.out\n")] \
+        == [Severity.INFO]
+    assert sb203(HEAD + "module load cudnn-cpu gcc\nsrun ./a.out\n") == []
+    assert sb203(HEAD + "module load openmpi/4.0.1/cuda_aware_gcc\nsrun ./a.out\n") == []
+    # a container wrapper with GPU access is evidence even though it wraps another command
+    assert [d.severity for d in sb203(HEAD + "singularity exec --nv img.sif bash -c 'python t.py'\n")] \
+        == [Severity.WARNING]
+    assert sb203(HEAD + "#SBATCH --gres=gpu:8\n" + LAUNCH) == []
+
+
+def test_constrain_devices_profile_key(tmp_path):
+    from sbatch_lsp.config import ConfigError, load_file
+
+    (tmp_path / ".sbatch-lint.toml").write_text("[profile]\nconstrain-devices = false\n")
+    assert load_file(tmp_path / ".sbatch-lint.toml").profile.constrain_devices is False
+    assert Profile().constrain_devices is True
+    (tmp_path / ".sbatch-lint.toml").write_text('[profile]\nconstrain-devices = "no"\n')
+    try:
+        load_file(tmp_path / ".sbatch-lint.toml")
+        raise AssertionError("a string constrain-devices loaded")
+    except ConfigError as exc:
+        assert "constrain-devices" in str(exc)
