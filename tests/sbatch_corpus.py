@@ -159,7 +159,8 @@ def cases() -> list[tuple[str, bytes]]:
     shorts = {o["short"]: n for n, o in table.items() if o["short"] and o["in_22_05"]}
     #: companions some options need to pass sbatch's other client checks
     companion = {"gpus-per-socket": "--sockets-per-node=2", "ntasks-per-gpu": "--gpus=2",
-                 "ntasks-per-tres": "--gpus=2", "mem-per-gpu": "--gpus=1"}
+                 "ntasks-per-tres": "--gpus=2", "mem-per-gpu": "--gpus=1",
+                 "gpus-per-task": "--ntasks=2"}
     # 1. every value-taking option: valid and invalid values, in both spellings
     for name, (good, bad) in VALUES.items():
         if name in SKIPPED:

@@ -64,6 +64,10 @@ DOCUMENTED = {
                        "gres plugin of the local slurm.conf (\"Invalid generic resource (gres) "
                        "specification\"); its validity depends on the cluster's GresTypes, so "
                        "sbatch-lint does not judge gres names",
+    "combo-gpus-per-task-alone": "`--gpus-per-task` with no task count in the file: sbatch "
+                                 "refuses the file alone, but `sbatch -n N FILE` is accepted "
+                                 "(22.05.8, tests/slurm/test_tasks.py), so SB106 reports an info: "
+                                 "the count may come from the command line (rules/SB106.md)",
 }
 
 
