@@ -46,6 +46,14 @@ ERROR = re.compile(r"^(?:sbatch: )?(?:error|fatal): (.*)$", re.M)
 #: src/sbatch/sbatch.c prints "allocation failure: <reason>" when slurm_job_will_run fails)
 FAILED = re.compile(r"^(?:sbatch: )?(?:error: )?(?:Batch job submission failed|allocation failure)"
                     r": (.*)$", re.M)
+#: sbatch could not reach a controller at all (no slurm.conf, no DNS SRV record, the controller
+#: down): its own messages (src/common/read_config.c "Could not establish a configuration
+#: source", src/api/ "Unable to contact slurm controller (connect failure)", "Zero Bytes were
+#: transmitted or received", "Socket timed out on send/recv operation"). Not an answer about the
+#: job: the check stops with a LiveError.
+UNREACHED = re.compile(r"Could not establish a configuration source|Unable to contact slurm "
+                       r"controller|Zero Bytes were transmitted or received|Socket timed out on "
+                       r"send/recv|fetch_config: DNS SRV lookup failed|Connection refused")
 
 #: Slurm's error-table reasons (src/common/slurm_errno.c, 22.05-25.05) -> the options they are
 #: about, in the order to look for a directive that sets one
@@ -147,11 +155,16 @@ def read_answer(status: int, output: str) -> Answer:
     """The :class:`Answer` in sbatch's output (unmasked: the caller masks). Accepted when the
     start line is there; otherwise the reason is the site's own message when one came before
     sbatch's ``Batch job submission failed: …`` line, else that line's reason, else the last
-    error line, else the whole output's last line."""
+    error line, else the whole output's last line. Raises :class:`LiveError` when sbatch
+    reached no controller (:data:`UNREACHED`), so no answer about the job exists."""
     start = ACCEPTED.search(output)
     if start and status == 0:
         return Answer(True, start.group(0).removeprefix("sbatch: "))
     failed = [m.group(1).strip() for m in FAILED.finditer(output)]
+    if not failed and UNREACHED.search(output):
+        lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+        raise LiveError("sbatch --test-only reached no controller (nothing was asked about this "
+                        f"job): {lines[-1] if lines else 'no output'}")
     errors = [m.group(1).strip() for m in ERROR.finditer(output)
               if m.group(1).strip() and not FAILED.match(m.group(0))]
     site = [e for e in errors if e not in failed]

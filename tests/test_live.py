@@ -163,3 +163,34 @@ def test_cli_without_sbatch_exits_2_with_one_line(tmp_path):
     run = _cli("--live", str(job), env=env)
     assert run.returncode == 2
     assert "live check: sbatch is not on PATH" in run.stderr and "Traceback" not in run.stderr
+
+
+#: what an installed sbatch with no slurm.conf and no DNS SRV record prints (Slurm 22.05.8)
+UNCONFIGURED = ("sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n"
+                "sbatch: error: fetch_config: DNS SRV lookup failed\n"
+                "sbatch: error: _establish_config_source: failed to fetch config\n"
+                "sbatch: fatal: Could not establish a configuration source\n")
+
+
+@pytest.mark.parametrize("answer", [
+    UNCONFIGURED,
+    "sbatch: error: Unable to contact slurm controller (connect failure)\n",
+])
+def test_an_unreached_controller_is_no_answer_about_the_job(fake, tmp_path, answer):
+    """sbatch that reached no controller says nothing about the job: the check stops (exit 2
+    in the CLI) instead of reporting a refusal on line 1."""
+    fake(1, answer)
+    with pytest.raises(live.LiveError, match="reached no controller"):
+        live.check(SCRIPT, str(tmp_path / "job.sbatch"))
+    job = tmp_path / "job.sbatch"
+    job.write_text(SCRIPT)
+    run = _cli("--live", "--no-cache", str(job), env=dict(os.environ))
+    assert run.returncode == 2 and "reached no controller" in run.stderr
+    assert "SB790" not in run.stdout and "Traceback" not in run.stderr
+
+
+def test_a_refusal_naming_the_controller_is_still_a_refusal():
+    """A controller that answers "Batch job submission failed: …" did answer."""
+    a = live.read_answer(1, "sbatch: error: Batch job submission failed: Invalid partition name "
+                            "specified\n")
+    assert not a.accepted and a.reason == "Invalid partition name specified"
