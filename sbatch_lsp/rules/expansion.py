@@ -257,6 +257,10 @@ def _overwritten_by_launchers(job, name: str) -> bool:
     exported batch-shell value reaches nothing the script shows."""
     if name not in TORCHRUN_WORKER_ENV | IGNORED_BY_LAUNCHERS:
         return False
+    if name in IGNORED_BY_LAUNCHERS and any(
+            e.name == name for c in job.script.walk() if c.name not in ("echo", "printf")
+            for w in c.all_words() for e in w.expansions):
+        return False  # the script passes it on itself (`--node-rank=$NODE_RANK`)
     steps = facts_of(job).steps
     if not steps or any(s.launcher not in TORCHRUN_FAMILY for s in steps):
         return False
