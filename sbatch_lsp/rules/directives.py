@@ -258,7 +258,11 @@ SITE_PLUGINS = {"image": "Shifter", "volume": "Shifter", "module": "Shifter",
                 "environment": "CSCS container engine (pyxis)", "ear": "EAR",
                 "ear-policy": "EAR", "ear-cpufreq": "EAR", "ear-verbose": "EAR",
                 "ear-user-db": "EAR", "ear-learning": "EAR", "ear-tag": "EAR",
-                "ear-policy-th": "EAR", "ear-mpi-dist": "EAR"}
+                "ear-policy-th": "EAR", "ear-mpi-dist": "EAR",
+                # Paderborn PC2's Noctua FPGA link plugin (PC2 documentation "FPGA link
+                # configuration"), and the quota types of Shanghai AI Laboratory's Slurm build
+                # (reserved/spot/auto; seen in the corpus review, tests/corpus_review/facts.tsv)
+                "fpgalink": "PC2 FPGA-link", "quotatype": "Shanghai AI Laboratory quota"}
 
 
 def _srun_only(use) -> str | None:

@@ -116,6 +116,8 @@ def early_expanded_task_variable(job):
     reread = {x.start for s in job.steps for sc in s.task_scripts if sc.kind != "split"
               for c in sc.walk() for w in c.all_words() for x in w.early}
     launch_of = {id(s.command): s.launch for s in job.launches}
+    step_of = {id(c): s for s in job.steps for c in [s.command, *s.task_commands]}
+    single = {id(f.step) for f in facts_of(job).steps if f.layout.tasks == 1}
     # 1. words of srun steps and of task scripts that carry batch-shell values
     for cmd in job.script.walk():
         in_task = id(cmd) in task_cmds or id(cmd) in srun_cmds
@@ -130,6 +132,8 @@ def early_expanded_task_variable(job):
                 sev = _sink(name, e, launch_of.get(id(cmd)))
                 if sev is None:
                     continue
+                if id(step_of.get(id(cmd))) in single:
+                    sev = Severity.INFO  # one task: the batch shell's value is its own
                 h = flow.hit(e, sev, w, f"reaches {name or 'this task command'} as the batch "
                              "shell's value")
                 if e.quoting != DOUBLE or (cmd.script is job.script and e.start not in reread):
@@ -151,7 +155,8 @@ def early_expanded_task_variable(job):
             if sev is None:
                 continue
             if job.exported(a.name) and sev is Severity.ERROR and job.steps and \
-                    not _overwritten_by_launchers(job, a.name):
+                    not _overwritten_by_launchers(job, a.name) and \
+                    not all(id(st) in single for st in job.steps):
                 h = flow.hit(e, Severity.ERROR, a.value,
                              f"exported as {a.name}, which every task inherits with this value")
             else:
@@ -241,11 +246,21 @@ TORCHRUN_WORKER_ENV = frozenset({"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORL
 TORCHRUN_FAMILY = frozenset({"torchrun", "accelerate", "colossalai"})
 
 
+#: read by no torchrun-style launcher (torch/distributed/run.py takes --node-rank or
+#: PET_NODE_RANK and gives its workers GROUP_RANK; accelerate takes --machine_rank)
+IGNORED_BY_LAUNCHERS = frozenset({"NODE_RANK"})
+
+
 def _overwritten_by_launchers(job, name: str) -> bool:
     """Whether every step starts a torchrun-style launcher that sets ``name`` for its workers
-    and no task command string reads it: then an exported batch-shell value reaches nothing."""
-    if name not in TORCHRUN_WORKER_ENV:
+    (or, for ``NODE_RANK``, never reads it) and no task command string reads it: then an
+    exported batch-shell value reaches nothing the script shows."""
+    if name not in TORCHRUN_WORKER_ENV | IGNORED_BY_LAUNCHERS:
         return False
+    if name in IGNORED_BY_LAUNCHERS and any(
+            e.name == name for c in job.script.walk() if c.name not in ("echo", "printf")
+            for w in c.all_words() for e in w.expansions):
+        return False  # the script passes it on itself (`--node-rank=$NODE_RANK`)
     steps = facts_of(job).steps
     if not steps or any(s.launcher not in TORCHRUN_FAMILY for s in steps):
         return False
