@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 from dataclasses import dataclass, field
 
 BOM = "\ufeff"
@@ -23,6 +24,24 @@ def is_job_script(text: str, path: str | None = None) -> bool:
 
 class BinaryInputError(ValueError):
     """Raised by :func:`decode` for input that is not text (NUL-heavy or undecodable)."""
+
+
+class InputTooLarge(OSError):
+    """A file or standard input longer than the reader's bound."""
+
+
+def read_bounded(path: str, limit: int) -> bytes:
+    """The bytes of ``path`` (``-``: standard input), at most ``limit`` bytes. Raises
+    :class:`InputTooLarge` ("larger than N MiB") beyond that, and OSError when the file cannot
+    be read."""
+    if path == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+    else:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise InputTooLarge(f"larger than {limit // (1024 * 1024)} MiB")
+    return data
 
 
 def decode_with_encoding(data: bytes) -> tuple[str, str]:

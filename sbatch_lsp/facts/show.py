@@ -16,7 +16,7 @@ from typing import Any
 
 from ..config import Config, ConfigError, find_config, load_file
 from ..secrets import Masker, credential_name, credential_values, mask
-from ..source import BinaryInputError, decode_with_encoding
+from ..source import BinaryInputError, decode_with_encoding, read_bounded
 from .steps import Facts, StepFacts, facts_of
 
 SCHEMA_VERSION = 1
@@ -118,14 +118,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read(path: str) -> str:
-    if path == "-":
-        data = sys.stdin.buffer.read(MAX_BYTES + 1)
-    else:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise OSError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
-    return decode_with_encoding(data)[0]
+    return decode_with_encoding(read_bounded(path, MAX_BYTES))[0]
 
 
 def facts_for(text: str, path: str, config: Config | None = None) -> Facts:

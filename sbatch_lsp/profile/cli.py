@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..atomic import replace_file
 from ..config import ConfigError, from_table
+from ..source import InputTooLarge, read_bounded
 from .readers import ProfileInputError, SlurmText, read_text
 from .site import build
 from .writer import to_toml
@@ -52,13 +53,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read(path: str) -> str:
-    if path == "-":
-        data = sys.stdin.buffer.read(MAX_BYTES + 1)
-    else:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise ProfileInputError(f"{path}: larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    try:
+        data = read_bounded(path, MAX_BYTES)
+    except InputTooLarge as exc:
+        raise ProfileInputError(f"{path}: {exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
