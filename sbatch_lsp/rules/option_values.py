@@ -348,8 +348,10 @@ def output_pattern(job):
         found = {letter for letter, _ in letters}
         if "a" in found and not array:
             yield finding("SB113", *span,
-                          f"`%a` in `--{name}` without `--array`: the job is not an array, so "
-                          "`%a` becomes 4294967294")
+                          f"`%a` in `--{name}` without `--array`: unless the job is submitted "
+                          "as an array (`sbatch --array=…` on the command line, which the "
+                          "script does not show), `%a` becomes 4294967294",
+                          Severity.INFO)
         if name == "input" or value.lower() in ("/dev/null", "none"):
             continue
         if array and not found & {"a", "j", "J"}:
