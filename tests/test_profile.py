@@ -39,6 +39,7 @@ def _profile(*files: Path) -> str:
     ("slurm-22.05.8-node.txt", "nodes", 2),
     ("slurm-22.05.8-node-oneline.txt", "nodes", 2),
     ("aris-partition.txt", "partitions", 1),
+    ("slurm-23.02-node.txt", "nodes", 1),
     ("slurm-24.05-node.txt", "nodes", 1),
     ("slurm-25.05-node.txt", "nodes", 1),
     ("slurm-25.11-node.txt", "nodes", 1),
@@ -105,6 +106,16 @@ def test_typed_gpus_features_and_partitions_from_nodes_alone():
     assert site.partitions["compute100"].gpu_types == ["nvidia-rtx-3090"]
     none = build([_read("slurm-25.11-node.txt")]).partitions["all"]
     assert none.gpus_per_node == 0 and none.gpu_types is None  # Gres=(null): no GPUs
+
+
+def test_slurm_23_02_node_features_memory_and_no_gpus():
+    rec = _read("slurm-23.02-node.txt").records[0]
+    assert rec["Version"] == "23.02.7" and rec["CPUEfctv"] == "256"
+    zen4 = build([_read("slurm-23.02-node.txt")]).partitions["cpu_zen4"]
+    assert (zen4.total_nodes, zen4.mem_per_node) == (1, 644096)  # RealMemory, not CfgTRES mem=629G
+    assert zen4.features == ["amd_cpu", "rack17", "zen4"]
+    assert zen4.gpus_per_node == 0 and zen4.gpu_types is None  # Gres=(null), no gres/gpu in CfgTRES
+    assert zen4.max_time is None and not zen4.default  # node records say nothing of limits
 
 
 def test_tres_sum_only_without_node_data_and_marked_derived():
