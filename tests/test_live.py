@@ -1,6 +1,6 @@
 """The live check without a cluster (issue 15 item 3): what is sent, how answers are read and
 anchored, and the clear messages when sbatch is missing or silent. A stand-in ``sbatch`` on PATH
-records its standard input and prints a canned answer; tests/slurm/test_live.py asks the real
+records its standard input and prints a canned answer; tests/slurm/test_live_cluster.py asks the real
 controller."""
 from __future__ import annotations
 

@@ -187,7 +187,7 @@ def test_from_cluster_without_scontrol(monkeypatch, tmp_path, capsys):
 
 def test_from_cluster_reads_what_scontrol_prints(monkeypatch, tmp_path, capsys):
     """A stand-in scontrol on PATH prints the saved 22.05.8 output: --from-cluster reads it
-    like the files (the real cluster is tests/slurm/test_profile.py)."""
+    like the files (the real cluster is tests/slurm/test_profile_cluster.py)."""
     fake = tmp_path / "scontrol"
     fake.write_text("#!/bin/sh\ncat \"%s/slurm-22.05.8-$2.txt\"\n" % DATA)
     fake.chmod(0o755)

@@ -20,12 +20,20 @@ pytestmark = pytest.mark.timeout(900)
 
 EDITORS = ROOT / "tests" / "editors"
 def _cases_with_a_fix():
-    """Case files with a finding that has a fix: (case, code, its first fix)."""
+    """Case files with a finding that has a fix: (case, code, its first fix). The finding is
+    the first whose code no other finding of the file has: the editor scripts find it by code,
+    and editors order findings of one code as they like (eglot lists line 9 before line 8)."""
     out = []
-    for name in ("F001.sbatch", "F013.sbatch"):
+    for name in ("F001.sbatch", "F013.sbatch", *sorted(p.name for p in CASES.glob("F*.sbatch"))):
+        if len(out) == 2:
+            break
+        if any(c == name for c, _, _ in out):
+            continue
         text = (CASES / name).read_text()
-        for d in lint(text, name).diagnostics:
-            if d.fixes:
+        diags = lint(text, name).diagnostics
+        codes = [d.code for d in diags]
+        for d in diags:
+            if d.fixes and codes.count(d.code) == 1:
                 out.append((name, d.code, d.fixes[0]))
                 break
     return out

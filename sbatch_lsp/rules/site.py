@@ -9,7 +9,7 @@ of partitions means any of them may take the job: a limit is reported only when 
 slurm.conf(5)). Each finding sits at the directive to edit, the partition as related evidence.
 
 What the controller does (slurm.conf(5) EnforcePartLimits, squeue(1) JOB REASON CODES; observed
-with Slurm 22.05.8 on the project's cluster tier, tests/slurm/test_profile.py):
+with Slurm 22.05.8 on the project's cluster tier, tests/slurm/test_profile_cluster.py):
 
 - an unknown partition: always refused, "Batch job submission failed: Invalid partition name
   specified";

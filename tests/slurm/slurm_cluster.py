@@ -16,7 +16,7 @@ Layout (all state under one temporary directory, nothing touches /etc/slurm or t
   ``debug`` has no time limit, ``short`` a ``MaxTime`` of 10 minutes, and partition limits are
   enforced at submission (``EnforcePartLimits=ALL``, so ``sbatch --test-only`` refuses a breach);
   a ``job_submit/lua`` filter refuses only jobs marked ``--comment=sbl-live-filter``, as a site's
-  filter does, with its own message (both for tests/slurm/test_live.py).
+  filter does, with its own message (both for tests/slurm/test_live_cluster.py).
 
 The addresses come from 198.18.0.0/15 (RFC 2544, reserved for benchmarking network devices) and
 exist only inside these namespaces: the host, and any network beyond it, never sees them.
@@ -98,7 +98,7 @@ PartitionName=short Nodes=node[1-2] MaxTime=00:10:00 State=UP
 GRES_CONF = "NodeName=node[1-2] Name=gpu File={dir}/dev/nvidia[0-1]\n"
 
 # a site job_submit filter (job_submit/lua reads job_submit.lua beside slurm.conf): it refuses
-# only jobs marked --comment=sbl-live-filter, with its own message (tests/slurm/test_live.py)
+# only jobs marked --comment=sbl-live-filter, with its own message (tests/slurm/test_live_cluster.py)
 JOB_SUBMIT_LUA = """\
 function slurm_job_submit(job_desc, part_list, submit_uid)
    if job_desc.comment == "sbl-live-filter" then
