@@ -219,7 +219,10 @@ def check(text: str, path: str, config: Config | None = None, result: LintResult
     status, output = ask(header(text, block), timeout, folder if folder and
                          os.path.isdir(folder) else None)
     masker = result.masker if result is not None else Masker.of(text, find_secrets(text))
-    raw = read_answer(status, output)
+    try:
+        raw = read_answer(status, output)
+    except LiveError as exc:  # it quotes sbatch's output, which may echo a directive's value
+        raise LiveError(masker.text(str(exc))) from None
     answer = Answer(raw.accepted, masker.text(raw.message),
                     None if raw.reason is None else masker.text(raw.reason))
     start, end = anchor(raw, block, source)

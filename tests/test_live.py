@@ -194,3 +194,14 @@ def test_a_refusal_naming_the_controller_is_still_a_refusal():
     a = live.read_answer(1, "sbatch: error: Batch job submission failed: Invalid partition name "
                             "specified\n")
     assert not a.accepted and a.reason == "Invalid partition name specified"
+
+
+def test_an_unreached_controller_message_is_masked(fake, tmp_path):
+    """The "reached no controller" message quotes sbatch's last line, which may echo a
+    directive's value: a token there is masked like every other output."""
+    token = "hf_" + "Zx9Wv8Ut7Sr6Qp5On4Ml3Kj2Ih1Gf0EdCb"
+    fake(1, f"sbatch: error: Unable to contact slurm controller (connect failure) {token}\n")
+    script = SCRIPT.replace("#SBATCH --nodes=2", f"#SBATCH --nodes=2\n#SBATCH --comment={token}")
+    with pytest.raises(live.LiveError, match="reached no controller") as err:
+        live.check(script, str(tmp_path / "job.sbatch"))
+    assert token not in str(err.value)
