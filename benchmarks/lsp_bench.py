@@ -67,8 +67,11 @@ async def open_documents(client: LanguageClient, wait_for, count: int = 50) -> N
         await wait_for(uri, 1)
 
 
-async def main(rounds: int) -> None:
-    client = LanguageClient("lsp-bench", "1")
+async def started_client(name: str, timeout: float):
+    """A client of a fresh ``sbatch-lsp`` over stdio, initialised: (client, ``wait_for(uri,
+    version)`` -> the ``perf_counter()`` time that version's diagnostics arrived (waiting at most
+    ``timeout`` seconds for each publish), the server's pid)."""
+    client = LanguageClient(name, "1")
     published: dict[tuple[str, int], float] = {}
     arrived = asyncio.Event()
 
@@ -77,16 +80,21 @@ async def main(rounds: int) -> None:
         published[(params.uri, params.version)] = time.perf_counter()
         arrived.set()
 
-    async def wait_for(uri, version):
+    async def wait_for(uri: str, version: int) -> float:
         while (uri, version) not in published:
             arrived.clear()
-            await asyncio.wait_for(arrived.wait(), 300)
+            await asyncio.wait_for(arrived.wait(), timeout)
         return published[(uri, version)]
 
     await client.start_io(sys.executable, "-m", "sbatch_lsp.server")
-    pid = client._server.pid
+    pid = client._server.pid  # type: ignore[union-attr]
     await client.initialize_async(t.InitializeParams(capabilities=t.ClientCapabilities(),
                                                      root_uri=ROOT.as_uri()))
+    return client, wait_for, pid
+
+
+async def main(rounds: int) -> None:
+    client, wait_for, pid = await started_client("lsp-bench", 300)
     client.initialized(t.InitializedParams())
     base_rss = rss_kib(pid)
     for lines in (300, 5000):

@@ -24,10 +24,9 @@ import time
 from pathlib import Path
 
 from lsprotocol import types as t
-from pygls.lsp.client import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lsp_bench import ROOT, open_documents, pct, rss_kib, script
+from lsp_bench import open_documents, pct, rss_kib, script, started_client
 
 
 def load() -> str:
@@ -45,25 +44,7 @@ def ts_parser():
 
 async def main(rounds: int, sizes: list[int]) -> None:
     print(f"start: {load()}")
-    client = LanguageClient("typing-bench", "1")
-    published: dict[tuple[str, int], float] = {}
-    arrived = asyncio.Event()
-
-    @client.feature(t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def _on_publish(params: t.PublishDiagnosticsParams):
-        published[(params.uri, params.version)] = time.perf_counter()
-        arrived.set()
-
-    async def wait_for(uri: str, version: int) -> float:
-        while (uri, version) not in published:
-            arrived.clear()
-            await asyncio.wait_for(arrived.wait(), 600)
-        return published[(uri, version)]
-
-    await client.start_io(sys.executable, "-m", "sbatch_lsp.server")
-    pid = client._server.pid  # type: ignore[union-attr]
-    await client.initialize_async(t.InitializeParams(capabilities=t.ClientCapabilities(),
-                                                     root_uri=ROOT.as_uri()))
+    client, wait_for, pid = await started_client("typing-bench", 600)
     client.initialized(t.InitializedParams())
     base_rss = rss_kib(pid)
     parser = ts_parser()
