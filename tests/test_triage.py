@@ -21,6 +21,7 @@ from sbatch_lsp.triage import LogError, triage, triage_text
 from sbatch_lsp.triage.categories import CATEGORIES
 from sbatch_lsp.triage.cli import main
 from sbatch_lsp.triage.reading import clean, parse_time, split_prefixes
+from sbatch_lsp.triage.report import format_text
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "logs"
@@ -71,8 +72,8 @@ def test_cascade_and_exit_codes_of_an_oom() -> None:
     assert obj["first_failure"] == {"rank": 13, "node": "gpu-a100-002", "path": "job.log",
                                     "line": obj["root_cause"]["line"], "confidence": "certain"}
     codes = {x["code"]: x for x in obj["exit_codes"]}
-    assert "SIGTERM" in codes["-15"]["meaning"] and codes["-15"]["tasks"] == [0, 8]
-    assert codes["1"]["tasks"] == [0, 1, 13]  # srun tasks 0 and 1, torchelastic rank 13
+    assert "SIGTERM" in codes["-15"]["meaning"] and (codes["-15"]["tasks"], codes["-15"]["ranks"]) == ([], [0, 8])
+    assert (codes["1"]["tasks"], codes["1"]["ranks"]) == ([0, 1], [13])  # srun tasks, torch rank
 
 
 def test_timestamps_order_several_files(tmp_path: Path) -> None:
@@ -295,3 +296,42 @@ def test_through_the_subcommand_dispatch(capsys) -> None:
     obj = json.loads(capsys.readouterr().out)
     check_schema(obj)
     assert obj["root_cause"]["line"] == 51 and [r["code"] for r in obj["rules"]] == ["SB302"]
+
+
+def test_node_of_a_rank_from_torchelastic_host_record() -> None:
+    """A ``[rank1]:`` traceback names no host; torchelastic's record for rank 1 does (torch
+    2.x ``ChildFailedError`` table: ``host : … rank : 1 (local_rank: 1)``), and srun's echo counts
+    the node's agent as task 0: the node is the record's host, task 0 and rank 1 stay apart."""
+    lines = [
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/workspace/train.py", line 61, in main',
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2024-12-01_12:00:02",
+        "  host      : gpu-node-7",
+        "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : 1 (pid: 1301)",
+        "srun: error: gpu-node-7: task 0: Exited with exit code 1",
+        "srun: error: gpu-node-8: task 1: Exited with exit code 1",
+    ]
+    log = "".join(line + "\n" for line in lines)
+    report = triage_text(log, "job.log")
+    obj = report.to_json()
+    assert (obj["first_failure"]["rank"], obj["first_failure"]["node"]) == (1, "gpu-node-7")
+    assert obj["exit_codes"] == [{"code": "1", "meaning": obj["exit_codes"][0]["meaning"],
+                                  "tasks": [0, 1], "ranks": [1]}]
+    assert "[srun tasks 0,1; ranks 1]" in format_text(report)
+
+
+def test_a_rank_placed_on_two_hosts_gets_no_node() -> None:
+    """Two runs in one log put rank 0 on different hosts: the node is not guessed."""
+    record = ["  time      : 2024-12-01_12:00:0{}", "  host      : {}",
+              "  rank      : 0 (local_rank: 0)", "  exitcode  : 1 (pid: 1)"]
+    log = "[rank0]: RuntimeError: boom\n" + "".join(
+        "Root Cause (first observed failure):\n[0]:\n" +
+        "\n".join(r.format(i) if "time" in r else r.format(h) for r in record) + "\n"
+        for i, h in ((2, "node-a"), (3, "node-b")))
+    obj = triage_text(log, "job.log").to_json()
+    assert obj["first_failure"]["rank"] == 0 and obj["first_failure"]["node"] is None

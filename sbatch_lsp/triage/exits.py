@@ -41,10 +41,13 @@ def meaning(code: str) -> str:
 
 
 def summarise(records: list[ExitRecord]) -> list[dict]:
-    """One ``{code, meaning, tasks}`` per distinct code, in first-seen order; ``tasks`` are srun
-    task ids and torchelastic ranks, sorted, without repeats."""
-    out: dict[str, set[int]] = {}
+    """One ``{code, meaning, tasks, ranks}`` per distinct code, in first-seen order, each list
+    sorted without repeats: ``tasks`` are srun's task ids (``srun: error: node: task 3: …``;
+    under a launcher such as torchrun a task is a node's agent, not a rank), ``ranks`` the
+    global ranks torchelastic's reports name (``rank : 5 (local_rank: 1)``)."""
+    out: dict[str, tuple[set[int], set[int]]] = {}
     for r in records:
-        out.setdefault(r.code, set()).update(r.tasks)
-    return [{"code": code, "meaning": meaning(code), "tasks": sorted(tasks)}
-            for code, tasks in out.items()]
+        tasks, ranks = out.setdefault(r.code, (set(), set()))
+        (ranks if r.source == "torchelastic" else tasks).update(r.tasks)
+    return [{"code": code, "meaning": meaning(code), "tasks": sorted(tasks),
+             "ranks": sorted(ranks)} for code, (tasks, ranks) in out.items()]

@@ -49,11 +49,17 @@ def _after(e: Evidence, stop: Evidence, key) -> bool:
 
 
 def node_of(e: Evidence, scan: Scan) -> str | None:
-    """The node of ``e``: its own, or the node srun's echo places its task on."""
+    """The node of ``e``: its own, the node srun's echo places its task on, or the one host
+    torchelastic's reports name for its global rank (a ``[rank5]:`` traceback carries no host;
+    the agent's ``host : … rank : 5`` record does)."""
     if e.node:
         return e.node
-    if e.where.task is not None:
-        return scan.task_nodes.get(e.where.task)
+    if e.where.task is not None and e.where.task in scan.task_nodes:
+        return scan.task_nodes[e.where.task]
+    if e.rank is not None:
+        hosts = scan.rank_nodes.get(e.rank, set())
+        if len(hosts) == 1:
+            return next(iter(hosts))
     return None
 
 

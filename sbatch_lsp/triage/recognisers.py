@@ -170,11 +170,15 @@ class _Stream:
 @dataclass
 class Scan:
     """Everything the recognisers found in a job's logs: evidence in reading order, the exit
-    records, srun's task → node map, each file's line count, and stack dumps per stream."""
+    records, srun's task → node map, torchelastic's rank → hosts map, each file's line count,
+    and stack dumps per stream."""
 
     evidence: list[Evidence] = field(default_factory=list)
     exits: list[ExitRecord] = field(default_factory=list)
     task_nodes: dict[int, str] = field(default_factory=dict)
+    #: global rank → the hosts torchelastic's reports name for it (one, unless the log holds
+    #: several runs that placed the rank differently)
+    rank_nodes: dict[int, set[str]] = field(default_factory=dict)
     line_counts: dict[str, int] = field(default_factory=dict)
     dumps: dict[tuple, tuple[list[tuple[str, LogLine]], LogLine]] = field(default_factory=dict)
     #: evidence kept per category (the rest is counted, not kept: bounded memory)
@@ -309,6 +313,8 @@ class Scanner:
         if rm:
             rank, local = int(rm.group(1)), int(rm.group(2))
         host = f.get("host") or ln.host
+        if rank is not None and host:
+            self.scan.rank_nodes.setdefault(rank, set()).add(host)
         self.scan.exits.append(ExitRecord(code, [rank] if rank is not None else [], host,
                                           "torchelastic"))
         cat = "sigterm" if code in ("-15", "143") else "launcher-report"

@@ -106,8 +106,9 @@ def format_text(report: Report, color: bool = False) -> str:
     if obj["exit_codes"]:
         out.append(f"{bold}exit codes{off}:")
         for x in obj["exit_codes"]:
-            tasks = ",".join(map(str, x["tasks"])) or "-"
-            out.append(f"  {x['code']:>13}  {x['meaning']} [tasks/ranks {tasks}]")
+            who = "; ".join(f"{label} {','.join(map(str, x[key]))}" for label, key in
+                            (("srun tasks", "tasks"), ("ranks", "ranks")) if x[key])
+            out.append(f"  {x['code']:>13}  {x['meaning']}" + (f" [{who}]" if who else ""))
     if report.script_path:
         if report.rules:
             out.append(f"{bold}in the script{off} {report.script_path}, what explains it:")
