@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING
 
 from . import options as opts
 from .directives import DirectiveBlock, OptionUse
+from .facts import argv
 from .facts.exports import Exports
 from .facts.layout import count_of, gpu_count, parse_count
 from .facts.values import expand_arrays
 from .facts.wrappers import MAX_WRAPPERS, base, skip_wrapper, wrapper_at
-from .launchers import Launch, find_launch, option_value
+from .launchers import Launch, find_launch
 from .shell.model import Command, Script, Word
 from .shell.parse import shell_string_index
 from .source import Source
@@ -240,8 +243,8 @@ class Job:
         k = _find_srun(words) if words else None
         if k is None:
             return None
-        options, option_words, hidden, i = _read_srun_options(
-            words, k + 1, opts.srun_options(), opts.SRUN_SHORT, self._may_hold_options)
+        options, option_words, hidden, i = _read_srun_options(words, k + 1,
+                                                              self._may_hold_options)
         step = Step(cmd, words[k], options, option_words, words[i:], hidden)
         self._task(step, cmd, i)
         self._layout(step)
@@ -398,45 +401,29 @@ def _find_srun(words: list[Word]) -> int | None:
     return None
 
 
-def _read_srun_options(words, start, table, shorts, may_hold_options=lambda w: True):
-    """srun's getopt (``+`` mode): options until the first non-option word.
+def _read_srun_options(words: list[Word], start: int, may_hold_options: Callable[[Word], bool]
+                       ) -> tuple[dict[str, Word], dict[str, Word], list[Word], int]:
+    """srun's getopt_long (``+`` mode, src/srun/opt.c): options until the first non-option word.
 
     Returns (canonical name -> value word, canonical name -> option word, the bare expansions
-    met in option position, index of the command).
-    Long names are resolved by unique prefix like getopt_long. A value joined to its option
-    (``--ntasks=4``, ``-n4``) becomes a Word of its own covering just the value.
+    met in option position, index of the command). Long names are resolved by unique prefix
+    like getopt_long; the walk itself is :func:`facts.argv.walk`.
     """
-    options: dict[str, Word] = {}
-    option_words: dict[str, Word] = {}
-    hidden: list[Word] = []
-    short_names = {o.short: o.long for o in table.values() if o.short}
+    o = argv.walk(words, start, _srun_lookup, "getopt", may_hold_options)
+    return o.values, o.words, o.hidden, o.end
 
-    i = start
-    while i < len(words):
-        w = words[i]
-        v = w.value if w.value is not None else w.text
-        if v == "--":
-            i += 1
-            break
-        if w.bare_expansion and i + 1 < len(words) and may_hold_options(w):
-            hidden.append(w)  # `srun ${AUTO_RESUME} -l torchrun …`: options we cannot see
-            i += 1
-            continue
-        if not v.startswith("-") or v == "-":
-            break
-        if v.startswith("--"):
-            name, eq, val = v[2:].partition("=")
-            res = opts.resolve_long(name, table)
-            name = res.canonical or name
-            # an option srun does not know is assumed to take the next word as its value
-            takes = res.option.arg == "required" if res.option else not eq
-            value = w.tail(w.text.find("=") + 1, val) if eq else None
-        else:
-            letter = v[1:2]
-            name = short_names.get(letter, letter)
-            name = opts.ALIASES.get(name, name)
-            takes = shorts.get(letter, True)
-            value = w.tail(2, v[2:]) if takes and len(v) > 2 else None
-        option_words[name] = w
-        options[name], i = option_value(words, i, value, takes)
-    return options, option_words, hidden, i
+
+def _srun_lookup(name: str, long: bool) -> tuple[str, bool | None]:
+    """srun's option ``name``: its canonical long name and whether it takes a required argument
+    (None: srun does not know it; srun refuses it, the walk guesses)."""
+    table = opts.srun_options()
+    if long:
+        res = opts.resolve_long(name, table)
+        return res.canonical or name, (res.option.arg == "required" if res.option else None)
+    long_name = _srun_shorts().get(name, name)
+    return opts.ALIASES.get(long_name, long_name), opts.SRUN_SHORT.get(name)
+
+
+@cache
+def _srun_shorts() -> dict[str, str]:
+    return {o.short: o.long for o in opts.srun_options().values() if o.short}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .facts.argv import walk
 from .facts.wrappers import base as _base
 from .facts.wrappers import unwrap
 from .shell.model import Word
@@ -38,6 +39,20 @@ ALIASES = {
     "deepspeed": {"num-nodes": "nnodes", "num-gpus": "nproc-per-node", "node-rank": "node-rank",
                   "master-addr": "master-addr", "master-port": "master-port",
                   "hostfile": "hostfile", "include": "include", "launcher": "launcher"},
+}
+#: the store_true flags of the launchers whose other options all take a value: accelerate
+#: (accelerate/commands/launch.py launch_command_parser), deepspeed
+#: (deepspeed/launcher/runner.py parse_args), colossalai (colossalai/cli/launcher/__init__.py)
+FLAGS = {
+    "accelerate": frozenset({
+        "cpu", "multi-gpu", "tpu", "ipex", "mps", "use-deepspeed", "use-fsdp", "use-megatron-lm",
+        "use-xpu", "quiet", "q", "no-python", "module", "m", "debug", "same-network",
+        "dynamo-use-fullgraph", "dynamo-use-dynamic", "tpu-use-cluster", "downcast-bf16",
+        "enable-cpu-affinity"}),
+    "deepspeed": frozenset({
+        "no-python", "no-local-rank", "module", "force-multi", "save-pid", "elastic-training",
+        "bind-cores-to-rank", "no-ssh", "no-ssh-check"}),
+    "colossalai": frozenset({"m", "module"}),
 }
 PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 TORCHRUN_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "launch"}
@@ -84,52 +99,22 @@ class Launch:
 
 def _with_options(kind: str, flavour: str, argv: list[Word], start: int,
                   known: dict[str, bool] | None, aliases: dict[str, str] | None) -> Launch:
-    """A Launch whose options are read from ``argv[start:]`` (``--opt value``/``--opt=value``)
-    up to the first non-option, which starts the program. A bare ``$ARGS`` or
-    ``"${ARGS[@]}"`` among them is kept in ``hidden``: it may hold any option."""
-    args: dict[str, Word] = {}
-    hidden: list[Word] = []
-    words = argv
-    i = start
-    while i < len(words):
-        w = words[i]
-        if w.bare_expansion and i + 1 < len(words):
-            hidden.append(w)
-            i += 1
-            continue
-        v = w.value
-        if v is None:
-            if w.text.startswith("--"):
-                v = w.text
-            else:
-                break
-        if v == "--":
-            i += 1
-            break
-        if not v.startswith("-") or v == "-":
-            break
-        name, eq, val = v.lstrip("-").partition("=")
+    """A Launch whose options are read from ``argv[start:]`` as argparse reads them
+    (:func:`facts.argv.walk`) up to the first non-option, which starts the program. A bare
+    ``$ARGS`` or ``"${ARGS[@]}"`` among them is kept in ``hidden``: it may hold any option.
+    ``known`` maps option names to whether they take a value (None: the launcher's options are
+    not listed, each is read as taking the next word unless that word is an option)."""
+
+    def lookup(name: str, long: bool) -> tuple[str, bool | None]:
         key = name.replace("_", "-")
         if aliases is not None:
             key = aliases.get(key, key)
-        takes = None if known is None else known.get(key, known.get(name, None))
-        if takes is None:  # an option we do not know takes the next word unless it is an option
-            takes = not eq and i + 1 < len(words) and not (words[i + 1].value or "x").startswith("-")
-        inline = w.tail(w.text.find("=") + 1, val) if eq else None
-        args[key], i = option_value(words, i, inline, takes)
-    return Launch(kind, flavour, argv[0], argv, args, argv[i:], hidden)
+        if known is not None:
+            return key, known.get(key, known.get(name))
+        return key, False if name.replace("_", "-") in FLAGS.get(flavour, ()) else None
 
-
-def option_value(words: list[Word], i: int, inline: Word | None,
-                 takes: bool) -> tuple[Word, int]:
-    """The value of the option ``words[i]`` and the index after it: its ``inline`` value
-    (``--opt=v``, ``-n4``), else the next word when the option takes one, else the option word
-    itself (a flag)."""
-    if inline is not None:
-        return inline, i + 1
-    if takes and i + 1 < len(words):
-        return words[i + 1], i + 2
-    return words[i], i + 1
+    o = walk(argv, start, lookup, "argparse", lambda w: True)
+    return Launch(kind, flavour, argv[0], argv, o.values, argv[o.end:], o.hidden)
 
 
 def find_launch(words: list[Word]) -> Launch | None:

@@ -427,7 +427,9 @@ def option_spacing(text: str) -> Variant | None:
         launcher_at = LAUNCHER_WORD.search(line.text)
         srun_at = SRUN_WORD.search(line.text)
         program = _srun_program(text, line.start + srun_at.end()) if srun_at else None
-        for m in re.finditer(r"(?<=[\s'\"])--([a-z][a-z0-9_-]*)=(?=[^\s'\"-])", line.text):
+        # a value that is literal, or a double-quoted expansion (`--nproc-per-node="$N"` ->
+        # `--nproc-per-node "$N"`: the parsers take a non-literal next word as the value)
+        for m in re.finditer(r"(?<=[\s'\"])--([a-z][a-z0-9_-]*)=(?=[^\s'\"-]|\"\$)", line.text):
             launcher = launcher_at is not None and m.start() > launcher_at.start()
             if not launcher and (srun_at is None or m.start() < srun_at.start() or
                                  program is None or line.start + m.start() > program):
@@ -747,6 +749,8 @@ REWRITES: dict[str, tuple[str, Callable[[str], Variant | None]]] = {
     "timeout": ("wrappers", wrapper("timeout 3h ")),
     "nohup": ("wrappers", wrapper("nohup ")),
     "env": ("wrappers", wrapper("env ")),
+    # an option value that is not literal: the wrapper takes it as the value (facts/argv.py)
+    "nsys-var": ("wrappers", wrapper('nsys profile -o "$NSYS_OUT" ')),
     "function": ("the launch moved into a function", into_function),
     "bash-c-var": ("a variable run by bash -c", command_string_variable),
     "launch-array": ("an array of options", launcher_arguments_array),

@@ -12,13 +12,10 @@ command is a string: the shell model parses that string as a nested script, so i
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ..shell.model import Word
-
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-
+from .argv import walk
 
 @dataclass(frozen=True)
 class Wrapper:
@@ -101,26 +98,17 @@ def wrapper_at(words: list[Word], i: int) -> Wrapper | None:
 
 def skip_wrapper(words: list[Word], i: int, w: Wrapper) -> int:
     """Index of the word after wrapper ``w`` starting at ``words[i]``: past its name (and
-    subcommand), its options (and their values), ``NAME=value`` words when it takes them, and
-    its positional words."""
-    i += 2 if w.sub else 1
-    while i < len(words):
-        v = words[i].value or ""
-        if w.assignments and ASSIGNMENT.match(v):
-            i += 1
-            continue
-        if v == "--":
-            i += 1
-            break
-        if not v.startswith("-") or v == "-":
-            break
-        i += 1
-        if "=" in v or i >= len(words):
-            continue
-        nxt = words[i].value or "-"
-        if (v in w.takes) if w.takes is not None else not nxt.startswith("-"):
-            i += 1
-    return i + w.positionals
+    subcommand), its options and their values as getopt reads them (:func:`argv.walk`; a
+    wrapper whose options are not listed reads each as taking the next word unless it is an
+    option), ``NAME=value`` words when it takes them, and its positional words."""
+
+    def lookup(name: str, long: bool) -> tuple[str, bool | None]:
+        if w.takes is None:
+            return name, None
+        return name, ("--" if long else "-") + name in w.takes
+
+    o = walk(words, i + (2 if w.sub else 1), lookup, "getopt", assignments=w.assignments)
+    return o.end + w.positionals
 
 
 @dataclass

@@ -1,0 +1,138 @@
+"""The one option walker: how a command's own parser reads the options at the front of its argv,
+for srun, the wrappers (``timeout``, ``sudo``, ``nsys profile`` …) and the launchers (torchrun,
+accelerate, deepspeed, colossalai).
+
+Two parser families, and what each does with the word after an option that takes a value:
+
+- **getopt** (srun: ``getopt_long`` in ``src/srun/opt.c`` of Slurm; coreutils ``timeout``,
+  ``env``, ``nice``, ``numactl``, ``sudo``): an option declared ``required_argument`` takes the
+  next word whatever it is, ``-`` or not (glibc ``getopt(3)``: "the next argv-element is
+  the argument"); an ``optional_argument`` is only ever inline (``--opt=v``); short options take
+  their value joined (``-n4``) or as the next word.
+- **argparse** (torchrun: ``torch/distributed/run.py`` ``get_args_parser``, an
+  ``ArgumentParser`` with ``nargs=None`` value options; accelerate, deepspeed and colossalai
+  parse with argparse too): an option that takes a value consumes the next word unless that word
+  looks like an option (starts with ``-`` and is not a negative number: CPython
+  ``Lib/argparse.py`` ``_parse_optional`` / ``_negative_number_matcher``); then it is an error
+  ("expected one argument"), which we read as a flag so the walk goes on.
+
+A word whose text is not literal (``"$N"``, ``$X``) is a value, not an option, unless its literal
+start is a dash (``-$FLAG``): whatever it expands to at run time, the parser gets one word that
+only a value ever holds in practice. Both families stop at ``--`` and at the first word that is
+not an option (srun runs in ``+`` mode: POSIXLY_CORRECT ordering).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..shell.model import Word
+
+#: a negative number, which argparse reads as a value (``argparse._negative_number_matcher``)
+NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+Style = Literal["getopt", "argparse"]
+#: (name without dashes, long?) -> (the key to store it under, whether it takes a value: True,
+#: False, or None when the parser does not know the option)
+Lookup = Callable[[str, bool], tuple[str, bool | None]]
+
+
+def literal_start(w: Word) -> str:
+    """The word's literal value, or for a word with expansions its text without quotes (the
+    part before the first ``$`` is what it certainly starts with)."""
+    return w.value if w.value is not None else w.text.lstrip("\"'")
+
+
+def looks_like_option(w: Word, style: Style = "getopt") -> bool:
+    """Whether ``w`` is an option word to a ``style`` parser: it starts with ``-`` (literally)
+    and is not ``-`` alone; argparse also reads a negative number as a value (``nice -10`` is an
+    option to getopt)."""
+    v = literal_start(w)
+    return v.startswith("-") and v != "-" and not (style == "argparse" and
+                                                    NEGATIVE_NUMBER.match(v))
+
+
+@dataclass
+class Options:
+    """The options read from the front of an argv: ``values`` maps each option's key to its
+    value word (a flag maps to its own word; an inline ``--opt=v`` / ``-n4`` value is a Word of
+    its own covering just the value), ``words`` maps the key to the option word, ``hidden``
+    holds bare expansions met in option position (``$ARGS``: any options may hide there) and
+    ``end`` is the index of the first word after the options (the command, or ``len(argv)``)."""
+
+    values: dict[str, Word] = field(default_factory=dict)
+    words: dict[str, Word] = field(default_factory=dict)
+    hidden: list[Word] = field(default_factory=list)
+    end: int = 0
+
+
+def takes_next(style: Style, takes: bool | None, nxt: Word) -> bool:
+    """Whether an option with no inline value consumes ``nxt``: getopt's required argument
+    always does; argparse (and an option the parser does not know, in either family) only
+    when ``nxt`` does not look like an option."""
+    if takes is False:
+        return False
+    if takes and style == "getopt":
+        return True
+    return not looks_like_option(nxt, style)
+
+
+def walk(words: list[Word], start: int, lookup: Lookup, style: Style,
+         may_hold_options: Callable[[Word], bool] = lambda w: False,
+         assignments: bool = False) -> Options:
+    """Read options from ``words[start:]`` as a ``style`` parser does, stopping at ``--`` (which
+    is consumed) or at the first non-option word. ``may_hold_options(w)`` says whether a bare
+    expansion in option position is options (kept in ``hidden``) or the command;
+    ``assignments``: ``NAME=value`` words may stand among the options (``env``, ``sudo``)."""
+    out = Options()
+    i = start
+    while i < len(words):
+        w = words[i]
+        if w.bare_expansion and i + 1 < len(words) and may_hold_options(w):
+            out.hidden.append(w)
+            i += 1
+            continue
+        v = literal_start(w)
+        if assignments and ASSIGNMENT.match(v):
+            i += 1
+            continue
+        if v == "--":
+            i += 1
+            break
+        if not looks_like_option(w, style):
+            break
+        if v.startswith("--"):
+            name, eq, val = v[2:].partition("=")
+            key, takes = lookup(name, True)
+            inline = w.tail(w.text.find("=") + 1, val) if eq else None
+        else:
+            key, takes, inline = _short(w, v, lookup)
+        out.words[key] = w
+        if inline is not None:
+            out.values[key], i = inline, i + 1
+        elif i + 1 < len(words) and takes_next(style, takes, words[i + 1]):
+            out.values[key], i = words[i + 1], i + 2
+        else:
+            out.values[key], i = w, i + 1
+    out.end = i
+    return out
+
+
+def _short(w: Word, v: str, lookup: Lookup) -> tuple[str, bool | None, Word | None]:
+    """A one-dash word: a cluster of short options (``-lN2``: ``-l`` then ``-N 2``), where the
+    first letter that takes a value takes the rest of the word, or the next word when it is the
+    last letter. Returns the key and ``takes`` of the option whose value is pending, and its
+    inline value when joined."""
+    for k in range(1, len(v)):
+        key, takes = lookup(v[k], False)
+        if takes is not False:
+            rest = v[k + 1:]
+            return key, takes, (w.tail(k + 1, rest) if rest else None)
+        if k == len(v) - 1:
+            return key, False, None
+    return v[1:], None, None
+
+
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
