@@ -88,7 +88,7 @@ class Profile:
     release the jobs run (``"0.13"``), None when unknown; ``enroot`` the enroot release
     (``"3.5"``), None when unknown; ``ip_local_port_range`` the kernel's ephemeral port range;
     ``constrain_devices``: the site's cgroup.conf has ``ConstrainDevices=yes``, so a step sees
-    only the GPUs Slurm gave it.
+    only the GPUs Slurm gave it; None when the profile does not say.
     """
 
     slurm_version: str = NEWEST_RELEASE
@@ -105,8 +105,8 @@ class Profile:
     enroot: str | None = None
     #: the nodes' ``net.ipv4.ip_local_port_range`` (first, last), both inclusive
     ip_local_port_range: tuple[int, int] = EPHEMERAL_PORTS
-    #: cgroup.conf ConstrainDevices: a step sees only the GPUs Slurm gave it
-    constrain_devices: bool = True
+    #: cgroup.conf ConstrainDevices: a step sees only the GPUs Slurm gave it (None: unknown)
+    constrain_devices: bool | None = None
 
     def default_partition(self) -> str | None:
         """The partition marked ``default = true``, if exactly one is."""

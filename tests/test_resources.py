@@ -25,7 +25,7 @@ def test_gpu_work_is_attributed_to_the_step_or_the_batch_shell():
     res = gpu_resources(job_of(text, "j.sbatch"))
     where = [(text[u.start:u.end], u.strength, u.step is not None) for u in res.uses]
     assert ("torchrun", Strength.LAUNCHER, True) in where
-    assert ("nvidia-smi", Strength.TOOL, False) in where
+    assert ("nvidia-smi", Strength.PROBE, False) in where
     assert any(w.startswith('"import torch') and s is Strength.TOOL and in_step
                for w, s, in_step in where)
     assert [u.strength for u in res.uses] == sorted((u.strength for u in res.uses), reverse=True)
@@ -41,6 +41,28 @@ def test_exclusive_step_without_gpus_is_a_warning_where_devices_are_confined():
     assert any(r.message == "--exclusive" for r in d.related)
     [d] = sb203(text, constrain=False)
     assert d.severity is Severity.INFO and "not confined" in d.message
+
+
+def test_exclusive_step_without_gpus_is_an_info_when_the_site_is_not_known():
+    """The corpus review's false class (NVIDIA, AWS samples on sites without device
+    confinement): what the step can open rests on cgroup.conf and gres.conf, not the script."""
+    text = HEAD + "#SBATCH --exclusive\n" + LAUNCH
+    [d] = [d for d in lint(text, "j.sbatch").diagnostics if d.code == "SB203"]
+    assert d.severity is Severity.INFO and "constrain-devices" in d.message
+
+
+def test_gpu_count_from_the_submitting_environment_is_an_info():
+    """A GPU count the script never sets comes with the submission (a launcher that runs
+    `sbatch --gres=gpu:N … FILE` with NUM_GPUS_PER_NODE=N exported)."""
+    text = HEAD + "WORLD=$((NUM_GPUS_PER_NODE * SLURM_NNODES))\n" + LAUNCH
+    [d] = sb203(text)
+    assert d.severity is Severity.INFO and "$NUM_GPUS_PER_NODE" in d.message
+    # set in the script: the count is the script's own, the error stays
+    assert [d.severity for d in sb203(HEAD + "NUM_GPUS_PER_NODE=8\n" + text[len(HEAD):])] == \
+        [Severity.ERROR]
+    # Slurm's own variables are not the submitter's
+    assert [d.severity for d in sb203(HEAD + "echo $SLURM_GPUS_ON_NODE\n" + LAUNCH)] == \
+        [Severity.ERROR]
 
 
 def test_exclusive_batch_shell_work_or_no_srun_step_gets_no_finding():
@@ -67,9 +89,11 @@ def test_without_exclusive_the_strength_sets_the_severity():
         == [Severity.INFO]
     assert sb203(HEAD + "module load cudnn-cpu gcc\nsrun ./a.out\n") == []
     assert sb203(HEAD + "module load openmpi/4.0.1/cuda_aware_gcc\nsrun ./a.out\n") == []
-    # a container wrapper with GPU access is evidence even though it wraps another command
+    # a container wrapper with GPU access is evidence even though it wraps another command; like
+    # nvidia-smi it is a probe that runs without GPUs (--nv warns and goes on): an info
     assert [d.severity for d in sb203(HEAD + "singularity exec --nv img.sif bash -c 'python t.py'\n")] \
-        == [Severity.WARNING]
+        == [Severity.INFO]
+    assert [d.severity for d in sb203(HEAD + "nvidia-smi\nsrun python t.py\n")] == [Severity.INFO]
     assert sb203(HEAD + "#SBATCH --gres=gpu:8\n" + LAUNCH) == []
 
 
@@ -78,10 +102,37 @@ def test_constrain_devices_profile_key(tmp_path):
 
     (tmp_path / ".sbatch-lint.toml").write_text("[profile]\nconstrain-devices = false\n")
     assert load_file(tmp_path / ".sbatch-lint.toml").profile.constrain_devices is False
-    assert Profile().constrain_devices is True
+    assert Profile().constrain_devices is None  # not known unless the profile says
     (tmp_path / ".sbatch-lint.toml").write_text('[profile]\nconstrain-devices = "no"\n')
     try:
         load_file(tmp_path / ".sbatch-lint.toml")
         raise AssertionError("a string constrain-devices loaded")
     except ConfigError as exc:
         assert "constrain-devices" in str(exc)
+
+
+def test_a_step_gres_that_is_not_literal_still_requests_gpus():
+    """`srun --gres=gpu:volta:$NUM_GPU`: the value is not a literal, its text names gpu."""
+    text = ("#!/bin/bash\n#SBATCH --time=1:00:00\nNUM_GPU=2\n"
+            "srun --gres=gpu:volta:$NUM_GPU bash -c 'nvidia-smi; python -c \"import torch; "
+            "torch.cuda.init()\"'\n")
+    assert sb203(text) == []
+    assert sb203(text.replace("--gres=gpu:volta:$NUM_GPU", "--gres=tmpfs:$N")) != []
+
+
+def _sb204(text: str) -> list:
+    return [(d.severity, d.message) for d in lint(text, "j.sbatch").diagnostics
+            if d.code == "SB204"]
+
+
+def test_gpus_total_over_nodes():
+    """--gpus=N over several nodes: the scheduler chooses the split."""
+    base = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus={}\npython -u run.py\n"
+    [(sev, msg)] = _sb204(base.format(4))
+    assert sev is Severity.INFO and "may split" in msg
+    [(sev, msg)] = _sb204(base.format(5))
+    assert sev is Severity.WARNING and "cannot split 5 GPUs evenly over 2 nodes" in msg
+    # a per-node launcher relies on the split
+    launch = base.format(16).replace("python -u run.py", 'srun --ntasks-per-node=1 bash -c '
+                                     '"torchrun --nnodes=2 --nproc-per-node=8 t.py"')
+    assert [s for s, _ in _sb204(launch)] == [Severity.WARNING]

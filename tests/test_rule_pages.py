@@ -35,7 +35,8 @@ def _config(keys: dict[str, str]) -> Config:
                                   pyxis=pyxis, megatron_core=keys.get("megatron-core"),
                                   enroot=keys.get("enroot"),
                                   gpus_per_node=int(gpus) if gpus else None,
-                                  constrain_devices=keys.get("constrain-devices") != "false"))
+                                  constrain_devices={"true": True, "false": False}.get(
+                                      keys.get("constrain-devices", ""))))
 
 
 def test_every_rule_has_a_page_with_examples():

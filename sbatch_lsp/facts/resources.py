@@ -12,8 +12,13 @@ Slurm facts:
   implicitly requested when a job is exclusive" (srun(1) ``--gres``, Slurm 22.05 and later):
   an srun step that requests no GPU gets none, and Slurm sets no ``CUDA_VISIBLE_DEVICES`` for
   it. Whether such a step can still open the devices depends on the site's cgroup
-  ``ConstrainDevices`` (cgroup.conf(5)); the profile key ``constrain-devices`` says (default
-  true: it cannot).
+  ``ConstrainDevices`` (cgroup.conf(5)) and on whether its gres.conf lists the GPUs at all
+  (without a GRES for them Slurm neither gives nor withholds them); the profile key
+  ``constrain-devices`` says (default: not known).
+- A GPU count the script reads but never sets (``$NUM_GPUS_PER_NODE``, ``$GPUS``) comes from
+  the submitting environment (sbatch's default ``--export=ALL``): whoever sets it decides the
+  job's GPUs, usually on the same ``sbatch`` command line (whose options override the file's
+  ``#SBATCH`` lines, sbatch(1)).
 """
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from ..directives import OptionUse
-from ..job import Job, Step
+from ..job import Count, Job, Step
+from .layout import parse_count
 from ..shell.model import Command, Word
 from .wrappers import base, unwrap
 
@@ -44,12 +50,14 @@ STEP_GPU_OPTIONS = ("gpus", "gpus-per-node", "gpus-per-task")
 
 
 class Strength(IntEnum):
-    """How sure a piece of evidence makes GPU work: a name (a partition, a CUDA module), a GPU
-    tool or code, a GPU launcher."""
+    """How sure a piece of evidence makes GPU work: a name (a partition, a CUDA module), a probe
+    that reports GPUs and runs without them (``nvidia-smi``, a container started with ``--nv``),
+    a GPU tool or code, a GPU launcher."""
 
     NAME = 1
-    TOOL = 2
-    LAUNCHER = 3
+    PROBE = 2
+    TOOL = 3
+    LAUNCHER = 4
 
 
 @dataclass(frozen=True)
@@ -73,12 +81,38 @@ class GpuResources:
     steps_request: bool
     exclusive: OptionUse | None
     cpu_partition: bool
-    constrain_devices: bool
+    constrain_devices: bool | None
     uses: tuple[GpuUse, ...]
+    #: GPU-count variables the script reads and never sets (the submitter's), in order
+    submitted_counts: tuple[str, ...] = ()
 
     def gpu_less_steps_use(self) -> list[GpuUse]:
         """The evidence of GPU work inside srun steps that request no GPU themselves."""
         return [u for u in self.uses if u.step is not None and not step_requests_gpus(u.step)]
+
+
+@dataclass(frozen=True)
+class JobCounts:
+    """The job's counts as sbatch submits them, each with the directive it comes from:
+    ``nodes`` (raised to a ``--nodelist``'s length, lowered to ``--ntasks``: src/sbatch/opt.c
+    ``_opt_verify``), ``gpus_per_node`` (``--gpus-per-node``, ``--gres=gpu:N``,
+    ``--gpus-per-task`` × tasks per node, ``--gpus`` on one node), ``cpus_per_task``, the
+    ``--gpus`` total, and ``tasks_per_gpu``: how many tasks share one GPU on purpose
+    (``--gpu-bind=single:K`` binds K tasks to each GPU, ``--ntasks-per-gpu``: sbatch(1))."""
+
+    nodes: Count
+    gpus_per_node: Count
+    cpus_per_task: Count
+    gpus: OptionUse | None
+    tasks_per_gpu: int | None
+
+
+def job_counts(job: Job) -> JobCounts:
+    """The :class:`JobCounts` of ``job``."""
+    bind = re.match(r"single:(\d+)", job.directives.value("gpu-bind") or "")
+    share = int(bind.group(1)) if bind else parse_count(job.directives.value("ntasks-per-gpu"))
+    return JobCounts(job.nodes, job.gpus_per_node, job.cpus_per_task, job.directives.get("gpus"),
+                     share)
 
 
 def gpu_resources(job: Job) -> GpuResources:
@@ -88,7 +122,10 @@ def gpu_resources(job: Job) -> GpuResources:
 
 def step_requests_gpus(step: Step) -> bool:
     """Whether an srun step asks for GPUs itself (``--gpus*``, ``--gres=gpu…``)."""
-    return any(k in step.options for k in STEP_GPU_OPTIONS) or "gpu" in (step.opt("gres") or "")
+    gres = step.options.get("gres")
+    # the text when the value is not literal (`--gres=gpu:volta:$NUM_GPU` asks for GPUs too)
+    return any(k in step.options for k in STEP_GPU_OPTIONS) or \
+        gres is not None and "gpu" in (gres.value if gres.value is not None else gres.text)
 
 
 def _build(job: Job) -> GpuResources:
@@ -104,7 +141,28 @@ def _build(job: Job) -> GpuResources:
         exclusive=job.directives.get("exclusive"),
         cpu_partition=part is not None and bool(CPU_PARTITION.search(part.value or "")),
         constrain_devices=job.profile.constrain_devices,
-        uses=tuple(uses))
+        uses=tuple(uses), submitted_counts=_submitted_counts(job))
+
+
+#: a variable named like a GPU count (``NUM_GPUS_PER_NODE``, ``GPUS``, ``N_GPU``, ``NGPUS``)
+GPU_COUNT_NAME = re.compile(r"^(?:\w*_)?(?:N|NUM|NB|N_|NUM_)?GPUS?(?:_PER_(?:NODE|TASK))?$",
+                            re.IGNORECASE)
+
+
+def _submitted_counts(job: Job) -> tuple[str, ...]:
+    """GPU-count variables read by the batch script (or a command string it runs) that no
+    assignment of the script sets and Slurm does not set (``SLURM_*``): values from the
+    submitting environment."""
+    assigned = {a.name for a in job.script.assignments}
+    words = [w for cmd in job.script.walk() for w in cmd.words]
+    words += [a.value for a in job.script.assignments if a.value is not None]
+    found: dict[str, None] = {}
+    for w in words:
+        for e in [*w.expansions, *w.early]:
+            if e.name and GPU_COUNT_NAME.match(e.name) and e.name not in assigned and \
+                    not e.name.startswith("SLURM_") and e.quoting not in ("single", "escaped"):
+                found[e.name] = None
+    return tuple(found)
 
 
 def _launcher_uses(job: Job) -> Iterator[GpuUse]:
@@ -158,9 +216,10 @@ def _command_uses(job: Job) -> Iterator[GpuUse]:
 
 def _tool(name: str, words: list[Word], values: list[str]) -> tuple[Word, str, Strength] | None:
     if name == "nvidia-smi":
-        return words[0], "nvidia-smi", Strength.TOOL
+        return words[0], "nvidia-smi", Strength.PROBE
     if name in ("singularity", "apptainer") and "--nv" in values:
-        return words[0], "starts a container with GPU access", Strength.TOOL
+        # --nv binds the host's GPU libraries when there are GPUs, and warns when there are none
+        return words[0], "starts a container with GPU access", Strength.PROBE
     if name in ("docker", "podman") and values[1:2] == ["run"] and \
             any(v.startswith(("--gpus", "--device=nvidia")) for v in values):
         return words[0], "starts a container with GPU access", Strength.TOOL

@@ -60,7 +60,8 @@ class EnvVar:
 class StepFacts:
     """One srun step: the Job's Step, its effective layout, GPUs, container image, launcher
     (``torchrun|accelerate|deepspeed|mpirun|colossalai|srun`` or None), the launch's world size
-    and ranks per node, and the variables reaching its tasks (by name)."""
+    and ranks per node, the variables reaching its tasks (by name) and the CPUs each task gets
+    (None when not known: not a literal, or from an exported ``SRUN_CPUS_PER_TASK``)."""
 
     step: Step
     line: int
@@ -73,6 +74,7 @@ class StepFacts:
     world_size: int | None
     ranks_per_node: int | None
     env: Mapping[str, EnvVar] = field(default_factory=dict)
+    cpus_per_task: int | None = None
 
 
 @dataclass
@@ -161,6 +163,7 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
                       (image.value or image.text) if image is not None else None,
                       launcher, site.launch if site else None, world, per_node)
     facts.env = LazyEnv(job, ev, step)
+    facts.cpus_per_task = request.cpus_per_task
     return facts
 
 

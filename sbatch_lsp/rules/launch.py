@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 from .. import options as opts
-from ..facts.control import agents_per_node, job_control
-from ..facts.resources import Strength, gpu_resources
+from ..facts.control import agents_per_node
+from ..facts.launches import launch_specs
+from ..facts.resources import Strength, gpu_resources, job_counts
 from ..facts.steps import facts_of
 from ..facts.values import LOCAL_ADDRESS, Place, Scope
 from ..job import parse_count
@@ -255,53 +256,75 @@ def _add_args(job, site, missing) -> Fix | None:
       "GPU work but no GPU request: Slurm gives the job zero GPUs", fix="unsafe",
       rests_on=("gpus", "partition"))
 def missing_gpu_request(job):
-    """GPU work (facts.resources: launchers, GPU tools and code, names) in a job that requests
-    no GPU. With ``--exclusive`` the batch shell sees every GPU of its node, so only GPU work
-    inside an srun step that requests none is reported (the step gets no GPU; with the
-    profile's ``constrain-devices = false`` it can still open them: info)."""
+    """GPU work (facts.resources: launchers, GPU tools and code, probes, names) in a job that
+    requests no GPU. With ``--exclusive`` the batch shell sees every GPU of its node, so only GPU
+    work inside an srun step that requests none is reported: the step gets no GPU, and whether
+    it can open them anyway is the site's (cgroup ConstrainDevices, gres.conf): a warning when
+    the profile says devices are confined, else an info. A GPU count read from the submitting
+    environment means the submitter sets the GPUs too: an info."""
     res = gpu_resources(job)
     if res.request is not None or res.cpu_partition or res.steps_request or job.templated:
         return
     uses = list(res.uses)
-    message = ("this job uses GPUs but requests none (no --gpus-per-node, --gres=gpu, --gpus or "
-               "--gpus-per-task): Slurm allocates zero GPUs and CUDA finds no device")
-    excl = res.exclusive
-    if excl is not None:
+    if res.exclusive is not None:
         uses = [u for u in res.gpu_less_steps_use() if u.strength > Strength.NAME]
-        if not uses:
-            return  # the batch shell sees every GPU of an exclusive node; no step needs one
-        message = ("--exclusive gives the job every GPU of its nodes, and the batch shell sees "
-                   "them, but this srun step requests none and gets none (srun(1) --gres): Slurm "
-                   "sets no CUDA_VISIBLE_DEVICES for it"
-                   + (", and where the site confines devices (cgroup ConstrainDevices) CUDA "
-                      "finds no device" if res.constrain_devices else
-                      "; the profile says devices are not confined, so it may still open them")
-                   + "; request GPUs for the job or the step")
     if not uses:
-        return
+        return  # no GPU work; with --exclusive: the batch shell sees every GPU, no step needs one
     primary = uses[0]
     related = [Related(u.start, u.end, u.why) for u in uses[1:]]
-    sev = {Strength.LAUNCHER: Severity.ERROR, Strength.TOOL: Severity.WARNING,
-           Strength.NAME: Severity.INFO}[primary.strength]
-    if excl is not None:
-        # whether the step can open the devices anyway is the site's (GRES configured for the
-        # GPUs, cgroup ConstrainDevices), which the script does not say: at most a warning
-        related.append(Related(excl.start, excl.end, "--exclusive"))
-        sev = min(sev, Severity.WARNING) if res.constrain_devices else Severity.INFO
+    sev = _gpu_work_severity(primary.strength)
+    message = ("this job uses GPUs but requests none (no --gpus-per-node, --gres=gpu, --gpus or "
+               "--gpus-per-task): Slurm allocates zero GPUs and CUDA finds no device")
+    if res.exclusive is not None:
+        message, sev = _exclusive(res.constrain_devices, sev)
+        related.append(Related(res.exclusive.start, res.exclusive.end, "--exclusive"))
+    if res.submitted_counts:
+        names = ", ".join("$" + n for n in res.submitted_counts)
+        message += (f" (unless the submitter passes them: the script reads its GPU count from "
+                    f"{names}, which the submitting environment sets, and sbatch options on the "
+                    "command line override the file's)")
+        sev = Severity.INFO
+    yield finding("SB203", primary.start, primary.end, message, severity=sev, related=related,
+                  fixes=_request_gpus(job))
+
+
+def _gpu_work_severity(strength: Strength) -> Severity:
+    """A GPU launcher is an error, GPU code or tools a warning, a probe that runs without GPUs
+    (nvidia-smi, --nv) or a name (a partition, a CUDA module) an info."""
+    return {Strength.LAUNCHER: Severity.ERROR, Strength.TOOL: Severity.WARNING,
+            Strength.PROBE: Severity.INFO, Strength.NAME: Severity.INFO}[strength]
+
+
+def _exclusive(constrain_devices: bool | None, sev: Severity) -> tuple[str, Severity]:
+    """The message and severity for GPU work in a GPU-less step of an ``--exclusive`` job:
+    at most a warning where the profile says devices are confined, an info elsewhere (the
+    script does not say how the site is configured)."""
+    site = {True: ", and this site confines devices (cgroup ConstrainDevices), so CUDA finds no "
+                  "device",
+            False: "; the profile says devices are not confined, so it may still open them",
+            None: "; where the site confines devices (cgroup ConstrainDevices) and lists the GPUs "
+                  "in gres.conf, CUDA finds no device (the script does not say how the site is "
+                  "configured; set the profile's constrain-devices)"}[constrain_devices]
+    message = ("--exclusive gives the job every GPU of its nodes, and the batch shell sees them, "
+               "but this srun step requests none and gets none (srun(1) --gres): Slurm sets no "
+               "CUDA_VISIBLE_DEVICES for it" + site + "; request GPUs for the job or the step")
+    return message, min(sev, Severity.WARNING) if constrain_devices else Severity.INFO
+
+
+def _request_gpus(job) -> list[Fix]:
+    """Append ``#SBATCH --gpus-per-node=N`` after the last directive, N from a literal
+    ``--nproc-per-node`` or the profile; none when N is not known."""
     n = None
     for site in job.launches:
         v = site.launch.arg("nproc-per-node")
         if v and v.isdigit():
             n = int(v)
     n = n or job.profile.gpus_per_node
-    fixes = []
-    if n and job.directives.lines:
-        last = job.directives.lines[-1].line
-        at = job.source.line_end(last)
-        fixes.append(Fix(f"request {n} GPU(s) per node",
-                         (Edit(at, at, f"\n#SBATCH --gpus-per-node={n}"),), safe=False))
-    yield finding("SB203", primary.start, primary.end, message, severity=sev, related=related,
-                  fixes=fixes)
+    if not n or not job.directives.lines:
+        return []
+    at = job.source.line_end(job.directives.lines[-1].line)
+    return [Fix(f"request {n} GPU(s) per node", (Edit(at, at, f"\n#SBATCH --gpus-per-node={n}"),),
+                safe=False)]
 
 
 @rule("SB204", "gpu-count-mismatch", Severity.WARNING,
@@ -309,62 +332,72 @@ def missing_gpu_request(job):
       rests_on=("gpus", "ntasks-per-node", "nodes"))
 def gpu_count_mismatch(job):
     """torchrun --nproc-per-node, or srun-native tasks per node, against the GPUs per node."""
-    gpn = job.gpus_per_node.value
-    gpus = job.directives.get("gpus")
-    total = parse_count((gpus.value or "").split(":")[-1]) if gpus is not None else None
-    even = job.profile.gpus_per_node and total == job.profile.gpus_per_node * (job.nodes.value or 0)
-    if gpus is not None and job.gpus_per_node.use is gpus and gpn is None and \
-            (job.nodes.value or 0) > 1 and not even:  # whole nodes' worth splits evenly
-        yield finding("SB204", gpus.start, gpus.end,
-                      f"--gpus={gpus.value} over {job.nodes.value} nodes gives no per-node figure: "
-                      "Slurm may split the GPUs unevenly; use --gpus-per-node")
-    if gpn is None:
+    counts = job_counts(job)
+    gpn, use = counts.gpus_per_node.value, counts.gpus_per_node.use
+    yield from _gpus_total(job, counts)
+    if gpn is None or use is None:
         return
-    use = job.gpus_per_node.use
-    for site in job.launches:
-        la = site.launch
-        if la.kind == "torchrun":
-            w = la.args.get("nproc-per-node")
-            n = parse_count(w.value) if w is not None and w.value else None
-            if n is None or n == gpn:
-                continue
-            tpn = site.step.tasks_per_node if site.step else 1
-            if tpn and tpn > 1:
-                continue  # SB201 reports this layout
-            more = n > gpn
-            yield finding(
-                "SB204", w.start, w.end,
-                f"--nproc-per-node={n} but the job has {gpn} GPU(s) per node: "
-                + ("workers share GPUs (or fail to find a device)" if more else
-                   f"{gpn - n} GPU(s) per node sit idle"),
-                related=[Related(use.start, use.end, f"{gpn} GPU(s) per node")])
-    yield from _srun_native_mismatch(job, gpn, use)
+    for spec in launch_specs(job):
+        n = spec.nproc_per_node
+        if spec.launch.kind != "torchrun" or n is None or n == gpn:
+            continue
+        tpn = spec.step.layout.tasks_per_node if spec.step is not None else 1
+        if isinstance(tpn, list) or tpn is not None and tpn > 1:
+            continue  # SB201 reports several launchers per node
+        w = spec.launch.args["nproc-per-node"]
+        yield finding(
+            "SB204", w.start, w.end,
+            f"--nproc-per-node={n} but the job has {gpn} GPU(s) per node: "
+            + ("workers share GPUs (or fail to find a device)" if n > gpn else
+               f"{gpn - n} GPU(s) per node sit idle"),
+            related=[Related(use.start, use.end, f"{gpn} GPU(s) per node")])
+    yield from _srun_native_mismatch(job, counts, gpn, use)
 
 
-def _srun_native_mismatch(job, gpn, use):
+def _gpus_total(job, counts):
+    """``--gpus=N`` over several nodes gives no per-node figure: the scheduler chooses the
+    split (select/cons_tres places the GPUs where it finds them). A warning when the split
+    cannot be even or a per-node launcher (torchrun's ``--nproc-per-node``) relies on it; else
+    an info: nothing in the script reads a per-node count."""
+    gpus, nodes = counts.gpus, counts.nodes.value or 0
+    if gpus is None or counts.gpus_per_node.use is not gpus or counts.gpus_per_node.value \
+            is not None or nodes <= 1:
+        return
+    total = parse_count((gpus.value or "").split(":")[-1])
+    if job.profile.gpus_per_node and total == job.profile.gpus_per_node * nodes:
+        return  # whole nodes' worth: every node holds all of its GPUs
+    uneven = total is not None and total % nodes != 0
+    per_node = any(spec.launch.kind == "torchrun" for spec in launch_specs(job))
+    yield finding("SB204", gpus.start, gpus.end,
+                  f"--gpus={gpus.value} over {nodes} nodes gives no per-node figure: Slurm "
+                  + (f"cannot split {total} GPUs evenly over {nodes} nodes" if uneven else
+                     "may split the GPUs unevenly")
+                  + ("" if uneven or per_node else
+                     " (nothing here reads a per-node GPU count, so an uneven split may not "
+                     "matter)")
+                  + "; use --gpus-per-node",
+                  severity=None if uneven or per_node else Severity.INFO)
+
+
+def _srun_native_mismatch(job, counts, gpn, use):
     """An srun-native step (no torchrun-style launcher in its tasks) runs one process per task;
     with more than one task per node, the tasks per node should equal the GPUs per node, or
     GPUs sit idle / tasks share a GPU. One task per node is left alone (a multi-GPU process or
     a per-node launcher); steps that request their own GPUs are left alone."""
-    launcher_steps = {id(s.step) for s in job.launches
-                      if s.step is not None and s.launch.kind != "python"}
-    # tasks that share GPUs on purpose: --gpu-bind=single:K binds K tasks to each GPU, and
-    # --ntasks-per-gpu says how many share one (sbatch(1))
-    bind = re.match(r"single:(\d+)", job.directives.value("gpu-bind") or "")
-    share = int(bind.group(1)) if bind else parse_count(job.directives.value("ntasks-per-gpu"))
-    for step in job.steps:
-        tpn = step.tasks_per_node
-        if id(step) in launcher_steps or tpn is None or tpn <= 1 or tpn == gpn or \
-                share and tpn == share * gpn:
+    share = counts.tasks_per_gpu
+    for sf in facts_of(job).steps:
+        tpn = sf.layout.tasks_per_node
+        if sf.launcher not in (None, "srun") or not isinstance(tpn, int) or tpn <= 1 or \
+                tpn == gpn or share and tpn == share * gpn:
             continue
+        step = sf.step
         if any("gpu" in k or k == "gres" for k in step.options):
             continue
-        more = tpn > gpn
         yield finding(
             "SB204", step.srun.start, step.srun.end,
-            f"this step runs {tpn} tasks per node ({step.layout_note}) but the job has {gpn} "
+            f"this step runs {tpn} tasks per node ({sf.layout.note}) but the job has {gpn} "
             "GPU(s) per node: "
-            + ("several tasks share a GPU (or fail to find a device)" if more else
+            + ("several tasks share a GPU (or fail to find a device)" if tpn > gpn else
                f"{gpn - tpn} GPU(s) per node sit idle"),
             related=[Related(use.start, use.end, f"{gpn} GPU(s) per node")]
             + [Related(u.start, u.end, f"{tpn} tasks per node") for u in step.layout_evidence])
@@ -375,16 +408,14 @@ def _srun_native_mismatch(job, gpn, use):
       rests_on=("nodes",))
 def launcher_outside_srun(job):
     """The batch script runs once, on the first node; only srun starts tasks on the others."""
-    if not job.multi_node():
+    nodes = job_counts(job).nodes
+    if nodes.value is None or nodes.value <= 1 or nodes.use is None:
         return
-    for site in job.launches:
-        la = site.launch
-        if site.step is not None or site.command.in_substitution:
-            continue
-        if not job_control(job).tasks(site.command).in_batch_shell():
-            continue  # a guard the batch shell fails (`else` of a SLURM_PROCID 0 test)
+    for spec in launch_specs(job):
+        la = spec.launch
+        if not spec.batch_shell:
+            continue  # in a step, a substitution, or behind a guard the batch shell fails
         if la.kind == "torchrun" or (la.kind == "deepspeed" and not la.has("hostfile")):
-            nodes = job.nodes
             one_node = la.arg("nnodes") in ("1", "1:1")
             outcome = (f"the other {nodes.value - 1} node(s) sit idle for the whole job"
                        if one_node else "the other nodes never start a worker and the "
@@ -549,21 +580,19 @@ def srun_cpus_per_task(job):
     """From 22.05 through 23.02 srun does not read SLURM_CPUS_PER_TASK, so a step gets one CPU
     per task unless it passes ``-c`` or SRUN_CPUS_PER_TASK is exported; 23.11 restored the
     inheritance ([slurm] RELEASE_NOTES at slurm-22-05-0-1 and slurm-23-11-0-1; slurm-facts.md
-    §6.3). Follows the profile's ``slurm-version``."""
+    §6.3). Follows the profile's ``slurm-version``; the step's CPUs per task are the step
+    facts' (facts/steps.py)."""
     v = opts.version_key(job.profile.slurm_version)
     if not (22, 5) <= v < (23, 11):
         return
-    cpt = job.cpus_per_task
+    cpt = job_counts(job).cpus_per_task
     if cpt.use is None or cpt.value == 1:
         return
     first = True
-    for step in job.steps:
-        if "cpus-per-task" in step.options or step.hidden:
-            continue
-        if job.exported("SRUN_CPUS_PER_TASK", before=step.command.start) or any(
-                a.name == "SRUN_CPUS_PER_TASK" and a.command is step.command
-                for a in job.script.assignments):
-            continue
+    for sf in facts_of(job).steps:
+        step = sf.step
+        if "cpus-per-task" in step.options or step.hidden or sf.cpus_per_task != 1:
+            continue  # its own -c, options we cannot see, or SRUN_CPUS_PER_TASK exported
         fixes = []
         if first:
             fixes.append(Fix("export SRUN_CPUS_PER_TASK before the first step",

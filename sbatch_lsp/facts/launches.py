@@ -1,0 +1,57 @@
+"""Launch specs: every launcher the job starts (torchrun and friends, mpirun, a plain Python entry
+point), where it runs and how many of it run.
+
+A launcher runs either in the tasks of an srun step (:class:`steps.StepFacts`) or in the batch
+shell, which runs once, on the first node of the allocation (sbatch(1): "When the job allocation
+is finally granted for the batch script, Slurm runs a single copy of the batch script on the
+first node in the set of allocated nodes"). A launcher behind a task-id guard the batch shell
+fails (the ``else`` of ``if [ "$SLURM_PROCID" -eq 0 ]``) never runs there (facts/control.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..job import Job
+from ..launchers import Launch
+from ..shell.model import Command
+from .control import job_control
+from .layout import parse_count
+from .steps import StepFacts, facts_of
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """One launcher: the typed ``launch`` (kind, flavour, normalised args, program), the
+    ``command`` that runs it, the srun ``step`` whose tasks run it (None: the batch shell),
+    and whether the batch shell itself reaches it (``batch_shell``: no step, not inside a
+    command substitution, and every task-id guard around it admits task 0)."""
+
+    launch: Launch
+    command: Command
+    step: StepFacts | None
+    batch_shell: bool
+
+    @property
+    def nproc_per_node(self) -> int | None:
+        """A literal ``--nproc-per-node`` (torchrun's name; deepspeed's ``--num_gpus``), else
+        None (not given, not literal, or ``gpu``/``auto``)."""
+        w = self.launch.args.get("nproc-per-node")
+        return parse_count(w.value) if w is not None and w.value else None
+
+
+def launch_specs(job: Job) -> list[LaunchSpec]:
+    """The job's launchers in script order, computed once per job."""
+    result: list[LaunchSpec] = job.derived(_build)
+    return result
+
+
+def _build(job: Job) -> list[LaunchSpec]:
+    by_step = {id(f.step): f for f in facts_of(job).steps}
+    control = job_control(job)
+    out = []
+    for site in job.launches:
+        step = by_step.get(id(site.step)) if site.step is not None else None
+        batch = site.step is None and not site.command.in_substitution and \
+            control.tasks(site.command).in_batch_shell()
+        out.append(LaunchSpec(site.launch, site.command, step, batch))
+    return out
