@@ -8,30 +8,37 @@ and ``--master-port 29500``, and does not read MASTER_ADDR/MASTER_PORT from the 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .. import options as opts
 from ..facts.control import agents_per_node
 from ..facts.launches import launch_specs
+from ..facts.layout import parse_count
 from ..facts.resources import Strength, gpu_resources, job_counts
 from ..facts.steps import facts_of
 from ..facts.values import LOCAL_ADDRESS, Place, Scope
-from ..job import parse_count
-from ..shell.model import Script
 from ..srun_native import plan
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 from .ports import address_outside_allocation
 
+if TYPE_CHECKING:  # the rules read facts; the shell model's types only annotate
+    from ..shell.model import Script
+
 LOCAL_ADDR = re.compile(r"^(localhost|127\.0\.0\.1|0\.0\.0\.0|::1)$")
 
 
-def _torchrun_sites(job):
-    return [s for s in job.launches if s.launch.kind == "torchrun"]
+def _torchrun_specs(job):
+    return [s for s in launch_specs(job) if s.launch.kind == "torchrun"]
 
 
-def _nodes_of(job, site) -> int | None:
-    if site.step is not None and site.step.nodes:
-        return site.step.nodes
-    return job.nodes.value
+def _step_nodes(spec) -> int | None:
+    """The nodes of the step that runs the launcher (None: the batch shell, or unknown)."""
+    return spec.step.layout.nodes if spec.step is not None else None
+
+
+def _nodes_of(job, spec) -> int | None:
+    """The nodes the launcher's world spans: its step's, else the job's."""
+    return _step_nodes(spec) or job_counts(job).nodes.value
 
 
 #: torchrun arguments a fix can take from the allocation (expanded inside the task)
@@ -46,19 +53,20 @@ FROM_ALLOCATION = {
       rests_on=("nodes", "ntasks", "ntasks-per-node"))
 def torchrun_per_task(job):
     """A torchrun-style launcher must run once per node; srun inherits the job's task count
-    (slurm-facts.md §8, §14)."""
-    for site in _torchrun_sites(job):
-        step = site.step
-        if step is None:
+    (slurm-facts.md §8, §14). Reads the step facts' layout and the task-id guards around the
+    launcher (facts/control.py)."""
+    for spec in launch_specs(job):
+        if spec.launch.kind != "torchrun" or spec.step is None:
             continue
-        tpn = agents_per_node(job, site.command, step.tasks_per_node, step.nodes)
-        la = site.launch
+        layout, step, la = spec.step.layout, spec.step.step, spec.launch
+        tpn = agents_per_node(job, spec.command, layout.max_per_node, layout.nodes)
+        note = layout.refused or layout.note
         if tpn is None:
             yield finding(
                 "SB201", la.anchor.start, la.anchor.end,
-                f"cannot tell how many tasks per node this srun step starts "
-                f"({step.layout_note}); torchrun must run once per node, so make the step say "
-                "`--ntasks-per-node=1` together with `--ntasks`", severity=Severity.INFO)
+                f"cannot tell how many tasks per node this srun step starts ({note}); torchrun "
+                "must run once per node, so make the step say `--ntasks-per-node=1` together "
+                "with `--ntasks`", severity=Severity.INFO)
             continue
         if tpn <= 1:
             continue
@@ -67,7 +75,7 @@ def torchrun_per_task(job):
         related = [Related(u.start, u.end, f"this makes srun start {tpn} tasks per node")
                    for u in step.layout_evidence]
         related.append(Related(step.srun.start, step.srun.end,
-                               f"this step runs {tpn} tasks per node ({step.layout_note})"))
+                               f"this step runs {tpn} tasks per node ({note})"))
         fixes = [job.derived(plan).fix(), _one_task_per_node(step)]
         unless = (f" (unless {step.hidden[0].text}, whose value is not known, sets another "
                   "layout)" if step.hidden else "")
@@ -105,7 +113,7 @@ def _one_task_per_node(step) -> Fix | None:
 def torchrun_multinode_args(job):
     """torchrun defaults to ``--nnodes=1:1`` and the static rendezvous on 127.0.0.1; a c10d
     ``--rdzv-endpoint`` replaces node rank and master address/port, never ``--nnodes``."""
-    for site in _torchrun_sites(job):
+    for site in _torchrun_specs(job):
         la = site.launch
         if la.flavour == "colossalai" and la.has("hostfile"):
             continue
@@ -116,11 +124,11 @@ def torchrun_multinode_args(job):
         if not multi and not (nn_val and nn_val > 1):
             continue
         if nn_val == 1:
-            if site.step is not None and (site.step.nodes or 0) > 1:
+            if (_step_nodes(site) or 0) > 1:
                 w = la.args["nnodes"]
                 yield finding("SB202", w.start, w.end,
                               f"{la.spelled('nnodes')}={nn} but this step starts the launcher on "
-                              f"{site.step.nodes} nodes: each node forms its own one-node world "
+                              f"{_step_nodes(site)} nodes: each node forms its own one-node world "
                               "and trains alone")
             continue  # one launcher, one node: SB205 reports the idle nodes
         if la.has("standalone"):
@@ -182,7 +190,7 @@ def torchrun_multinode_args(job):
         if rank is not None and rank.value is None and multi and site.step is not None:
             yield from _submitted_rank(job, site, la, rank)
         if rank is not None and rank.value is not None and rank.value.isdigit() and multi:
-            in_step = site.step is not None and (site.step.nodes or 0) > 1
+            in_step = (_step_nodes(site) or 0) > 1
             sev = Severity.ERROR if in_step else Severity.WARNING
             msg = (f"{la.spelled('node-rank')} is the constant {rank.value}: every node this step "
                    "runs on claims the same rank, so the rendezvous never completes"
@@ -203,9 +211,8 @@ def _submitted_rank(job, site, la, rank):
     script = site.command.script or job.script
     if ev.scope(rank, place, script) is not Scope.SUBMIT:
         return
-    facts = next((f for f in facts_of(job).steps if f.step is site.step), None)
-    nodes = facts.layout.nodes if facts is not None else None
-    per_node = facts.layout.tasks_per_node if facts is not None else None
+    nodes = site.step.layout.nodes
+    per_node = site.step.layout.tasks_per_node
     certain = nodes is not None and nodes > 1 and per_node == 1
     names = ", ".join(f"${n}" for n in sorted(ev.roots(rank, script)))
     where = f"all {nodes} nodes of this step" if certain else "every node this step runs on"
@@ -314,11 +321,7 @@ def _exclusive(constrain_devices: bool | None, sev: Severity) -> tuple[str, Seve
 def _request_gpus(job) -> list[Fix]:
     """Append ``#SBATCH --gpus-per-node=N`` after the last directive, N from a literal
     ``--nproc-per-node`` or the profile; none when N is not known."""
-    n = None
-    for site in job.launches:
-        v = site.launch.arg("nproc-per-node")
-        if v and v.isdigit():
-            n = int(v)
+    n = next((s.nproc_per_node for s in reversed(launch_specs(job)) if s.nproc_per_node), None)
     n = n or job.profile.gpus_per_node
     if not n or not job.directives.lines:
         return []
@@ -442,10 +445,11 @@ def master_addr_per_node(job):
     """Every rank must agree on one address and port: a value whose scope is per node or per
     task (evaluated inside each task), a loopback address, or the submit host differs from the
     allocation's first node (slurm-facts.md §6.3, §15)."""
-    if job.multi_node() is False:
+    nodes = job_counts(job).nodes.value
+    if nodes is not None and nodes <= 1:
         return
     ev = facts_of(job).evaluator
-    task_cmds = {id(c) for s in job.steps for c in s.task_commands}
+    task_cmds = {id(c) for sf in facts_of(job).steps for c in sf.step.task_commands}
     reported: set[tuple[int, str]] = set()  # (script, name) whose assignment is reported
     for cmd in job.script.walk():
         if id(cmd) not in task_cmds:
@@ -478,7 +482,7 @@ def master_addr_per_node(job):
                               "MASTER_PORT is chosen inside each task, so nodes pick different "
                               "ports and never meet; set one port in the batch script (e.g. "
                               "`export MASTER_PORT=$((20000 + SLURM_JOB_ID % 10000))`)")
-    for site in job.launches:
+    for site in launch_specs(job):
         if site.step is None:
             continue
         la = site.launch
@@ -505,7 +509,7 @@ def master_addr_per_node(job):
                           "allocation: no agent listens there and the rendezvous times out; "
                           "pass the first host of $SLURM_JOB_NODELIST")
         elif len(late) == 1 and late[0].name and late[0].early is None:
-            yield from _local_address_from_outside(job, site.step, w, late[0].name)
+            yield from _local_address_from_outside(job, site.step.step, w, late[0].name)
         elif (outside := address_outside_allocation(job, w, script)) is not None:
             yield finding("SB206", w.start, w.end,
                           f"--master-addr: {outside}; no agent listens there and the "
