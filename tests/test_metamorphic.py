@@ -30,8 +30,9 @@ def _config(keys: dict[str, str]) -> Config:
     if "config" in keys:
         return from_table(json.loads(keys["config"]), "case config")
     pyxis = {"true": True, "false": False}.get(keys.get("pyxis", ""), keys.get("pyxis"))
+    constrain = {"true": True, "false": False}.get(keys.get("constrain-devices", ""))
     return Config(profile=Profile(slurm_version=keys.get("slurm-version", Profile().slurm_version),
-                                  pyxis=pyxis))
+                                  pyxis=pyxis, constrain_devices=constrain))
 
 
 def originals() -> dict[str, tuple[str, str, dict[str, str]]]:
@@ -95,7 +96,7 @@ FAILING: dict[str, tuple[str, ...]] = {
     "heredoc": (
         "SB003-1-good", "SB201-0-bad", "SB201-1-bad", "SB201-2-bad", "SB201-5-good", "SB202-0-bad",
         "SB202-1-bad", "SB202-2-bad", "SB202-3-bad", "SB203-0-bad", "SB203-1-bad", "SB203-2-bad",
-        "SB204-0-bad", "SB204-1-bad", "SB204-4-good", "SB205-0-bad", "SB205-1-bad", "SB205-2-bad",
+        "SB204-0-bad", "SB204-1-bad", "SB204-2-bad", "SB204-5-good", "SB205-0-bad", "SB205-1-bad", "SB205-2-bad",
         "SB206-0-bad", "SB206-1-bad", "SB206-2-bad", "SB207-0-bad", "SB207-1-bad", "SB207-2-bad",
         "SB301-0-bad", "SB301-1-bad", "SB301-2-bad", "SB301-3-bad", "SB302-0-bad", "SB302-1-bad",
         "SB302-2-bad", "SB302-3-bad", "SB401-0-bad", "SB401-1-bad", "SB401-2-bad", "SB401-3-bad",
@@ -110,7 +111,7 @@ FAILING: dict[str, tuple[str, ...]] = {
         "cases/C025", "cases/C030", "cases/C037", "cases/MG01", "cases/MG03", "cases/MG04",
         "cases/MG05",
         "SB206-3-bad", "SB206-4-bad", "SB606-0-bad", "SB606-1-bad", "cases/C028", "cases/C029",
-        "SB208-0-bad", "SB208-1-bad", "SB208-2-bad", "SB208-6-good", "SB209-0-bad", "SB209-2-bad",
+        "SB208-0-bad", "SB208-1-bad", "SB208-2-bad", "SB209-0-bad", "SB209-2-bad",
         "SB210-0-bad", "SB210-1-bad", "SB210-2-bad", "SB212-0-bad", "SB212-1-bad", "SB212-2-bad",
         "SB213-0-bad", "SB213-1-bad", "SB213-2-bad", "cases/C012", "cases/LC01", "cases/LC02",
         "cases/LC03", "cases/LC04", "cases/LC05", "SB215-2-bad", "SB216-0-bad", "SB216-1-bad",
@@ -122,7 +123,7 @@ FAILING: dict[str, tuple[str, ...]] = {
         "cases/CP01", "cases/CP02", "cases/CP03", "cases/CP04", "cases/CP05", "SB408-3-bad",
         "SB408-4-bad", "SB409-0-bad", "SB409-1-bad", "SB409-2-bad", "cases/CP07", "cases/CP08",
         "cases/CP09", "cases/CP10", "SB401-4-bad", "SB607-0-bad", "SB607-1-bad", "SB607-2-bad", "cases/MG06", "cases/MG07",
-        "SB203-3-bad", "SB203-4-bad", "SB404-6-good", "SB405-1-bad", "SB405-2-bad", "SB405-3-bad",
+        "SB203-3-bad", "SB404-6-good", "SB405-1-bad", "SB405-2-bad", "SB405-3-bad",
         "SB405-5-good", "SB405-6-good", "SB405-7-good", "SB408-6-good", "SB408-7-good",
         "SB409-3-good", "SB409-4-good", "SB408-8-good",),
     "export-split": (

@@ -137,69 +137,84 @@ def torchrun_multinode_args(job):
                           f"--standalone runs a single-node rendezvous on localhost, but this job "
                           f"has {nodes} nodes: each node trains alone", severity=Severity.ERROR)
             continue
-        configured = la.flavour == "accelerate" and (la.has("config-file") or la.has("config"))
-        missing = []
-        if not la.has("nnodes"):
-            missing.append("nnodes")
-        # None when the backend is not a literal: then neither set of arguments is required
-        backend = la.arg("rdzv-backend") if la.has("rdzv-backend") else "static"
-        # accelerate builds the endpoint from --main_process_ip:--main_process_port when it
-        # runs on several machines (accelerate/utils/launch.py prepare_multi_gpu_env)
-        endpoint = la.has("rdzv-endpoint") or (la.flavour == "accelerate" and
-                                               la.has("master-addr"))
-        static = backend == "static" and not endpoint
-        if static:
-            for name in ("node-rank", "master-addr", "master-port"):
-                if not la.has(name):
-                    missing.append(name)
-        elif backend is not None and not endpoint:
-            # A dynamic backend (c10d, etcd) with no endpoint uses "localhost" on every node
-            # (torch parse_rendezvous_endpoint: an empty endpoint means localhost:29400).
-            missing.append("rdzv-endpoint")
+        missing, backend = _missing_args(la)
         if missing:
-            sev = Severity.ERROR
-            if configured or la.hidden or missing == ["master-port"]:
-                sev = Severity.INFO
-            why = []
-            opt = la.spelled
-            if "nnodes" in missing:
-                why.append(f"without {opt('nnodes')} it defaults to 1 and every node forms its "
-                           "own one-node world")
-            if "node-rank" in missing:
-                why.append(f"without {opt('node-rank')} every node claims rank 0")
-            if "master-addr" in missing:
-                why.append(f"without {opt('master-addr')} nodes look for the rendezvous on their "
-                           "own 127.0.0.1 and wait until the 600 s timeout (torchrun ignores "
-                           "$MASTER_ADDR)")
-            if "master-port" in missing:
-                why.append(f"{opt('master-port')} defaults to 29500 on every node, which works; "
-                           "pass it explicitly to avoid clashes between jobs sharing a node")
-            if "rdzv-endpoint" in missing:
-                why.append(f"{opt('rdzv-backend')}={backend} without {opt('rdzv-endpoint')} "
-                           "uses localhost, so every node waits in its own rendezvous")
-            if configured:
-                why.append("(it may come from the --config_file, which is not read)")
-            if la.hidden:
-                why.append(f"(unless {la.hidden[0].text} supplies it: its value is not known)")
+            configured = la.flavour == "accelerate" and (la.has("config-file") or
+                                                         la.has("config"))
+            sev = Severity.INFO if configured or la.hidden or missing == ["master-port"] \
+                else Severity.ERROR
             yield finding(
                 "SB202", la.anchor.start, la.anchor.end,
                 f"multi-node {la.title} launch without "
-                + ", ".join(opt(m) for m in missing) + ": " + "; ".join(why),
+                + ", ".join(la.spelled(m) for m in missing) + ": "
+                + "; ".join(_why_missing(la, missing, backend, configured)),
                 severity=sev, fixes=[f for f in [_add_args(job, site, missing)] if f])
-        rank = la.args.get("node-rank")
-        if rank is not None and rank.value is None and multi and site.step is not None:
+        if multi:
+            yield from _node_rank(job, site, nodes)
+
+
+def _missing_args(la) -> tuple[list[str], str | None]:
+    """The torchrun arguments a multi-node launch lacks, and its rendezvous backend (None when
+    not a literal: then neither the static nor the dynamic set is required)."""
+    missing = [] if la.has("nnodes") else ["nnodes"]
+    backend = la.arg("rdzv-backend") if la.has("rdzv-backend") else "static"
+    # accelerate builds the endpoint from --main_process_ip:--main_process_port when it
+    # runs on several machines (accelerate/utils/launch.py prepare_multi_gpu_env)
+    endpoint = la.has("rdzv-endpoint") or (la.flavour == "accelerate" and la.has("master-addr"))
+    if backend == "static" and not endpoint:
+        missing += [n for n in ("node-rank", "master-addr", "master-port") if not la.has(n)]
+    elif backend is not None and not endpoint:
+        # A dynamic backend (c10d, etcd) with no endpoint uses "localhost" on every node
+        # (torch parse_rendezvous_endpoint: an empty endpoint means localhost:29400).
+        missing.append("rdzv-endpoint")
+    return missing, backend
+
+
+def _why_missing(la, missing: list[str], backend: str | None, configured: bool) -> list[str]:
+    """What each missing argument does to a multi-node launch, in the launcher's spelling."""
+    opt = la.spelled
+    reasons = {
+        "nnodes": f"without {opt('nnodes')} it defaults to 1 and every node forms its own "
+                  "one-node world",
+        "node-rank": f"without {opt('node-rank')} every node claims rank 0",
+        "master-addr": f"without {opt('master-addr')} nodes look for the rendezvous on their "
+                       "own 127.0.0.1 and wait until the 600 s timeout (torchrun ignores "
+                       "$MASTER_ADDR)",
+        "master-port": f"{opt('master-port')} defaults to 29500 on every node, which works; "
+                       "pass it explicitly to avoid clashes between jobs sharing a node",
+        "rdzv-endpoint": f"{opt('rdzv-backend')}={backend} without {opt('rdzv-endpoint')} "
+                         "uses localhost, so every node waits in its own rendezvous",
+    }
+    why = [reasons[m] for m in missing]
+    if configured:
+        why.append("(it may come from the --config_file, which is not read)")
+    if la.hidden:
+        why.append(f"(unless {la.hidden[0].text} supplies it: its value is not known)")
+    return why
+
+
+def _node_rank(job, site, nodes: int | None):
+    """A node rank that is one value for every node of a multi-node launch: fixed at
+    submission, or a constant."""
+    la = site.launch
+    rank = la.args.get("node-rank")
+    if rank is None:
+        return
+    if rank.value is None:
+        if site.step is not None:
             yield from _submitted_rank(job, site, la, rank)
-        if rank is not None and rank.value is not None and rank.value.isdigit() and multi:
-            in_step = (_step_nodes(site) or 0) > 1
-            sev = Severity.ERROR if in_step else Severity.WARNING
-            msg = (f"{la.spelled('node-rank')} is the constant {rank.value}: every node this step "
-                   "runs on claims the same rank, so the rendezvous never completes"
-                   if in_step else
-                   f"{la.spelled('node-rank')} is the constant {rank.value} in a {nodes}-node "
-                   "job: only one launcher with this rank can ever join")
-            yield finding("SB202", rank.start, rank.end,
-                          msg + "; use `--node-rank=$SLURM_NODEID` expanded inside each task",
-                          severity=sev)
+        return
+    if not rank.value.isdigit():
+        return
+    in_step = (_step_nodes(site) or 0) > 1
+    msg = (f"{la.spelled('node-rank')} is the constant {rank.value}: every node this step "
+           "runs on claims the same rank, so the rendezvous never completes"
+           if in_step else
+           f"{la.spelled('node-rank')} is the constant {rank.value} in a {nodes}-node "
+           "job: only one launcher with this rank can ever join")
+    yield finding("SB202", rank.start, rank.end,
+                  msg + "; use `--node-rank=$SLURM_NODEID` expanded inside each task",
+                  severity=Severity.ERROR if in_step else Severity.WARNING)
 
 
 def _submitted_rank(job, site, la, rank):
