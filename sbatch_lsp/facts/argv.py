@@ -30,6 +30,8 @@ from typing import Literal
 
 from ..shell.model import Word
 
+#: a ``NAME=value`` word (``env``/``sudo`` take them before the command)
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 #: a negative number, which argparse reads as a value (``argparse._negative_number_matcher``)
 NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
@@ -134,5 +136,3 @@ def _short(w: Word, v: str, lookup: Lookup) -> tuple[str, bool | None, Word | No
             return key, False, None
     return v[1:], None, None
 
-
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
