@@ -67,10 +67,8 @@ REASONS: dict[str, str] = {
         "modelled (DESIGN.md: values flow through heredocs that generate scripts): every "
         "finding in the generated body is lost"),
     "export-split": (
-        "SB401 reads the last assignment of HF_HOME by text, and a bare `export HF_HOME` "
-        "after `HF_HOME=/tmp/hf` sets no value: the node-local cache is lost (SB401 is being "
-        "rewritten over facts in facts-rules; value_at() gives the value); SB216 points at the assignment of WORLD_SIZE, which the rewrite "
-        "moves away from its `export`"),
+        "SB216 points at the assignment of WORLD_SIZE, which the rewrite moves away from its "
+        "`export`"),
     "bash-c-var": (
         "SB502: a credential expanded into a double-quoted command string that a variable "
         "holds and `bash -c \"$CMD\"` runs (so it is on huggingface-cli's command line, "
@@ -126,7 +124,7 @@ FAILING: dict[str, tuple[str, ...]] = {
         "SB405-5-good", "SB405-6-good", "SB405-7-good", "SB408-6-good", "SB408-7-good",
         "SB409-3-good", "SB409-4-good", "SB408-8-good",),
     "export-split": (
-        "SB401-1-bad", "SB401-2-bad", "SB216-2-bad", "SB401-4-bad",),
+        "SB216-2-bad",),
     "bash-c-var": (
         "SB502-2-bad",),
     "opt-space": (
