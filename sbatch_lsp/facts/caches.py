@@ -30,6 +30,7 @@ from ..directives import OptionUse
 from ..job import Job, Step
 from ..shell.model import Assignment, Command, Word
 from .containers import Container, container_of, spelled_of, under
+from .wrappers import MAX_WRAPPERS, base, skip_wrapper, wrapper_at
 
 #: paths on the node's own disks or memory (or a per-job scratch directory Slurm makes per node)
 NODE_LOCAL = re.compile(r"^(/tmp|/dev/shm|/var/tmp|/run|/local|/scratch/local|/raid|/root|"
@@ -171,16 +172,31 @@ def _evidence(kind: CacheKind, step: Step) -> Word | None:
             return words[first][0]
         return None
     for c in step.task_commands:
-        words = [(w, w.value or w.text) for w in c.words]
-        if kind is UV_CACHE:
-            for k, (w, text) in enumerate(words[:-1]):
-                if text != "uv":
-                    continue
-                sub = words[k + 1][1]
-                rest = [t for _, t in words[k + 2:]]
-                if sub == "sync" or (sub == "pip" and rest[:1] == ["install"]) or \
-                        (sub == "run" and "--no-sync" not in rest):
-                    return w
+        w = _uv_filling(c.words) if kind is UV_CACHE else None
+        if w is not None:
+            return w
+    return None
+
+
+def _uv_filling(words: list[Word]) -> Word | None:
+    """The ``uv`` word when the command (through wrappers: ``timeout 3h uv sync``) is a uv
+    command that fills uv's cache: ``uv sync``, ``uv pip install``, or ``uv run`` without
+    ``--no-sync`` (which syncs the project first: astral-sh/uv docs, "uv run")."""
+    i = 0
+    for _ in range(MAX_WRAPPERS + 1):
+        if i >= len(words):
+            return None
+        if base(words[i]) == "uv":
+            sub = words[i + 1].value if i + 1 < len(words) else None
+            rest = [w.value for w in words[i + 2:]]
+            if sub == "sync" or (sub == "pip" and rest[:1] == ["install"]) or \
+                    (sub == "run" and "--no-sync" not in rest):
+                return words[i]
+            return None
+        wrapper = wrapper_at(words, i)
+        if wrapper is None:
+            return None
+        i = skip_wrapper(words, i, wrapper)
     return None
 
 
