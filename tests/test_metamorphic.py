@@ -69,10 +69,6 @@ REASONS: dict[str, str] = {
     "export-split": (
         "SB216 points at the assignment of WORLD_SIZE, which the rewrite moves away from its "
         "`export`"),
-    "bash-c-var": (
-        "SB502: a credential expanded into a double-quoted command string that a variable "
-        "holds and `bash -c \"$CMD\"` runs (so it is on huggingface-cli's command line, "
-        "visible in ps) is not followed through the variable"),
     "opt-space": (
         "SB403 reads the torchrun options inside a bash -c string only as --opt=value: with "
         "`--nproc_per_node 8` the world is unknown and the error drops to a warning; for "
@@ -125,8 +121,6 @@ FAILING: dict[str, tuple[str, ...]] = {
         "SB409-3-good", "SB409-4-good", "SB408-8-good",),
     "export-split": (
         "SB216-2-bad",),
-    "bash-c-var": (
-        "SB502-2-bad",),
     "opt-space": (
         "shared/F022", "SB404-2-bad",),
     "launch-array": (
