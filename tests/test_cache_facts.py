@@ -98,6 +98,8 @@ def test_hidden_srun_options_leave_the_home_view_unknown():
     ("uv pip install -e .", ["warning"]),
     ("uv run python t.py", ["warning"]),
     ("uv run --no-sync python t.py", []),           # runs without filling the cache
+    ("timeout 3h uv sync", ["warning"]),             # through a wrapper
+    ("timeout 3h uv run --no-sync python t.py", []),
     ("echo uv sync", []),                            # not uv's own command
 ])
 def test_uv_evidence_is_read_per_command(task, expected):

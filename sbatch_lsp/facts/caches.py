@@ -30,7 +30,7 @@ from ..directives import OptionUse
 from ..job import Job, Step
 from ..shell.model import Assignment, Command, Word
 from .containers import Container, container_of, spelled_of, under
-from .wrappers import MAX_WRAPPERS, base, skip_wrapper, wrapper_at
+from .wrappers import unwrap_all
 
 #: paths on the node's own disks or memory (or a per-job scratch directory Slurm makes per node)
 NODE_LOCAL = re.compile(r"^(/tmp|/dev/shm|/var/tmp|/run|/local|/scratch/local|/raid|/root|"
@@ -182,21 +182,15 @@ def _uv_filling(words: list[Word]) -> Word | None:
     """The ``uv`` word when the command (through wrappers: ``timeout 3h uv sync``) is a uv
     command that fills uv's cache: ``uv sync``, ``uv pip install``, or ``uv run`` without
     ``--no-sync`` (which syncs the project first: astral-sh/uv docs, "uv run")."""
-    i = 0
-    for _ in range(MAX_WRAPPERS + 1):
-        if i >= len(words):
-            return None
-        if base(words[i]) == "uv":
-            sub = words[i + 1].value if i + 1 < len(words) else None
-            rest = [w.value for w in words[i + 2:]]
-            if sub == "sync" or (sub == "pip" and rest[:1] == ["install"]) or \
-                    (sub == "run" and "--no-sync" not in rest):
-                return words[i]
-            return None
-        wrapper = wrapper_at(words, i)
-        if wrapper is None:
-            return None
-        i = skip_wrapper(words, i, wrapper)
+    seen = unwrap_all(words)
+    end = seen.argv[0].start if seen.argv else words[-1].end + 1 if words else 0
+    for wrapper, word in seen.wrappers:  # `uv run` is a wrapper of the one table
+        if wrapper.name == "uv" and "--no-sync" not in (
+                w.value for w in words if word.start < w.start < end):
+            return word
+    argv = [w.value for w in seen.argv[:3]]
+    if argv[:2] == ["uv", "sync"] or argv == ["uv", "pip", "install"]:
+        return seen.argv[0]
     return None
 
 
