@@ -10,7 +10,6 @@ SLURM_EXPORT_ENV.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -21,6 +20,7 @@ from .directives import DirectiveBlock, OptionUse
 from .facts import argv
 from .facts.exports import Exports
 from .facts.layout import count_of, gpu_count, parse_count
+from .facts.provenance import Provenance, is_completed_elsewhere, provenance_of
 from .facts.values import expand_arrays
 from .facts.wrappers import MAX_WRAPPERS, base, skip_wrapper, wrapper_at
 from .launchers import Launch, find_launch
@@ -32,7 +32,6 @@ from .values import host_count
 if TYPE_CHECKING:  # the profile is data the Job carries; the configuration layer imports the rules
     from .config import Profile
 
-TEMPLATE = re.compile(r"<[A-Z][A-Z0-9_]*>|\{\{.*?\}\}")
 PYXIS_IMAGE = {"container-image", "container-name"}
 
 
@@ -116,7 +115,6 @@ class Job:
         self.directives = directives
         self.script = script
         self.profile = profile
-        self.templated = bool(TEMPLATE.search(source.text))
         d = directives
         self.nodes = self._count("nodes")
         self.ntasks = self._count("ntasks")
@@ -137,6 +135,17 @@ class Job:
         self.launches: list[LaunchSite] = []
         self._derived: dict = {}
         self._steps()
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where the job's resources may come from besides this file (facts/provenance.py),
+        computed once per job."""
+        return self.derived(_provenance)
+
+    @property
+    def templated(self) -> bool:
+        """Whether the file is a template or a generator's input (facts/provenance.py)."""
+        return is_completed_elsewhere(self.provenance)
 
     def derived(self, compute):
         """``compute(job)``, computed once per job: for facts that several rules and the output
@@ -379,6 +388,10 @@ class Job:
         when None): ``export``/``declare -x``, ``set -a`` … ``set +a``, ``export -n``,
         ``unset`` (facts/exports.py has the bash facts)."""
         return self.derived(_exports).exported(name, before)
+
+
+def _provenance(job: Job) -> Provenance | None:
+    return provenance_of(job.source.text, job.source.path)
 
 
 def _exports(job: Job) -> Exports:

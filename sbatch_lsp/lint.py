@@ -12,7 +12,7 @@ from . import suppressions
 from .config import Config
 from .diagnostics import Diagnostic, Severity
 from .directives import DirectiveBlock, read_directives
-from .facts.provenance import Provenance, provenance_of
+from .facts.provenance import Provenance
 from .job import Job
 from .rules import RULES, finding
 from .secrets import Masker, Secret, credential_values, mask
@@ -101,7 +101,7 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
                                      f"lines {ch.start_line + 1}-{last + 1} could not be "
                                      "parsed as shell (bash -n would reject them, or they use a "
                                      "construct no parser here reads); rules skip them"))
-    prov = provenance_of(text, path)
+    prov = job.provenance
     if prov is not None:
         diags = [_completed_elsewhere(d, prov) for d in diags]
     diags = suppressions.apply(source, script, _merge_repeats(diags), config)

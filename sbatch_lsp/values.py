@@ -27,14 +27,12 @@ from dataclasses import dataclass
 
 import hostlist
 
+from .facts.provenance import VALUE_PLACEHOLDER
 from .options import version_key
 
-#: Placeholders in templated scripts: never judged (DESIGN.md "Templates"). Besides ``<NAME>``
-#: and ``{{ name }}``, the corpus's templates use ``<your account>``, ``{name}``, ``{ name }``,
-#: ``##NAME##``, ``__NAME__``, ``NAME_PLACEHOLDER`` and ``[your email]``.
-TEMPLATE = re.compile(r"<[^<>\n]*>|\{\{|\}\}|\{%|%\}|\{ *[A-Za-z_][\w.]* *\}|##\w+##|"
-                      r"__[A-Z][A-Z0-9_]*__|[A-Z][A-Z0-9_]*PLACEHOLDER|\[your [^]]*\]|"
-                      r"<[A-Za-z_]")
+#: Placeholders in templated scripts: never judged (the one template detector,
+#: facts/provenance.py, holds the forms).
+TEMPLATE = VALUE_PLACEHOLDER
 #: Shell syntax that sbatch keeps literally in a directive (slurm-facts.md §1.3 rule 6).
 SHELL_SYNTAX = re.compile(r"\$\{[^}]*\}?|\$\([^)]*\)?|\$[A-Za-z_][A-Za-z0-9_]*|`[^`]*`?|"
                           r"(?:^|(?<=[=:,]))~(?=/|$|[A-Za-z])")

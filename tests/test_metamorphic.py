@@ -68,14 +68,8 @@ REASONS: dict[str, str] = {
         "modelled (DESIGN.md: values flow through heredocs that generate scripts): every "
         "finding in the generated body is lost"),
     "export-split": (
-        "SB401 reads the last assignment of HF_HOME by text, and a bare `export HF_HOME` "
-        "after `HF_HOME=/tmp/hf` sets no value: the node-local cache is lost (SB401 is being "
-        "rewritten over facts in facts-rules; value_at() gives the value); SB216 points at the assignment of WORLD_SIZE, which the rewrite "
-        "moves away from its `export`"),
-    "bash-c-var": (
-        "SB502: a credential expanded into a double-quoted command string that a variable "
-        "holds and `bash -c \"$CMD\"` runs (so it is on huggingface-cli's command line, "
-        "visible in ps) is not followed through the variable"),
+        "SB216 points at the assignment of WORLD_SIZE, which the rewrite moves away from its "
+        "`export`"),
     "opt-space": (
         "SB403 reads the torchrun options inside a bash -c string only as --opt=value: with "
         "`--nproc_per_node 8` the world is unknown and the error drops to a warning; for "
@@ -125,9 +119,7 @@ FAILING: dict[str, tuple[str, ...]] = {
         "cases/CP09", "cases/CP10", "SB401-4-bad", "SB607-0-bad", "SB607-1-bad", "SB607-2-bad", "cases/MG06", "cases/MG07",
         "SB203-3-bad",),
     "export-split": (
-        "SB401-1-bad", "SB401-2-bad", "SB216-2-bad", "SB401-4-bad",),
-    "bash-c-var": (
-        "SB502-2-bad",),
+        "SB216-2-bad",),
     "opt-space": (
         "shared/F022", "SB404-2-bad",),
     "launch-array": (

@@ -23,8 +23,18 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-#: placeholders of a template, on a directive or a command line (not in a comment)
+#: placeholders of a template, on a directive or a command line (not in a comment): the file
+#: is a template when one of these appears (the one template detector; ``job`` reads
+#: :func:`is_completed_elsewhere`, the value checks read :data:`VALUE_PLACEHOLDER`)
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*>|\$?\{\{.*?\}\}|@[A-Z][A-Z0-9_]*@|\{%.*?%\}")
+#: a value someone still fills in: a :data:`PLACEHOLDER` or a looser form that the corpus's
+#: templates use inside one value (``<your account>``, ``{name}``, ``{ name }``, ``##NAME##``,
+#: ``__NAME__``, ``NAME_PLACEHOLDER``, ``[your email]``, an unclosed ``{{``/``}}``/``{%``/``%}``
+#: or ``<name``): never judged as a value, though alone it does not make the file a template
+#: (``<`` and ``{}`` have other meanings in shell code)
+VALUE_PLACEHOLDER = re.compile(PLACEHOLDER.pattern + r"|<[^<>\n]*>|\{\{|\}\}|\{%|%\}|"
+                               r"\{ *[A-Za-z_][\w.]* *\}|##\w+##|__[A-Z][A-Z0-9_]*__|"
+                               r"[A-Z][A-Z0-9_]*PLACEHOLDER|\[your [^]]*\]|<[A-Za-z_]")
 #: a comment near the top that says the file is a template
 TEMPLATE_HEADER = re.compile(r"\b(this|the)\s+(file|script)\s+is\s+a\s+template\b|"
                              r"^#+\s*template\b|\btemplate\s+(file|script)\b", re.IGNORECASE)
@@ -58,6 +68,18 @@ class Provenance:
     start: int
     end: int
     supplies: frozenset[str]
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether ``value`` (a directive's value or line) holds a placeholder that is filled in
+    before submission (:data:`VALUE_PLACEHOLDER`)."""
+    return VALUE_PLACEHOLDER.search(value) is not None
+
+
+def is_completed_elsewhere(prov: Provenance | None) -> bool:
+    """Whether the file is a template or a generator's input: a program or a person fills it in
+    before it is submitted, so what it leaves out may be supplied then."""
+    return prov is not None and prov.kind in ("template", "generator input")
 
 
 def provenance_of(text: str, path: str) -> Provenance | None:

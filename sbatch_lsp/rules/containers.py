@@ -18,7 +18,7 @@ from ..facts.wrappers import base, unwrap
 from ..options import _pyxis_key, version_key
 from ..shell.model import Word
 from . import Edit, Fix, Related, Severity, finding, rule
-from .environment import CACHES, JIT, KNOWN_SHARED
+from ..facts.caches import CACHE_VARIABLES, KNOWN_SHARED
 
 SQUASHFS = re.compile(r"\.(sqsh|sqfs|squashfs)$", re.IGNORECASE)
 #: a registry host as enroot 4.0 recognises it: a first component with "." or ":", or localhost
@@ -32,7 +32,7 @@ JOB_DIR = re.compile(r"^(\$\{?PWD\}?|\$\(pwd\)|`pwd`|\$\{?SLURM_SUBMIT_DIR\}?|\.
 #: variables SB401/SB402 judge (caches): not this module's
 #: text the shell still transforms, or a template placeholder: an item not spelled out
 OPAQUE = re.compile(r"[\"'`<>{}$]")
-CACHE_VARS = frozenset({v for c in CACHES for v in c[0]} | set(JIT))
+CACHE_VARS = CACHE_VARIABLES
 
 
 def _enroot_before_4(job) -> bool | None:

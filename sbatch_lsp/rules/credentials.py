@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..secrets import credential_name, credential_values, random_literal
-from ..shell.model import DOUBLE, UNQUOTED
+from ..shell.model import DOUBLE, UNQUOTED, Expansion, Word
 from . import Edit, Fix, Related, Severity, finding, rule
 
 
@@ -84,10 +84,7 @@ def exposed_credential(job):
         if argv[0] in ("[", "[[", "test") and xtrace is None:
             continue  # a builtin test: no process, nothing in `ps`
         for w in cmd.words[1:]:
-            for e in w.expansions:
-                if not e.name or not credential_name(e.name) or e.quoting not in (UNQUOTED,
-                                                                                    DOUBLE):
-                    continue
+            for e in _credential_reads(job, w):
                 why = []
                 related = []
                 if xtrace is not None:
@@ -98,3 +95,28 @@ def exposed_credential(job):
                               f"${e.name} is passed on the command line: " + "; ".join(why)
                               + "; let the tool read it from the environment or a file",
                               related=related)
+
+
+#: the deepest chain of ``A="… $B …"`` assignments followed to a credential
+MAX_CHAIN = 8
+
+
+def _credential_reads(job, w: Word, depth: int = 0) -> list[Expansion]:
+    """The credential expansions whose value ``w`` carries when the batch shell expands it: its
+    own (``--token "$HF_TOKEN"``) and those that the assignments of the variables it reads
+    expanded (``CMD="tool --token $HF_TOKEN"`` then ``bash -c "$CMD"``: the value is in the
+    string bash receives, bash(1) "Parameter Expansion"), followed through ``A="$B"`` chains;
+    each at the text where the credential enters the value."""
+    out: list[Expansion] = []
+    for e in w.expansions:
+        if not e.name or e.quoting not in (UNQUOTED, DOUBLE):
+            continue
+        if credential_name(e.name):
+            out.append(e)
+            continue
+        if depth >= MAX_CHAIN or e.nested:
+            continue
+        a = job.script.value_at(e.name, e.start)
+        if a is not None and a.value is not None:
+            out += _credential_reads(job, a.value, depth + 1)
+    return out

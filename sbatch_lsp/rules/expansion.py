@@ -196,8 +196,9 @@ def unexported_task_variable(job):
     A read is the task's own variable only when an assignment inside the body *ends before*
     it: in ``if [ -z "$MASTER_ADDR" ]; then MASTER_ADDR=localhost; fi`` the test still reads the
     (empty) inherited value (examples/bad/unexported-master-addr.sbatch)."""
-    export_none = job.export_mode == "NONE" and not _export_env_all(job)
-    for step in job.steps:
+    assignments = {a.start: a for a in job.script.assignments}
+    for sf in facts_of(job).steps:
+        step = sf.step
         given = {a.name for a in step.command.assignments}  # NAME=x srun …
         mode, listed = step.exports()
         for script in step.task_scripts:
@@ -205,17 +206,13 @@ def unexported_task_variable(job):
                 if e.name in given or e.name in listed or e.name in ENVIRONMENT or \
                         e.name.startswith("SLURM_"):
                     continue
-                batch = [a for a in job.batch_assignments(e.name)
-                         if a.start < step.command.start and a.command is not None
-                         and a.command.script is job.script and not (
-                             a.command.words and a.command.words[0].value not in
-                             ("export", "declare", "typeset", "local", "readonly"))]
-                if not batch:
+                var = sf.env.get(e.name)  # the batch shell's variable at the step (facts)
+                if var is None or var.exported:
+                    continue  # not set by the batch shell, or it reaches the tasks
+                a = assignments.get(var.start)
+                if a is None or a.command is None or a.command.script is not job.script:
                     continue
                 exported = job.exported(e.name, before=step.command.start)
-                if exported and (mode == "ALL" or mode is None and not export_none):
-                    continue
-                a = batch[-1]
                 fixes = []
                 if exported and mode is not None:
                     msg = (f"${e.name} is read inside the task, but this srun's "
@@ -287,11 +284,3 @@ def _inherited_reads(script):
                     continue
                 seen.add(e.name)
                 yield e
-
-
-def _export_env_all(job) -> bool:
-    for a in job.script.assignments:
-        if a.name == "SLURM_EXPORT_ENV" and job.exported(a.name) and a.value is not None and \
-                (a.value.value or "").upper().startswith("ALL"):
-            return True
-    return False

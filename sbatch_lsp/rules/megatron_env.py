@@ -23,7 +23,6 @@ from ..diagnostics import Diagnostic
 from ..facts.control import job_control
 from ..facts.steps import StepFacts, facts_of
 from ..facts.wrappers import unwrap
-from ..directives import OptionUse
 from ..shell.model import Command, Word
 from . import Related, Severity, finding, rule
 
@@ -108,30 +107,3 @@ def _judge(sf: StepFacts, what: str, named: list[Word]) -> Iterator[Diagnostic]:
         "safe, but each task resolves and waits for the lock in turn (and against a cold cache "
         "each may download the same wheels); " + fix,
         severity=Severity.INFO, related=related)
-
-
-# ---- SB401's home-directory case (hooked into rules/environment.py node_local_cache) -------
-#: a path in the user's home directory as a script spells it (``~/x``, ``$HOME/x``, ``${HOME}``)
-HOME_PATH = re.compile(r"^(~|\$\{?HOME\}?)(/|$)")
-
-
-def home_cache_unmounted(job, step, path: str,
-                         mounts: list[str] | None) -> tuple[Word | OptionUse, bool] | None:
-    """When a cache ``path`` lies in ``$HOME`` and the container step does not mount the home
-    directory: (the ``--no-container-mount-home`` evidence, whether it is the step's own option).
-    None when the path is elsewhere, the step runs no container, the mounts are not literal
-    (``mounts`` None), or home is mounted; the caller checks whether a ``--container-mounts``
-    target covers the path.
-
-    pyxis(1) ``--no-container-mount-home``: the user's home directory is not bind-mounted, so
-    the path inside the container is in the container's own file system, on each node apart
-    (NVIDIA/pyxis README, "--container-mount-home"). The ``#SBATCH`` form may not reach the
-    step's containers (pyxis version and site): the caller makes that a warning."""
-    if not step.container or mounts is None or not HOME_PATH.match(path):
-        return None
-    on_step = step.option_words.get("no-container-mount-home")
-    if on_step is not None:
-        return on_step, True
-    directive = next((u for u in job.directives.options
-                      if u.typed == "--no-container-mount-home"), None)
-    return (directive, False) if directive is not None else None
