@@ -262,7 +262,7 @@ class Job:
         argv = step.argv  # after srun's options, arrays of them expanded
         nested = cmd.nested
         idx = shell_string_index(argv)
-        if nested and (idx is not None or any(s.kind == "split" for s in nested)):
+        if nested and (idx is not None or any(s.kind in ("split", "file") for s in nested)):
             for s in nested:
                 step.task_scripts.append(s)
                 step.task_commands.extend(s.walk())

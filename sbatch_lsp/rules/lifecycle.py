@@ -123,8 +123,8 @@ def _later_work(job: Job, ctl: Control, after: int, inside: str | None = None) -
 
 def _foreground_work(ctl: Control, cmd: Command) -> bool:
     cc = ctl.at(cmd)
-    if cc.background or cc.in_condition or cmd.in_substitution:
-        return False
+    if cc.background or cc.in_condition or cmd.in_substitution or cmd.runs is not None:
+        return False  # (`exec bash FILE` runs a generated body: its commands are the work)
     if cmd.name is None:
         return bool(cmd.words)  # `$MY_SCRATCH/code tunnel`, `${COMMAND}`: a program unknown
     name = cmd.name.rsplit("/", 1)[-1]
@@ -135,7 +135,7 @@ def _rest_is_quiet(job: Job, ctl: Control, after: int) -> bool:
     """Whether nothing after ``after`` decides the job's exit code: only REPORT commands
     (``echo``, ``date``), no test of ``$?`` and no ``exit N`` with a status of its own."""
     for cmd in job.script.commands:
-        if cmd.start < after or cmd.in_substitution or not cmd.words:
+        if cmd.start < after or cmd.in_substitution or not cmd.words or cmd.runs is not None:
             continue
         name = (cmd.name or "").rsplit("/", 1)[-1]
         if name == "exit":
@@ -151,7 +151,8 @@ def _rest_is_quiet(job: Job, ctl: Control, after: int) -> bool:
 def _only_exit_follows(job: Job, after: int) -> bool:
     """Whether the batch script's commands after ``after`` are at most a bare ``exit`` or
     ``exit $?`` (which keep the status of what ran before them)."""
-    rest = [c for c in job.script.commands if c.start >= after and not c.in_substitution]
+    rest = [c for c in job.script.commands if c.start >= after and not c.in_substitution
+            and c.runs is None]
     return len(rest) <= 1 and all(
         c.name == "exit" and [w.text for w in c.words[1:]] in ([], ["$?"], ['"$?"'])
         for c in rest)
