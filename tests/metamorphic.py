@@ -265,6 +265,8 @@ def _word_end(text: str, i: int) -> int:
         elif text.startswith("$(", i):
             depth += 1
             i += 1
+        elif c == "(" and depth:
+            depth += 1  # `$((a + b))`, `$(f (x))`: the parentheses inside nest
         elif c == ")" and depth:
             depth -= 1
         elif c in " \t\n;&|<>()" and not depth:

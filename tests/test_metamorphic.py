@@ -56,12 +56,6 @@ ORIGINALS = originals()
 
 #: rewrite -> why the current engine loses or invents a finding on it (the mechanism)
 REASONS: dict[str, str] = {
-    "srun-array": (
-        "an array with an element that is not literal (`SRUN_ARGS=(-n \"$NTASKS\")`) is "
-        "not read, so srun's options stay hidden and SB201 says 'unless … sets another "
-        "layout' at warning; so are the pyxis options in such an array "
-        "(`--container-image=\"$IMAGE\"`, `--container-mounts=\"$PWD:$PWD\"`), and SB404-SB408 "
-        "are silent"),
     "export-split": (
         "SB401 reads the last assignment of HF_HOME by text, and a bare `export HF_HOME` "
         "after `HF_HOME=/tmp/hf` sets no value: the node-local cache is lost (SB401 is being "
@@ -76,26 +70,15 @@ REASONS: dict[str, str] = {
         "`--nproc_per_node 8` the world is unknown and the error drops to a warning; for "
         "SB404 the rewrite changes the meaning: bash expands a `~` that starts a word "
         "(`--container-image ~/x.sqsh`), not one after `--container-image=`"),
-    "launch-array": (
-        "a launcher option array with an element that is not literal (`(--nnodes=$NNODES …)`, "
-        "`--master-port=$((10000 + SLURM_JOB_ID % 50000))`) is not expanded "
-        "(facts/values.array_elements reads literal arrays only): SB216 loses the --nnodes "
-        "constant the variable holds, SB220 does not see the port"),
 }
 #: rewrite -> the originals whose variant fails today, for the reason above
 FAILING: dict[str, tuple[str, ...]] = {
-    "srun-array": (
-        "SB003-1-good", "SB404-1-bad", "SB406-0-bad", "SB406-1-bad", "SB408-2-bad",
-        "SB408-4-bad",
-        "cases/CP09",),
     "export-split": (
         "SB401-1-bad", "SB401-2-bad", "SB216-2-bad", "SB401-4-bad",),
     "bash-c-var": (
         "SB502-2-bad",),
     "opt-space": (
         "shared/F022", "SB404-2-bad",),
-    "launch-array": (
-        "SB216-1-bad", "SB220-2-bad",),
 }
 KNOWN: dict[tuple[str, str], str] = {(ex, rw): REASONS[rw] for rw, ids in FAILING.items()
                                      for ex in ids}
