@@ -216,8 +216,8 @@ class Job:
         by_task = {id(c): s for s in self.steps for c in s.task_commands}
         by_srun = {id(s.command): s for s in self.steps}
         for cmd in self.script.walk():
-            if not cmd.words or cmd.in_substitution:
-                continue
+            if not cmd.words or cmd.in_substitution or cmd.calls is not None:
+                continue  # (a call whose words a function's body now holds is read there)
             step = by_srun.get(id(cmd))
             if step is not None:
                 if step.task_scripts:

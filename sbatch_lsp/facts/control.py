@@ -421,7 +421,10 @@ class _Reader:
         s, e = tree.span(node)
         cmds = list(self._model_in(s, e))
         first = cmds[0] if cmds else None
-        for c in cmds:
+        called = {c.calls for c in cmds if c.calls is not None}
+        for c in cmds + [c for c in self.script.commands if called and c.function in called]:
+            # (a function called once in the background runs its body there: shell/parse.py
+            # put the call's arguments into it)
             self.of.setdefault(id(c), CommandControl(ctx.tasks)).background = True
         if self.batch and not ctx.in_subshell:
             self.backgrounds.append(Background(first, s, e, None, ctx.in_loop))

@@ -60,8 +60,13 @@ SIGNAL = re.compile(r"^(?:(?P<who>[RB]{1,2}):)?(?P<sig>[A-Za-z0-9]+)(?:@(?P<time
 
 
 def _steps_in(job: Job, start: int, end: int) -> list[Step]:
-    """The srun steps whose srun command lies in ``[start, end)``."""
-    return [s for s in job.steps if start <= s.command.start < end]
+    """The srun steps whose srun command lies in ``[start, end)``, or in the body of a
+    function a command there calls with its arguments (``run python x.py`` for ``run() {
+    srun "$@"; }``: Command.calls)."""
+    called = {c.calls for c in job.script.commands
+              if c.calls is not None and start <= c.start < end}
+    return [s for s in job.steps if start <= s.command.start < end or
+            (called and s.command.function in called)]
 
 
 def _work_in(job: Job, start: int, end: int) -> bool:
@@ -329,7 +334,11 @@ def _pipeline_work(job: Job, start: int, end: int) -> Command | None:
     filter such as ``grep … | sort``, whose failure is not a step's)."""
     steps = _steps_in(job, start, end)
     if steps:
-        return steps[0].command
+        cmd = steps[0].command
+        # a step in a function a stage calls (`run python x.py | tee log`): the call is the stage
+        return cmd if start <= cmd.start < end else next(
+            (c for c in job.script.commands if c.calls is not None and
+             c.calls == cmd.function and start <= c.start < end), cmd)
     sites = [s.command for s in job.launches if start <= s.command.start < end]
     if sites:
         return sites[0]

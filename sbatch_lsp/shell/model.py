@@ -124,6 +124,9 @@ class Command:
     #: the here-document body this command runs on the batch node (``bash FILE``, ``exec bash
     #: FILE``, ``source FILE``): its commands are the work, the command itself is not
     runs: "Body | None" = None
+    #: the function this command calls when its arguments were put into that function's body
+    #: (``run python x.py`` for ``run() { srun "$@"; }``): the body's commands hold its words
+    calls: str | None = None
 
     @property
     def name(self) -> str | None:

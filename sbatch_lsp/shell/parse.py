@@ -384,6 +384,7 @@ def parse_script(text: str) -> Script:
     script = parse(tmap)
     found = generated.runs(script, text)
     _inline_bodies(script, tmap, [r for r in found if r.place != generated.TASKS])
+    _substitute_calls(script)
     for r in found:
         doc = r.written.doc
         if r.place == generated.TASKS and not any(b.start == doc.start for b in script.bodies):
@@ -391,6 +392,54 @@ def parse_script(text: str) -> Script:
     attach_nested(script, tmap, depth=0,
                   files={id(r.command): r for r in found if r.place == generated.TASKS})
     return script
+
+
+#: a word that is one positional-parameter expansion: ``"$@"``, ``$*``, ``"${1}"``, ``$2``
+POSITIONAL_WORD = re.compile(r'"?\$(?:([@*1-9])|\{([@*1-9])\})"?')
+
+
+def _substitute_calls(script: Script) -> None:
+    """A function called once (``run() { srun "$@"; }; run python train.py``): in the commands
+    of its body, a word that is ``"$@"``/``$*`` becomes the call's argument words and ``$1``…
+    ``$9`` the argument at that place (bash(1) "FUNCTIONS": the positional parameters are the
+    call's arguments), each keeping its span at the call site. Not done for a function called
+    several times (each call would be a command of its own), nor when its body runs ``shift``
+    or ``set --`` (the positions move), nor for a ``$3`` the call does not pass."""
+    for name, (start, end) in script.functions.items():
+        if name is None:
+            continue
+        calls = [c for c in script.commands if c.name == name and c.start >= end
+                 and not c.in_substitution]
+        body = [c for c in script.commands if start <= c.start < end and c.function == name]
+        if len(calls) != 1 or any(c.name in ("shift", "set") for c in body):
+            continue
+        args = calls[0].words[1:]
+        for cmd in body:
+            words = _positional(cmd.words, args)
+            if words is not None:
+                cmd.words = words
+                calls[0].calls = name
+
+
+def _positional(words: list[Word], args: list[Word]) -> list[Word] | None:
+    """``words`` with each whole-word positional expansion replaced by the call's ``args``;
+    None when there is none, or one names an argument the call does not pass."""
+    out: list[Word] = []
+    changed = False
+    for w in words:
+        m = POSITIONAL_WORD.fullmatch(w.text)
+        if m is None or w.text.startswith('"') != w.text.endswith('"'):
+            out.append(w)
+            continue
+        which = m.group(1) or m.group(2)
+        if which in "@*":
+            out.extend(args)
+        elif int(which) <= len(args):
+            out.append(args[int(which) - 1])
+        else:
+            return None
+        changed = True
+    return out if changed else None
 
 
 def _body_map(doc: Heredoc, tmap: TextMap, lookup: "_Lookup") -> TextMap:
@@ -484,8 +533,8 @@ def attach_nested(script: Script, tmap: TextMap, depth: int,
         return
     lookup = _Lookup(script, tmap)
     for cmd in list(script.commands):
-        if cmd.in_substitution or not cmd.words:
-            continue
+        if cmd.in_substitution or not cmd.words or cmd.calls is not None:
+            continue  # (a call's words are read in the function body that received them)
         run = files.get(id(cmd)) if files else None
         if run is not None:
             body = _body_map(run.written.doc, tmap, lookup)
