@@ -53,6 +53,15 @@ def test_written_but_never_run_is_data() -> None:
     assert [c.name for c in script.walk()] == ["cat", "cat"]
 
 
+def test_a_file_given_to_an_option_is_data() -> None:
+    # `cplex -f FILE` reads a command file: not a script the batch shell runs, chmod or not
+    text = ("#!/bin/bash\ncat > cmds.lst <<EOF\nread model.mps\nEOF\nchmod +x cmds.lst\n"
+            "cplex -f cmds.lst\n")
+    assert parse_script(text).bodies == []
+    timed = text.replace("cplex -f cmds.lst", "timeout 1h ./cmds.lst")
+    assert [b.place for b in parse_script(timed).bodies] == ["child"]
+
+
 def test_appended_file_is_not_a_script() -> None:
     text = HEAD + "cat >> run.sh <<'EOF'\nsrun hostname\nEOF\nbash run.sh\n"
     assert parse_script(text).bodies == []

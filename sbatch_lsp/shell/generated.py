@@ -94,6 +94,22 @@ def _executable(script: Script, path: str, before: int) -> bool:
                any(normalise(w.text) == path for w in c.words[1:]) for c in script.commands)
 
 
+def _in_command_position(words: list[Word]) -> bool:
+    """Whether the word after ``words`` is the program they run: nothing before it, or only
+    starters (``srun``, ``exec``, ``timeout``…) with their options and option values
+    (``srun -n 2 ./run.sh``, not ``cplex -f run.sh``, whose file is an option's value)."""
+    if not words:
+        return True
+    if _base(words[0]) not in STARTERS:
+        return False
+    for j in range(1, len(words)):
+        v, prev = words[j].value or "", words[j - 1].value or ""
+        if not (_base(words[j]) in STARTERS or v.startswith("-") or
+                (prev.startswith("-") and "=" not in prev) or _base(words[j - 1]) == "timeout"):
+            return False
+    return True
+
+
 def run_of(cmd: Command, files: list[Written], script: Script) -> Run | None:
     """How ``cmd`` runs one of ``files`` (the last one written before it), or None."""
     if not cmd.words or cmd.in_substitution:
@@ -111,10 +127,8 @@ def run_of(cmd: Command, files: list[Written], script: Script) -> Run | None:
         flags = shell is not None and all((x.value or "").startswith("-") and
                                           "c" not in (x.value or "")
                                           for x in cmd.words[shell + 1:k])
-        direct = (k == 0 or before[k - 1] in STARTERS or
-                  (cmd.words[k - 1].value or "-").startswith("-") or
-                  (k >= 2 and (cmd.words[k - 2].value or "").startswith("-"))) and \
-            _executable(script, path, cmd.start) and shell is None
+        direct = shell is None and _in_command_position(cmd.words[:k]) and \
+            _executable(script, path, cmd.start)
         if not flags and not direct:
             return None
         return Run(written, cmd, k, TASKS if "srun" in before else CHILD)
