@@ -43,3 +43,24 @@ def test_appended_non_literal_elements() -> None:
     text = ('#!/bin/bash\n#SBATCH --nodes=2\nA=(-N 2)\nA+=(--container-image="$IMG")\n'
             'srun "${A[@]}" hostname\n')
     assert lint(text).job.steps[0].container
+
+
+CONTAINER_JOB = ("#!/bin/bash\n#SBATCH --nodes=2\n{guard}"
+                 'ARGS=(--container-image="$IMAGE" --no-container-mount-home)\n'
+                 'srun "${{ARGS[@]}}" python -c "from transformers import AutoModel"\n')
+
+
+def test_container_options_in_a_non_literal_array_reach_sb401() -> None:
+    # the array names the container and --no-container-mount-home: an unset HF_HOME falls
+    # back to /root/.cache inside each node's container
+    text = CONTAINER_JOB.format(guard="")
+    found = [(d.code, d.severity.name.lower()) for d in lint(text).diagnostics]
+    assert ("SB401", "error") in found
+
+
+def test_a_required_cache_variable_rests_on_the_submit_environment() -> None:
+    # `: "${HF_HOME:?…}"` stops the script unless the caller set HF_HOME: its value is not
+    # in the script, so the finding drops to info
+    text = CONTAINER_JOB.format(guard=': "${HF_HOME:?set HF_HOME to a shared cache}"\n')
+    found = [(d.code, d.severity.name.lower()) for d in lint(text).diagnostics]
+    assert ("SB401", "info") in found and ("SB401", "error") not in found

@@ -79,6 +79,8 @@ def _shared(job, path: str) -> bool | None:
 
 #: a value that names a local file, not a Hub repository id (``org/name``)
 LOCAL_PATH = re.compile(r"^[\"']?(/|\./|\.\./|~)")
+#: ``${NAME:?message}`` / ``${NAME?message}``: bash stops the script when NAME is unset
+REQUIRED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?\?")
 
 
 def _hub_evidence(step) -> bool:
@@ -197,6 +199,11 @@ def node_local_cache(job):
             what = ("what node 0 downloads or prepares there is invisible to the other nodes"
                     if correctness else "every node builds its own copy (slow, and it can fill "
                     "the local disk)")
+            if _required(job, var, step.command.start):
+                # `: "${HF_HOME:?…}"`: bash exits unless the caller set it (bash(1) "Parameter
+                # Expansion"), so it comes from the submitting environment: not known here
+                sev, where = Severity.INFO, (f"the script requires {var} from the environment "
+                                             f"it is submitted from; unless that is set, {where}")
             yield finding(
                 "SB401", ev_word.start, ev_word.end,
                 f"{var} is not set in this {job.nodes.value}-node job: {where}; {what}; export "
@@ -204,6 +211,13 @@ def node_local_cache(job):
                 severity=sev, related=related,
                 fixes=[f for f in [_export_cache(job, step, var)] if f is not None])
             break
+
+
+def _required(job, var: str, before: int) -> bool:
+    """Whether the batch shell expands ``${var:?…}`` (or ``${var?…}``) before offset ``before``:
+    bash stops the script there when ``var`` is unset (or empty), so past it ``var`` is set."""
+    return any(e.name == var and e.start < before and REQUIRED.match(e.text)
+               for c in job.script.commands for w in c.all_words() for e in w.expansions)
 
 
 def _cache_base(job, step) -> str | None:
