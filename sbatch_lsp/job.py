@@ -228,8 +228,8 @@ class Job:
         by_task = {id(c): s for s in self.steps for c in s.task_commands}
         by_srun = {id(s.command): s for s in self.steps}
         for cmd in self.script.walk():
-            if not cmd.words or cmd.in_substitution:
-                continue
+            if not cmd.words or cmd.in_substitution or cmd.calls is not None:
+                continue  # (a call whose words a function's body now holds is read there)
             step = by_srun.get(id(cmd))
             if step is not None:
                 if step.task_scripts:
@@ -274,7 +274,7 @@ class Job:
         argv = step.argv  # after srun's options, arrays of them expanded
         nested = cmd.nested
         idx = shell_string_index(argv)
-        if nested and (idx is not None or any(s.kind == "split" for s in nested)):
+        if nested and (idx is not None or any(s.kind in ("split", "file") for s in nested)):
             for s in nested:
                 step.task_scripts.append(s)
                 step.task_commands.extend(s.walk())

@@ -265,6 +265,8 @@ def _word_end(text: str, i: int) -> int:
         elif text.startswith("$(", i):
             depth += 1
             i += 1
+        elif c == "(" and depth:
+            depth += 1  # `$((a + b))`, `$(f (x))`: the parentheses inside nest
         elif c == ")" and depth:
             depth -= 1
         elif c in " \t\n;&|<>()" and not depth:
@@ -543,6 +545,30 @@ def into_function(text: str) -> Variant | None:
     return b.copy(at, len(text)).done() if k else None
 
 
+def srun_in_function(text: str) -> Variant | None:
+    """Each srun command line's ``srun`` moves into a function that runs ``srun "$@"``, called
+    once with the rest of the line as its arguments: ``launch_args_1() {`` / ``srun "$@"`` /
+    ``}`` / ``launch_args_1 --ntasks=2 torchrun …`` (bash(1) "FUNCTIONS": ``"$@"`` expands to
+    the call's arguments, each one word, so srun gets the same argv)."""
+    reading = read(text)
+    b, at, k = Builder(text), 0, 0
+    for line in reading.lines:
+        if first_word(line) != "srun" or line.continues or POSITIONAL.search(line.text) or \
+                line.text.rstrip().endswith(("&&", "||", "|")) or not reading.code(line.start):
+            continue
+        s0 = line.start + line.text.index("srun")
+        if text[s0 + 4:s0 + 5] not in (" ", "\t"):
+            continue
+        k += 1
+        indent = line.text[:len(line.text) - len(line.text.lstrip())]
+        top = above_comments(text, line.start)  # suppression comments stay over the call
+        b.copy(at, top).put(f"{indent}launch_args_{k}() {{\n{indent}  ")
+        b.copy(s0, s0 + 4).put(f' "$@"\n{indent}}}\n')
+        b.copy(top, s0).put(f"launch_args_{k}", (s0, s0 + 4))  # the call stands for srun too
+        at = s0 + 4
+    return b.copy(at, len(text)).done() if k else None
+
+
 def _quoted_end(text: str, i: int) -> int | None:
     """The offset after the closing quote of the quoted string opening at *i*."""
     q = text[i]
@@ -752,6 +778,7 @@ REWRITES: dict[str, tuple[str, Callable[[str], Variant | None]]] = {
     # an option value that is not literal: the wrapper takes it as the value (facts/argv.py)
     "nsys-var": ("wrappers", wrapper('nsys profile -o "$NSYS_OUT" ')),
     "function": ("the launch moved into a function", into_function),
+    "function-args": ("the launch moved into a function", srun_in_function),
     "bash-c-var": ("a variable run by bash -c", command_string_variable),
     "launch-array": ("an array of options", launcher_arguments_array),
     "srun-array": ("an array of options", srun_options_array),

@@ -249,6 +249,9 @@ def setting(job: Job, step: Step, kind: CacheKind) -> Setting | None:
                     b.start < at and job.exported(name, at)]
             if bare:
                 found.append(Setting(name, None, bare[-1].start, bare[-1].end))
+            guard = _required(job, name, at)
+            if guard is not None:
+                found.append(guard)
             continue
         if a.value is None or _prefix_of_other(a, step):
             continue
@@ -256,6 +259,25 @@ def setting(job: Job, step: Step, kind: CacheKind) -> Setting | None:
         path = spelled.value if spelled is not None else a.value.text.strip("\"'")
         found.append(Setting(name, path, a.start, a.end))
     return max(found, key=lambda s: s.start) if found else None
+
+
+#: ``${NAME:?message}`` / ``${NAME?message}``: bash stops the script when NAME is unset
+REQUIRED = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?\?")
+
+
+def _required(job: Job, name: str, before: int) -> Setting | None:
+    """A ``${name:?…}`` (or ``${name?…}``) the batch shell expands before offset ``before``:
+    bash(1) "Parameter Expansion" stops the script there when ``name`` is unset (or empty), so
+    past it the value is the submitting environment's (a Setting without a path)."""
+    for c in job.script.commands:
+        if c.start >= before:
+            break
+        for w in c.all_words():
+            for e in w.expansions:
+                if e.name == name and e.quoting in ("unquoted", "double") and \
+                        REQUIRED.match(e.text):
+                    return Setting(name, None, e.start, e.end)
+    return None
 
 
 def _prefix_of_other(a: Assignment, step: Step) -> bool:

@@ -321,6 +321,8 @@ class _Reader:
         self.pipefail: list[tuple[int, bool]] = []
         self.parsed: set[tuple[int, int]] = set()
         self.batch = True
+        #: a generated body's start -> the span of its last top-level statement
+        self.body_last: dict[int, tuple[int, int]] = {}
 
     # -- model commands
     def _model(self, start: int, end: int) -> Command | None:
@@ -372,8 +374,35 @@ class _Reader:
                                                         if node.named_children else None)
             if body is not None:
                 self.walk(tree, body, ctx)
+            for c in node.named_children:
+                if c.type == "heredoc_redirect":
+                    self._generated(tree, c)
             return
         self._sequence(tree, node, ctx)
+
+    def _generated(self, tree: _Tree, node: Any) -> None:
+        """A here-document body the script runs as a script (``Script.bodies``): read where it
+        stands, as the batch node's code or, for ``srun … bash FILE``, as every task's (its
+        ``$`` signs then expand in the task when the delimiter was quoted)."""
+        doc = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+        if doc is None or tree.base != 0:
+            return
+        s, e = tree.span(doc)
+        body = next((b for b in self.script.bodies if s <= b.start <= e), None)
+        if body is None or (body.start, body.end) in self.parsed:
+            return
+        self.parsed.add((body.start, body.end))
+        tasks = body.place == "tasks"
+        batch, self.batch = self.batch, self.batch and not tasks
+        try:
+            sub = _Tree(self.text[body.start:body.end], body.start,
+                        lambda _o: tasks and body.quoted)
+            self.walk(sub, sub.root, _Ctx())
+            stmts = [c for c in sub.root.named_children if c.type != "comment"]
+            if stmts:
+                self.body_last[body.start] = sub.span(stmts[-1])
+        finally:
+            self.batch = batch
 
     def _sequence(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
         """Children in order; a child followed by ``&`` runs in the background."""
@@ -392,7 +421,10 @@ class _Reader:
         s, e = tree.span(node)
         cmds = list(self._model_in(s, e))
         first = cmds[0] if cmds else None
-        for c in cmds:
+        called = {c.calls for c in cmds if c.calls is not None}
+        for c in cmds + [c for c in self.script.commands if called and c.function in called]:
+            # (a function called once in the background runs its body there: shell/parse.py
+            # put the call's arguments into it)
             self.of.setdefault(id(c), CommandControl(ctx.tasks)).background = True
         if self.batch and not ctx.in_subshell:
             self.backgrounds.append(Background(first, s, e, None, ctx.in_loop))
@@ -781,6 +813,11 @@ def control_of(script: Script, text: str) -> Control:
     stmts = [c for c in tree.root.named_children if c.type != "comment"]
     if stmts:
         last = tree.span(stmts[-1])
+        # `exec bash FILE` / `bash FILE` last: the script's status is that of the body's end
+        runner = next((c for c in script.commands if c.runs is not None and
+                       last[0] <= c.start < last[1]), None)
+        if runner is not None and runner.runs is not None:
+            last = reader.body_last.get(runner.runs.start, last)
     for b in reader.backgrounds:
         b.waits = [w for w in reader.waits if _collects(w, b)]
     for w in reader.waits:  # `wait "$!"`: the last job started before it

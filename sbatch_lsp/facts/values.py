@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from ..shell.model import Expansion, Script, Word
+from ..shell.words import TextMap, scan_word
 
 
 class Scope(enum.IntEnum):
@@ -213,15 +214,16 @@ class Evaluator:
 
 
 ARRAY_REF = re.compile(r'"?\$\{([A-Za-z_][A-Za-z0-9_]*)\[@\]\}"?')
-ARRAY_ELEMENT = re.compile(r"""(?:[^\s"'()\\$`;&|<>]+|'[^']*'|"[^"$`\\]*")+""")
 
 
 def array_elements(word: Word, script: Script) -> list[Word] | None:
-    """The words that ``"${NAME[@]}"`` stands for when the array was assigned literally
-    (``ARGS=(--nnodes 2 --master-port 29500)``), with the literal ``ARGS+=(…)`` appended to it
-    before ``word`` (bash(1) "Arrays": ``+=`` appends elements): one Word per element, its span
-    in the assignment (so findings point at the user's own text); None when ``word`` is not
-    such a reference or an element is not literal."""
+    """The words that ``"${NAME[@]}"`` stands for (``ARGS=(--nnodes 2 -n "$NTASKS")``), with
+    the ``ARGS+=(…)`` appended to it before ``word`` (bash(1) "Arrays": ``+=`` appends
+    elements): one Word per element, its span in the assignment (so findings point at the
+    user's own text), literal or holding its expansions (``"$NTASKS"`` is one word whose value
+    the values layer resolves; an unquoted ``$X`` element is a bare expansion, which may stand
+    for several words). None when ``word`` is not such a reference or the array's text cannot
+    be split into elements (a comment, a redirection, unbalanced quotes)."""
     m = ARRAY_REF.fullmatch(word.text)
     if m is None or (word.text.startswith('"') != word.text.endswith('"')):
         return None
@@ -229,39 +231,76 @@ def array_elements(word: Word, script: Script) -> list[Word] | None:
     a = script.value_at(name, word.start)
     if a is None or a.value is None:
         return None
-    out = _literal_elements(a.value)
+    out = _elements(a.value)
     for b in script.assignments:
         if out is None:
             return None
         if b.name == name and b.append and a.end <= b.start < word.start:
-            more = _literal_elements(b.value) if b.value is not None else None
+            more = _elements(b.value) if b.value is not None else None
             out = out + more if more is not None else None
     return out
 
 
-def _literal_elements(value: Word) -> list[Word] | None:
-    """The elements of a literal ``( … )`` array value, or None."""
+def _elements(value: Word) -> list[Word] | None:
+    """The elements of a ``( … )`` array value as Words with original spans, or None."""
     text = value.text
-    if not (text.startswith("(") and text.endswith(")")):
+    if not (text.startswith("(") and text.endswith(")")) or \
+            value.end - value.start != len(text):
+        return None  # a value whose characters are not its own text (a nested string's)
+    spans = _element_spans(text, 1, len(text) - 1)
+    if spans is None:
         return None
-    inner, base = text[1:-1], value.start + 1
-    out: list[Word] = []
-    pos = 0
-    for em in ARRAY_ELEMENT.finditer(inner):
-        if inner[pos:em.start()].strip():
-            return None  # something no literal element covers ($x, a backslash, a comment)
-        raw = em.group(0)
-        literal = re.sub(r"""'([^']*)'|"([^"]*)\"""", lambda q: q.group(1) or q.group(2) or "",
-                         raw)
-        out.append(Word(raw, base + em.start(), base + em.end(), literal))
-        pos = em.end()
-    if inner[pos:].strip():
+    tmap = TextMap(text, list(range(value.start, value.end)))
+    return [scan_word(tmap, s, e) for s, e in spans]
+
+
+def _element_spans(text: str, start: int, end: int) -> list[tuple[int, int]] | None:
+    """Where the words of ``text[start:end]`` (the inside of an array's parentheses) are:
+    blanks and newlines outside quotes, ``$(…)``, ``${…}`` and backquotes separate them (bash(1)
+    "Arrays": the elements undergo the usual word expansions); None for what is not words."""
+    spans: list[tuple[int, int]] = []
+    i, first, depth, quote = start, -1, 0, ""
+    while i < end:
+        c = text[i]
+        if first < 0:
+            if c in " \t\n":
+                i += 1
+                continue
+            if c == "#":
+                return None  # a comment inside the array: not read
+            first = i
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if depth:
+            depth += 1 if c in "({" else -1 if c in ")}" else 0
+        elif quote:
+            if c == quote:
+                quote = ""
+            elif quote == '"' and text.startswith(("$(", "${"), i):
+                depth, i = 1, i + 2
+                continue
+        elif c in "'\"`":
+            quote = c
+        elif text.startswith(("$(", "${"), i):
+            depth, i = 1, i + 2
+            continue
+        elif c in " \t\n":
+            spans.append((first, i))
+            first = -1
+        elif c in "()<>;&|":
+            return None
+        i += 1
+    if depth or quote or i > end:
         return None
-    return out
+    if first >= 0:
+        spans.append((first, end))
+    return spans
 
 
 def expand_arrays(words: list[Word], script: Script) -> list[Word]:
-    """``words`` with every literal array reference replaced by the array's elements."""
+    """``words`` with every ``"${NAME[@]}"`` whose array the script assigns replaced by the
+    array's elements (:func:`array_elements`)."""
     out: list[Word] = []
     for w in words:
         elements = array_elements(w, script) if w.value is None else None

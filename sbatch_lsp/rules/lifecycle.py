@@ -60,8 +60,13 @@ SIGNAL = re.compile(r"^(?:(?P<who>[RB]{1,2}):)?(?P<sig>[A-Za-z0-9]+)(?:@(?P<time
 
 
 def _steps_in(job: Job, start: int, end: int) -> list[Step]:
-    """The srun steps whose srun command lies in ``[start, end)``."""
-    return [s for s in job.steps if start <= s.command.start < end]
+    """The srun steps whose srun command lies in ``[start, end)``, or in the body of a
+    function a command there calls with its arguments (``run python x.py`` for ``run() {
+    srun "$@"; }``: Command.calls)."""
+    called = {c.calls for c in job.script.commands
+              if c.calls is not None and start <= c.start < end}
+    return [s for s in job.steps if start <= s.command.start < end or
+            (called and s.command.function in called)]
 
 
 def _work_in(job: Job, start: int, end: int) -> bool:
@@ -123,8 +128,8 @@ def _later_work(job: Job, ctl: Control, after: int, inside: str | None = None) -
 
 def _foreground_work(ctl: Control, cmd: Command) -> bool:
     cc = ctl.at(cmd)
-    if cc.background or cc.in_condition or cmd.in_substitution:
-        return False
+    if cc.background or cc.in_condition or cmd.in_substitution or cmd.runs is not None:
+        return False  # (`exec bash FILE` runs a generated body: its commands are the work)
     if cmd.name is None:
         return bool(cmd.words)  # `$MY_SCRATCH/code tunnel`, `${COMMAND}`: a program unknown
     name = cmd.name.rsplit("/", 1)[-1]
@@ -135,7 +140,7 @@ def _rest_is_quiet(job: Job, ctl: Control, after: int) -> bool:
     """Whether nothing after ``after`` decides the job's exit code: only REPORT commands
     (``echo``, ``date``), no test of ``$?`` and no ``exit N`` with a status of its own."""
     for cmd in job.script.commands:
-        if cmd.start < after or cmd.in_substitution or not cmd.words:
+        if cmd.start < after or cmd.in_substitution or not cmd.words or cmd.runs is not None:
             continue
         name = (cmd.name or "").rsplit("/", 1)[-1]
         if name == "exit":
@@ -151,7 +156,8 @@ def _rest_is_quiet(job: Job, ctl: Control, after: int) -> bool:
 def _only_exit_follows(job: Job, after: int) -> bool:
     """Whether the batch script's commands after ``after`` are at most a bare ``exit`` or
     ``exit $?`` (which keep the status of what ran before them)."""
-    rest = [c for c in job.script.commands if c.start >= after and not c.in_substitution]
+    rest = [c for c in job.script.commands if c.start >= after and not c.in_substitution
+            and c.runs is None]
     return len(rest) <= 1 and all(
         c.name == "exit" and [w.text for w in c.words[1:]] in ([], ["$?"], ['"$?"'])
         for c in rest)
@@ -328,7 +334,11 @@ def _pipeline_work(job: Job, start: int, end: int) -> Command | None:
     filter such as ``grep … | sort``, whose failure is not a step's)."""
     steps = _steps_in(job, start, end)
     if steps:
-        return steps[0].command
+        cmd = steps[0].command
+        # a step in a function a stage calls (`run python x.py | tee log`): the call is the stage
+        return cmd if start <= cmd.start < end else next(
+            (c for c in job.script.commands if c.calls is not None and
+             c.calls == cmd.function and start <= c.start < end), cmd)
     sites = [s.command for s in job.launches if start <= s.command.start < end]
     if sites:
         return sites[0]

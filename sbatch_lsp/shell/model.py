@@ -93,6 +93,19 @@ class Heredoc:
     text: str
 
 
+@dataclass(frozen=True)
+class Body:
+    """A here-document body that the script writes to a file and then runs: its span, where it
+    runs (``"source"``: in this shell; ``"child"``: in a child shell on the batch node, which
+    inherits exported values only; ``"tasks"``: in every task of an srun step) and whether the
+    delimiter was quoted (else the writing shell expanded ``$…`` in it)."""
+
+    start: int
+    end: int
+    place: str
+    quoted: bool
+
+
 @dataclass(eq=False)  # a node of the command graph: compared by identity
 class Command:
     """A simple command: argv ``words`` (after prefix assignments), prefix ``assignments``,
@@ -108,6 +121,12 @@ class Command:
     background: bool = False
     script: "Script | None" = None
     nested: list["Script"] = field(default_factory=list)  # command strings this command runs
+    #: the here-document body this command runs on the batch node (``bash FILE``, ``exec bash
+    #: FILE``, ``source FILE``): its commands are the work, the command itself is not
+    runs: "Body | None" = None
+    #: the function this command calls when its arguments were put into that function's body
+    #: (``run python x.py`` for ``run() { srun "$@"; }``): the body's commands hold its words
+    calls: str | None = None
 
     @property
     def name(self) -> str | None:
@@ -152,7 +171,8 @@ class Script:
     """A shell program: the batch script itself, or a nested command string.
 
     ``kind`` is ``"batch"`` for the script, or the way a nested string runs: ``"bash -c"``,
-    ``"eval"``, ``"split"`` (an unquoted expansion word-split into argv). ``parent`` is the
+    ``"eval"``, ``"split"`` (an unquoted expansion word-split into argv), ``"file"`` (a file the
+    batch script wrote with a here-document, run by ``srun … bash FILE``). ``parent`` is the
     command that runs a nested script.
     """
 
@@ -169,6 +189,9 @@ class Script:
     comments: list[tuple[int, int]] = field(default_factory=list)
     #: bugs met while building the model (a mask that raised): each becomes an SB003 finding
     internal_errors: list[str] = field(default_factory=list)
+    #: here-document bodies this script writes to a file and runs (shell/generated.py); the
+    #: commands of one the batch node runs are this script's, at their place in the text
+    bodies: list["Body"] = field(default_factory=list)
     #: value_at's index, built on first use for this many assignments (see _value_index)
     _index: tuple[int, dict] = field(default=(-1, {}), repr=False)
 
@@ -176,10 +199,19 @@ class Script:
         """The assignment that gives ``name`` its value at offset ``before``: the last one (by
         start) that ends before it and sets a value (``export NAME`` alone and ``NAME+=…`` do not
         replace it). In ``CMD="$CMD --x"`` the ``$CMD`` therefore reads the previous value, as bash
-        does. O(log n) in the script's assignments."""
+        does. O(log n) in the script's assignments. Inside a child body (``bodies``) an
+        assignment made before the body gives a value only when it exports it itself
+        (``export N=v``): a child shell inherits the environment, not the shell's variables
+        (bash(1), "COMMAND EXECUTION ENVIRONMENT"); a later ``export N`` leaves it unknown."""
         ends, latest = self._value_index().get(name, ((), ()))
         k = bisect_right(ends, before)
-        return latest[k - 1] if k else None
+        found = latest[k - 1] if k else None
+        if found is not None and self.bodies:
+            body = next((b for b in self.bodies if b.place == "child" and
+                         b.start <= before < b.end), None)
+            if body is not None and found.start < body.start and not found.exported:
+                return None
+        return found
 
     def _value_index(self) -> dict[str, tuple[list[int], list[Assignment]]]:
         """name -> (ends ascending, the assignment with the greatest start among those ending

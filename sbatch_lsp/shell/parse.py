@@ -11,10 +11,10 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
-from . import bashlex_table, chunker, masks, simple
+from . import bashlex_table, chunker, generated, masks, simple
 
-from .model import UNQUOTED, Assignment, Chunk, Command, Heredoc, Script, Word
-from .words import TextMap, expand_for_shell, scan_word
+from .model import UNQUOTED, Assignment, Body, Chunk, Command, Heredoc, Script, Word
+from .words import TextMap, expand_for_shell, expand_heredoc, scan_word
 
 bashlex_table.install()
 import bashlex  # noqa: E402  (after install(): bashlex then skips building its parse table)
@@ -376,10 +376,110 @@ def parse(tmap: TextMap, kind: str = "batch", read_simple: bool = True) -> Scrip
 
 
 def parse_script(text: str) -> Script:
-    """Parse a whole batch script and attach the command strings its commands run."""
-    script = parse(TextMap(text))
-    attach_nested(script, TextMap(text), depth=0)
+    """Parse a whole batch script and attach the command strings its commands run, and the
+    scripts it writes with a here-document and runs (shell/generated.py): a body the batch
+    node runs (``source F``, ``bash F``, ``exec bash F``) is read as part of the script, at its
+    place in the text; one that ``srun … bash F`` runs becomes the step's nested script."""
+    tmap = TextMap(text)
+    script = parse(tmap)
+    found = generated.runs(script, text)
+    _inline_bodies(script, tmap, [r for r in found if r.place != generated.TASKS])
+    _substitute_calls(script)
+    for r in found:
+        doc = r.written.doc
+        if r.place == generated.TASKS and not any(b.start == doc.start for b in script.bodies):
+            script.bodies.append(Body(doc.start, doc.end, r.place, doc.quoted))
+    attach_nested(script, tmap, depth=0,
+                  files={id(r.command): r for r in found if r.place == generated.TASKS})
     return script
+
+
+#: a word that is one positional-parameter expansion: ``"$@"``, ``$*``, ``"${1}"``, ``$2``
+POSITIONAL_WORD = re.compile(r'"?\$(?:([@*1-9])|\{([@*1-9])\})"?')
+
+
+def _substitute_calls(script: Script) -> None:
+    """A function called once (``run() { srun "$@"; }; run python train.py``): in the commands
+    of its body, a word that is ``"$@"``/``$*`` becomes the call's argument words and ``$1``…
+    ``$9`` the argument at that place (bash(1) "FUNCTIONS": the positional parameters are the
+    call's arguments), each keeping its span at the call site. Not done for a function called
+    several times (each call would be a command of its own), nor when its body runs ``shift``
+    or ``set --`` (the positions move), nor for a ``$3`` the call does not pass."""
+    for name, (start, end) in script.functions.items():
+        if name is None:
+            continue
+        calls = [c for c in script.commands if c.name == name and c.start >= end
+                 and not c.in_substitution]
+        body = [c for c in script.commands if start <= c.start < end and c.function == name]
+        if len(calls) != 1 or any(c.name in ("shift", "set") for c in body):
+            continue
+        args = calls[0].words[1:]
+        for cmd in body:
+            words = _positional(cmd.words, args)
+            if words is not None:
+                cmd.words = words
+                calls[0].calls = name
+
+
+def _positional(words: list[Word], args: list[Word]) -> list[Word] | None:
+    """``words`` with each whole-word positional expansion replaced by the call's ``args``;
+    None when there is none, or one names an argument the call does not pass."""
+    out: list[Word] = []
+    changed = False
+    for w in words:
+        m = POSITIONAL_WORD.fullmatch(w.text)
+        if m is None or w.text.startswith('"') != w.text.endswith('"'):
+            out.append(w)
+            continue
+        which = m.group(1) or m.group(2)
+        if which in "@*":
+            out.extend(args)
+        elif int(which) <= len(args):
+            out.append(args[int(which) - 1])
+        else:
+            return None
+        changed = True
+    return out if changed else None
+
+
+def _body_map(doc: Heredoc, tmap: TextMap, lookup: "_Lookup") -> TextMap:
+    """The text a here-document writes, mapped to the original offsets: its body as it stands
+    when the delimiter is quoted, else as the writing shell expands it."""
+    s, e = tmap.index_of(doc.start), tmap.index_of(doc.end - 1)
+    if s is None or e is None:
+        return TextMap("", [])
+    if doc.quoted:
+        return TextMap(tmap.text[s:e + 1], [tmap.orig(i) for i in range(s, e + 1)])
+    return expand_heredoc(tmap, s, e + 1, lookup)
+
+
+def _inline_bodies(script: Script, tmap: TextMap, found: list[generated.Run]) -> None:
+    """Read each body the batch node runs into ``script`` itself (its commands, assignments,
+    heredocs and functions, with original offsets), and record it in ``script.bodies``."""
+    if not found:
+        return
+    lookup = _Lookup(script, tmap)
+    done: set[int] = set()
+    for run in found:
+        doc = run.written.doc
+        if id(doc) in done or doc.end <= doc.start:
+            run.command.runs = next((b for b in script.bodies if b.start == doc.start), None)
+            continue
+        done.add(id(doc))
+        inner = parse(_body_map(doc, tmap, lookup), "batch")
+        for cmd in inner.commands:
+            cmd.script = script
+        script.commands.extend(inner.commands)
+        script.assignments.extend(inner.assignments)
+        script.heredocs.extend(inner.heredocs)
+        script.data_spans.extend(inner.data_spans)
+        script.internal_errors.extend(inner.internal_errors)
+        for name, span in inner.functions.items():
+            script.functions.setdefault(name, span)
+        script.bodies.append(Body(doc.start, doc.end, run.place, doc.quoted))
+        run.command.runs = script.bodies[-1]
+    script.commands.sort(key=lambda c: (c.start, -c.end))
+    script.assignments.sort(key=lambda a: a.start)
 
 
 def outline_script(text: str, wanted: re.Pattern) -> Script:
@@ -424,14 +524,24 @@ def shell_string_index(words: list[Word]) -> int | None:
     return None
 
 
-def attach_nested(script: Script, tmap: TextMap, depth: int) -> None:
+def attach_nested(script: Script, tmap: TextMap, depth: int,
+                  files: dict[int, generated.Run] | None = None) -> None:
     """Find command strings (``bash -c``, ``eval``, unquoted ``$CMD`` words) in ``script`` and
-    parse each into a nested Script mapped back to the original text."""
+    parse each into a nested Script mapped back to the original text; ``files`` maps (by id)
+    the commands that run a here-document-written file in every task to that run."""
     if depth >= MAX_NESTING:
         return
     lookup = _Lookup(script, tmap)
     for cmd in list(script.commands):
-        if cmd.in_substitution or not cmd.words:
+        if cmd.in_substitution or not cmd.words or cmd.calls is not None:
+            continue  # (a call's words are read in the function body that received them)
+        run = files.get(id(cmd)) if files else None
+        if run is not None:
+            body = _body_map(run.written.doc, tmap, lookup)
+            inner = parse(body, "file")
+            inner.parent = cmd
+            cmd.nested.append(inner)
+            attach_nested(inner, body, depth + 1)
             continue
         if _splits(cmd.words[0], lookup):  # `$SRUN bash -c "…"`: the command is in a variable
             _nest_split(cmd, 0, tmap, lookup, depth)

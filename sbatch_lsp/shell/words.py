@@ -78,7 +78,8 @@ def _match_paren(text: str, i: int, end: int) -> int:
 
 
 class _Scanner:
-    def __init__(self, tmap: TextMap, start: int, end: int):
+    def __init__(self, tmap: TextMap, start: int, end: int, heredoc: bool = False):
+        self.heredoc = heredoc  # an unquoted here-document body: `"` and `'` are literal
         self.t = tmap.text
         self.map = tmap
         self.start, self.end = start, end
@@ -159,7 +160,7 @@ class _Scanner:
 
     def run(self) -> None:
         t, i, end = self.t, self.start, self.end
-        quote = None
+        quote = '"' if self.heredoc else None
         while i < end:
             c = t[i]
             if quote is None:
@@ -199,7 +200,7 @@ class _Scanner:
                 i += 1
                 continue
             # inside double quotes
-            if c == '"':
+            if c == '"' and not self.heredoc:
                 quote = None
                 i += 1
                 continue
@@ -210,7 +211,7 @@ class _Scanner:
                     self.value.append(t[i + 1:j])
                     i = j
                     continue
-                if n in '`"\\':
+                if n in ('`\\' if self.heredoc else '`"\\'):
                     self.value.append(n)
                     i += 2
                     continue
@@ -278,13 +279,16 @@ def scan_word(tmap: TextMap, start: int, end: int) -> Word:
 Lookup = Callable[[str, int], "TextMap | None"]
 
 
-def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lookup) -> TextMap:
+def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lookup,
+                     heredoc: bool = False) -> TextMap:
     """The text another shell receives when the current shell expands ``word``.
 
     Quote removal is applied; ``\\$`` and single-quoted ``$`` survive as ``$`` (they expand in
     the next shell); an expansion the current shell performs is replaced by the known value of
     the variable (``lookup(name, offset)`` returns its TextMap, or None) or by an opaque
     placeholder, and recorded in ``early``. Every character maps back to an original offset.
+    With ``heredoc`` the text is the body of an unquoted here-document: quotes are literal and
+    a backslash quotes only ``$``, backquote, backslash and newline (bash(1), "Here Documents").
     """
     t = tmap.text
     out: list[str] = []
@@ -319,7 +323,8 @@ def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lo
             early.append((begin, len(offs), exp))
 
     i = start
-    quote = None
+    quote = '"' if heredoc else None
+    escapes = '$`\\\n' if heredoc else '$`"\\\n'
     while i < end:
         c = t[i]
         if quote is None:
@@ -347,11 +352,11 @@ def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lo
             emit(c, tmap.orig(i))
             i += 1
             continue
-        if c == '"':
+        if c == '"' and not heredoc:
             quote = None
             i += 1
             continue
-        if c == "\\" and i + 1 < end and t[i + 1] in '$`"\\\n':
+        if c == "\\" and i + 1 < end and t[i + 1] in escapes:
             if t[i + 1] != "\n":
                 emit(t[i + 1], tmap.orig(i + 1))
             i += 2
@@ -365,6 +370,17 @@ def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lo
         emit(c, tmap.orig(i))
         i += 1
     return TextMap("".join(out), offs, early)
+
+
+def expand_heredoc(tmap: TextMap, start: int, end: int, lookup: Lookup) -> TextMap:
+    """The text an unquoted here-document body ``tmap.text[start:end]`` writes: the current
+    shell expands parameters, command substitutions and arithmetic in it when the command
+    runs (bash(1), "Here Documents"), as :func:`expand_for_shell` does for a word."""
+    sc = _Scanner(tmap, start, end, heredoc=True)
+    sc.run()
+    os_, oe = tmap.orig_span(start, end)
+    body = Word(tmap.text[start:end], os_, oe, None, sc.expansions)
+    return expand_for_shell(body, tmap, start, end, lookup, heredoc=True)
 
 
 def _expansion_end(t: str, i: int, end: int) -> int:
