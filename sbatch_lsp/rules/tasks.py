@@ -20,6 +20,7 @@ Slurm facts (Slurm 22.05.8 sbatch(1)/srun(1); ``src/sbatch/opt.c`` and
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterator
 
 from ..diagnostics import Diagnostic
@@ -418,12 +419,21 @@ WRITERS = frozenset({"tee"})
 
 
 @rule("SB218", "array-shared-data-file", Severity.WARNING,
-      "in a job array, a file the tasks write is named by the array job id alone: every task "
-      "writes the same file")
+      "in a job array, a file the tasks write is named by the array job id alone (or by a "
+      "`%A` the shell never expands): every task writes the same file")
 def array_shared_data_file(job) -> Iterator[Diagnostic]:
-    """Output paths (``tee`` operands, ``--output_dir``-style program flags) of an array job
-    whose value varies by the array job (``$SLURM_ARRAY_JOB_ID``) but not by the array task
-    (facts/arrays.py): the tasks overwrite or interleave one file."""
+    """Output paths of an array job (``tee`` operands, ``--output_dir``-style program flags,
+    and the targets of output redirections ``>``, ``2>``, ``&>``, ``>>``) whose value varies
+    by the array job (``$SLURM_ARRAY_JOB_ID``) but not by the array task (facts/arrays.py):
+    the tasks overwrite or interleave one file. A redirection target holding sbatch's filename
+    pattern ``%A``/``%a``/``%j`` is one literal name for every task: bash expands ``$`` and
+    ``~``, never ``%`` (bash(1) REDIRECTION: the word "is subjected to brace expansion, tilde
+    expansion, parameter and variable expansion, command substitution, arithmetic expansion,
+    quote removal, pathname expansion, and word splitting"); only sbatch's own
+    ``--output``/``--error`` read those patterns (sbatch(1) "filename pattern").
+
+    ``>>`` from ``echo``/``printf`` (a line per task appended to one summary) is left alone;
+    ``>>`` from another program only interleaves, an info."""
     if not is_array(job.directives):
         return
     ev = facts_of(job).evaluator
@@ -433,11 +443,53 @@ def array_shared_data_file(job) -> Iterator[Diagnostic]:
         script = cmd.script or job.script
         for w in _output_words(cmd):
             if array_variance(w, script, ev) == "array-job":
-                names = sorted(ev.roots(w, script) & ARRAY_JOB_VARS)
+                yield _shared(w, sorted(ev.roots(w, script) & ARRAY_JOB_VARS)[0])
+        for r in cmd.redirects:
+            if not r.writes_file:
+                continue
+            w = r.target
+            append = r.op in (">>", "&>>")
+            if append and (cmd.name or "").rsplit("/", 1)[-1] in LINE_WRITERS:
+                continue
+            severity = Severity.INFO if append else None
+            pattern = _literal_pattern(w)
+            if pattern is not None:
                 yield finding("SB218", w.start, w.end,
-                              f"`{w.text}` is named by ${names[0]} alone, which every task of "
-                              "the array shares: the tasks write the same file and overwrite "
-                              "each other's results; add $SLURM_ARRAY_TASK_ID")
+                              f"`{w.text}`: the shell does not expand `{pattern}` (only "
+                              "sbatch's --output/--error read filename patterns), so every "
+                              "task of the array writes the one file literally named so and "
+                              f"{'interleaves with' if append else 'overwrites'} the others; "
+                              "use ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}",
+                              severity=severity)
+            elif array_variance(w, script, ev) == "array-job":
+                yield _shared(w, sorted(ev.roots(w, script) & ARRAY_JOB_VARS)[0], severity,
+                              append)
+
+
+#: ``echo … >> summary``: a line per task appended to one file is how arrays collect results
+LINE_WRITERS = frozenset({"echo", "printf"})
+#: sbatch's filename pattern letters a shell leaves as they are (sbatch(1) "filename pattern")
+FILENAME_PATTERN = re.compile(r"%(?:\d*)[AaJjNnsux]")
+
+
+def _literal_pattern(w: Word) -> str | None:
+    """The first sbatch filename pattern (``%A``, ``%a``, ``%j``…) in the word's own text,
+    outside its expansions (``${NAME%a}`` is bash's suffix removal, not a pattern)."""
+    for m in FILENAME_PATTERN.finditer(w.text):
+        at = w.start + m.start()
+        if not any(e.start <= at < e.end for e in w.expansions):
+            return m.group()
+    return None
+
+
+def _shared(w: Word, name: str, severity: Severity | None = None,
+            append: bool = False) -> Diagnostic:
+    """SB218 on ``w``, named by the array job variable ``name`` alone."""
+    what = "interleave their lines" if append else "overwrite each other's results"
+    return finding("SB218", w.start, w.end,
+                   f"`{w.text}` is named by ${name} alone, which every task of the array "
+                   f"shares: the tasks write the same file and {what}; add "
+                   "$SLURM_ARRAY_TASK_ID", severity=severity)
 
 
 def _output_words(cmd: Command) -> Iterator[Word]:
