@@ -25,7 +25,7 @@ from collections.abc import Iterator
 
 from ..diagnostics import Diagnostic
 from ..directives import OptionUse
-from ..facts.arrays import ARRAY_JOB_VARS, array_variance, is_array
+from ..facts.arrays import ARRAY_JOB_VARS, array_variance, is_array, max_array_index
 from ..facts.layout import Component, count_of, parse_count
 from ..facts.slurm_names import base_name, known_names
 from ..facts.steps import StepFacts, facts_of
@@ -499,6 +499,52 @@ def _output_words(cmd: Command) -> Iterator[Word]:
         return
     for _, value in _flag_values(cmd, OUTPUT_FLAGS):
         yield value
+
+
+# -- SB224 ------------------------------------------------------------------------------------
+
+#: slurm.conf(5) MaxArraySize when the site does not set it
+DEFAULT_MAX_ARRAY_SIZE = 1001
+
+
+@rule("SB224", "array-index-over-max", Severity.ERROR,
+      "an `--array` index at or above the site's MaxArraySize (default 1001): the controller "
+      "refuses the job (\"Invalid job array specification\")")
+def array_index_over_max(job) -> Iterator[Diagnostic]:
+    """slurm.conf(5) MaxArraySize: "The maximum job array task index value will be one less
+    than MaxArraySize to allow for an index value of zero", default 1001; 0 disables arrays.
+    slurmctld allocates the array's bitmap with MaxArraySize bits and refuses an index beyond
+    it with ESLURM_INVALID_ARRAY (``src/slurmctld/job_mgr.c`` ``_valid_array_inx``, Slurm
+    22.05.8). It is the highest *index* that counts, not the number of tasks:
+    ``--array=1000-1001`` is 2 tasks and refused. An error with the profile's
+    ``max-array-size``; an info on the default when the profile does not say (sites raise it)."""
+    use = job.directives.get("array")
+    if use is None or not use.value:
+        return
+    top = max_array_index(use.value)
+    if top is None:
+        return
+    limit = job.profile.max_array_size
+    known = limit is not None
+    limit = DEFAULT_MAX_ARRAY_SIZE if limit is None else limit
+    if top < limit and limit > 0:
+        return
+    start = use.value_start if use.value_start is not None else use.start
+    if limit == 0:
+        why = "the site's MaxArraySize is 0 (job arrays disabled), so the controller refuses it"
+    elif known:
+        why = (f"the highest index is {top} and array indices must be below the site's "
+               f"MaxArraySize={limit}, so the controller refuses the job")
+    else:
+        why = (f"the highest index is {top}: on a cluster with Slurm's default "
+               f"MaxArraySize={limit} (the profile does not say; set max-array-size) the "
+               "controller refuses the job")
+    yield finding("SB224", start, start + len(use.value),
+                  f"--array={use.value}: {why} (\"Batch job submission failed: Invalid job "
+                  f"array specification\"); split it into jobs of at most {max(limit, 1)} "
+                  "indices and offset the index in the script "
+                  "(e.g. $((SLURM_ARRAY_TASK_ID + OFFSET)))",
+                  severity=None if known else Severity.INFO)
 
 
 # -- SB219 ------------------------------------------------------------------------------------
