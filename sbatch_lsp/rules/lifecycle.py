@@ -587,7 +587,7 @@ def status_read_too_late(job: Job) -> Iterator[Diagnostic]:
     ctl = job_control(job)
     statements = _statements(job, ctl)
     name = None
-    for k, (span, cmds) in enumerate(statements):
+    for k, (_span, cmds) in enumerate(statements):
         first = min(cmds, key=lambda c: c.start)
         reads = _status_reads(first)
         if not reads:

@@ -359,12 +359,14 @@ def gpu_bind_device_ordinal(job) -> Iterator[Diagnostic]:
                           "with \"invalid device ordinal\"; use device 0 (cuda:0) or add "
                           "--gpu-bind=none to this srun",
                           severity=Severity.INFO if maybe else None, related=related)
-        if not found and (sf.launcher == "srun" or _distributed_flag(sf)) and \
-                (_exports_local_rank(sf, ev, job) or _distributed_flag(sf)) and \
+        distributed = _distributed_flag(sf) or _rendezvous_env(sf)
+        if not found and (sf.launcher == "srun" or distributed) and \
+                (_exports_local_rank(sf, ev, job) or distributed) and \
                 not _literal_device(sf):
             yield finding("SB217", sf.step.srun.start, sf.step.srun.end,
                           f"this step's program picks its device itself (LOCAL_RANK from the "
-                          f"local task id, or a distributed mode) while {what} leaves each task "
+                          "local task id, a distributed mode, or an env:// rendezvous through "
+                          f"MASTER_ADDR) while {what} leaves each task "
                           "one visible GPU: if the program selects "
                           "cuda:LOCAL_RANK (torch.cuda.set_device(local_rank)), ranks 1… fail "
                           "with \"invalid device ordinal\"; select device 0",
@@ -380,6 +382,14 @@ DISTRIBUTED_FLAGS = frozenset({"--distributed", "--multiprocessing-distributed",
 def _distributed_flag(sf: StepFacts) -> bool:
     return any((w.value or "") in DISTRIBUTED_FLAGS
                for cmd in sf.step.task_commands for w in cmd.words)
+
+
+def _rendezvous_env(sf: StepFacts) -> bool:
+    """Whether the step's tasks receive an exported ``MASTER_ADDR``: the program joins a
+    torch.distributed ``env://`` rendezvous, and such programs commonly pick the device of
+    their rank (``torch.device("cuda", rank)``), which the script does not show."""
+    var = sf.env.get("MASTER_ADDR")
+    return var is not None and var.exported
 
 
 def _literal_device(sf: StepFacts) -> bool:
