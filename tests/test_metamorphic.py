@@ -124,7 +124,9 @@ FAILING: dict[str, tuple[str, ...]] = {
         "cases/CP09", "cases/CP10", "SB401-4-bad", "SB607-0-bad", "SB607-1-bad", "SB607-2-bad", "cases/MG06", "cases/MG07",
         "SB203-3-bad", "SB203-4-bad", "SB404-6-good", "SB405-1-bad", "SB405-2-bad", "SB405-3-bad",
         "SB405-5-good", "SB405-6-good", "SB405-7-good", "SB408-6-good", "SB408-7-good",
-        "SB409-3-good", "SB409-4-good", "SB408-8-good",),
+        "SB409-3-good", "SB409-4-good", "SB408-8-good",
+        "SB218-3-bad", "SB218-4-bad", "SB222-0-bad", "SB222-1-bad", "SB222-2-bad",
+        "SB223-0-bad", "SB223-1-bad", "SB223-2-bad", "cases/FA01", "cases/FA02",),
     "export-split": (
         "SB401-1-bad", "SB401-2-bad", "SB216-2-bad", "SB401-4-bad",),
     "bash-c-var": (

@@ -540,11 +540,12 @@ def _saved_status(cmds: list[Command]) -> str | None:
 
 
 def _step_statement(job: Job, ctl: Control, span: tuple[int, int],
-                    cmds: list[Command]) -> Command | None:
-    """The step when the statement is exactly one foreground srun step or launcher (torchrun,
-    deepspeed, mpirun…; a plain ``python x.py`` in the batch shell is not one: its status may
-    be a helper's), with no pipeline, list, condition or background: its status is the
-    step's."""
+                    cmds: list[Command]) -> tuple[Command, Command] | None:
+    """(the step, the batch-script command whose status is the step's) when the statement is
+    exactly one foreground srun step or launcher (torchrun, deepspeed, mpirun…; a plain
+    ``python x.py`` in the batch shell is not one: its status may be a helper's), with no
+    pipeline, list, condition or background, or a call of a function whose last command is
+    such a step (bash(1) FUNCTIONS: a function's status is its last command's)."""
     if len(cmds) != 1:
         return None
     cmd = cmds[0]
@@ -552,10 +553,23 @@ def _step_statement(job: Job, ctl: Control, span: tuple[int, int],
     if cc.background or cc.pipeline is not None or cc.in_condition or cc.after or \
             cc.in_subshell or (cmd.start, cmd.end) != span:
         return None
-    if _steps_in(job, cmd.start, cmd.end + 1) or any(
-            s.command is cmd and s.launch.kind != "python" for s in job.launches):
-        return cmd
-    return None
+    if cmd.name in ctl.functions:
+        body = [c for c in job.script.commands if c.function == cmd.name and
+                not c.in_substitution]
+        last = max(body, key=lambda c: (c.end, -c.start), default=None)
+        step = last if last is not None and _is_step(job, ctl, last) else None
+        return (step, cmd) if step is not None else None
+    return (cmd, cmd) if _is_step(job, ctl, cmd) else None
+
+
+def _is_step(job: Job, ctl: Control, cmd: Command) -> bool:
+    """Whether ``cmd`` is a foreground srun step or a launcher other than plain python, alone
+    in its list (not piped, not ``&&``/``||``, not a condition)."""
+    cc = ctl.at(cmd)
+    if cc.background or cc.pipeline is not None or cc.in_condition or cc.after:
+        return False
+    return bool(_steps_in(job, cmd.start, cmd.end + 1)) or any(
+        s.command is cmd and s.launch.kind != "python" for s in job.launches)
 
 
 def _status_name(job: Job) -> str:
@@ -599,13 +613,14 @@ def status_read_too_late(job: Job) -> Iterator[Diagnostic]:
             j -= 1
         if not between or j < 0:
             continue
-        step = _step_statement(job, ctl, *statements[j])
-        if step is None:
+        found = _step_statement(job, ctl, *statements[j])
+        if found is None:
             continue
+        step, status_at = found
         last_span, last_cmds = between[0]
         shown = (last_cmds[-1].name or "")
         name = name or _status_name(job)
-        save = _save_status(job, step, name)
+        save = _save_status(job, status_at, name)
         fixes = [Fix(f"save the step's status in ${name} and read that",
                      (save, *(Edit(e.start, e.end, "$" + name) for e in reads)),
                      safe=False)] if save is not None else []
@@ -650,16 +665,17 @@ def footer_hides_step_status(job: Job) -> Iterator[Diagnostic]:
     reports = [f for f in footer if not _saved_status(f[1])]
     if not reports or k < 0:
         return
-    step = _step_statement(job, ctl, *statements[k])
-    if step is None or ctl.option_on(ctl.errexit, step.start):
+    found = _step_statement(job, ctl, *statements[k])
+    if found is None or ctl.option_on(ctl.errexit, found[1].start):
         return
+    step, status_at = found
     if final_exit is not None and _status_reads(final_exit[1][0]) and saved is None and \
             all(not _status_reads(c) for _, cmds in reports for c in cmds):
         return  # `srun …; echo …; exit $?`: SB222 reports the `$?`
     name = saved or _status_name(job)
     first_after = footer[-1]
     save = None if saved is not None and _saved_status(first_after[1]) == saved else \
-        _save_status(job, step, name)
+        _save_status(job, status_at, name)
     fixes = []
     # a footer that prints `$?` gets SB222's fix first (it saves the status); this one's
     # follows on the next pass, reusing the saved name
