@@ -27,7 +27,7 @@ FILE_KEYS = ("exclude", "extend-exclude", "per-file-ignores")
 PROFILE_KEYS = {"slurm-version", "pyxis", "gpus-per-node", "gpu-arch", "shared-prefixes",
                 "megatron-core", "partitions", "enforce-part-limits",
                 "enroot", "ip-local-port-range",
-                "constrain-devices"}
+                "constrain-devices", "max-array-size"}
 #: keys of one ``[profile.partitions.NAME]`` table (``sbatch-lint profile import`` writes them)
 PARTITION_KEYS = {"max-time", "max-nodes", "total-nodes", "default", "exclusive",
                   "gpus-per-node", "gpu-type", "gpu-types", "gpu-arch", "mem-per-node",
@@ -107,6 +107,9 @@ class Profile:
     ip_local_port_range: tuple[int, int] = EPHEMERAL_PORTS
     #: cgroup.conf ConstrainDevices: a step sees only the GPUs Slurm gave it (None: unknown)
     constrain_devices: bool | None = None
+    #: slurm.conf MaxArraySize (array indices must be below it; 0 disables arrays), None when
+    #: unknown (Slurm's default is 1001)
+    max_array_size: int | None = None
 
     def default_partition(self) -> str | None:
         """The partition marked ``default = true``, if exactly one is."""
@@ -399,6 +402,12 @@ def _profile(table, where: str, base: Profile) -> Profile:
             raise ConfigError(f"{where}.constrain-devices: expected true or false (the site's "
                               "cgroup.conf ConstrainDevices)")
         p = replace(p, constrain_devices=v)
+    if "max-array-size" in table:
+        v = table["max-array-size"]
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 4_000_001:
+            raise ConfigError(f"{where}.max-array-size: expected a whole number from 0 to "
+                              "4000001 (slurm.conf MaxArraySize, e.g. 1001)")
+        p = replace(p, max_array_size=v)
     return p
 
 

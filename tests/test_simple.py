@@ -78,7 +78,9 @@ def _key(script):
 
     commands = [(c.start, c.end, [word(w) for w in c.words],
                  [assignment(a) for a in c.assignments], c.background, c.function,
-                 c.in_substitution, len(c.heredocs)) for c in script.commands]
+                 c.in_substitution, len(c.heredocs),
+                 [(r.op, r.fd, word(r.target), r.start, r.end) for r in c.redirects])
+                for c in script.commands]
     return (commands, [assignment(a) for a in script.assignments], script.data_spans,
             sorted(script.functions.items()))
 

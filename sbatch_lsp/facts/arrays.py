@@ -7,6 +7,7 @@ is the first task's job id, the same for every task of the array.
 """
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from ..directives import DirectiveBlock
@@ -64,3 +65,26 @@ def _substituted(word: Word, script: Script, ev: Evaluator, depth: int = 0) -> b
                 _substituted(a.value, script, ev, depth + 1):
             return True
     return False
+
+
+#: one item of an ``--array`` index list: ``N``, ``N-M`` or ``N-M:STEP``
+ARRAY_ITEM = re.compile(r"(\d+)(?:-(\d+)(?::(\d+))?)?")
+
+
+def max_array_index(value: str) -> int | None:
+    """The largest task index an ``--array`` value makes (``0-99`` → 99, ``1-10:4`` → 9,
+    ``5,1000-1002%10`` → 1002), or None when the value is not a literal index list. The
+    ``%MAX_RUNNING`` suffix limits concurrency, not indices (sbatch(1) ``--array``)."""
+    body = value.strip().strip("'\"").split("%", 1)[0]
+    best = -1
+    for item in body.split(","):
+        m = ARRAY_ITEM.fullmatch(item)
+        if m is None:
+            return None
+        first = int(m.group(1))
+        last = int(m.group(2)) if m.group(2) else first
+        step = int(m.group(3)) if m.group(3) else 1
+        if last < first or step < 1:
+            return None
+        best = max(best, first + (last - first) // step * step)
+    return best if best >= 0 else None

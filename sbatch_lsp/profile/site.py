@@ -76,6 +76,7 @@ class Site:
     nodes: dict[str, Node] = field(default_factory=dict)
     release: str | None = None
     enforce_part_limits: str | None = None
+    max_array_size: int | None = None
     pyxis: bool | None = None
     sources: list[tuple[str, str]] = field(default_factory=list)  # (file, kind)
 
@@ -184,6 +185,8 @@ def build(texts: list[SlurmText]) -> Site:
                 site.release = t.settings["SLURM_VERSION"]
                 epl = t.settings.get("EnforcePartLimits")
                 site.enforce_part_limits = epl.upper() if epl else None
+                mas = t.settings.get("MaxArraySize")
+                site.max_array_size = int(mas) if mas and mas.isdigit() else None
             elif t.kind == "srun-help":
                 site.pyxis = t.pyxis
         except ValueError as exc:

@@ -90,6 +90,9 @@ def to_toml(site: Site) -> str:
     if site.enforce_part_limits:
         rows.append(("enforce-part-limits", site.enforce_part_limits,
                      "EnforcePartLimits in scontrol show config"))
+    if site.max_array_size is not None:
+        rows.append(("max-array-size", site.max_array_size,
+                     "MaxArraySize in scontrol show config"))
     for key, val, note in rows:
         if key in PROFILE_KEYS:
             prof.add(key, _item(val, note))

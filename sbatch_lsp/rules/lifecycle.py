@@ -506,3 +506,205 @@ def requeue_without_resume(job: Job) -> Iterator[Diagnostic]:
         "a requeued job runs this script again from its first line, and nothing here resumes "
         "(no checkpoint, resume or restart argument): unless the program finds its own "
         "checkpoint, the requeued run starts the work from scratch")
+
+
+# ---- SB222 / SB223: the status of the last step, lost before the script reads or returns it ----
+
+#: commands a script runs after its step only to report or tidy: nobody means their status
+#: when it reads ``$?`` or ends the job
+NOT_MEANT = REPORT | {"cd", "pwd", "export", "unset", "set"}
+
+
+def _statements(job: Job, ctl: Control) -> list[tuple[tuple[int, int], list[Command]]]:
+    """The batch script's top-level statements in order, each with its own commands (not those
+    of command strings it runs, nor of command substitutions), outside functions."""
+    found: dict[tuple[int, int], list[Command]] = {}
+    for cmd in job.script.commands:
+        st = ctl.at(cmd).statement
+        if st is None or cmd.function is not None or cmd.in_substitution:
+            continue
+        found.setdefault(st, []).append(cmd)
+    return sorted(found.items())
+
+
+def _status_reads(cmd: Command) -> list:
+    """The ``$?``/``${?}`` expansions the command's shell expands (not quoted away)."""
+    return [e for w in cmd.all_words() for e in w.expansions
+            if e.name == "?" and e.quoting in ("unquoted", "double") and not e.nested]
+
+
+def _not_meant(cmds: list[Command], reads: bool = False) -> bool:
+    """Whether a statement is only commands whose status nobody means (``echo``, ``date``);
+    with ``reads``, also when they print ``$?`` (``echo "exit code: $?"``)."""
+    return bool(cmds) and all(c.words and (c.name or "").rsplit("/", 1)[-1] in NOT_MEANT and
+                              c.name != "exit" and (reads or not _status_reads(c))
+                              for c in cmds)
+
+
+def _saved_status(cmds: list[Command]) -> str | None:
+    """``NAME`` when the statement is exactly ``NAME=$?`` (the status saved for later)."""
+    if len(cmds) != 1 or cmds[0].words or len(cmds[0].assignments) != 1:
+        return None
+    a = cmds[0].assignments[0]
+    return a.name if a.value is not None and a.value.text in ("$?", '"$?"', "${?}") else None
+
+
+def _step_statement(job: Job, ctl: Control, span: tuple[int, int],
+                    cmds: list[Command]) -> tuple[Command, Command] | None:
+    """(the step, the batch-script command whose status is the step's) when the statement is
+    exactly one foreground srun step or launcher (torchrun, deepspeed, mpirun…; a plain
+    ``python x.py`` in the batch shell is not one: its status may be a helper's), with no
+    pipeline, list, condition or background, or a call of a function whose last command is
+    such a step (bash(1) FUNCTIONS: a function's status is its last command's)."""
+    if len(cmds) != 1:
+        return None
+    cmd = cmds[0]
+    cc = ctl.at(cmd)
+    if cc.background or cc.pipeline is not None or cc.in_condition or cc.after or \
+            cc.in_subshell or (cmd.start, cmd.end) != span:
+        return None
+    if cmd.name in ctl.functions:
+        body = [c for c in job.script.commands if c.function == cmd.name and
+                not c.in_substitution]
+        last = max(body, key=lambda c: (c.end, -c.start), default=None)
+        step = last if last is not None and _is_step(job, ctl, last) else None
+        return (step, cmd) if step is not None else None
+    return (cmd, cmd) if _is_step(job, ctl, cmd) else None
+
+
+def _is_step(job: Job, ctl: Control, cmd: Command) -> bool:
+    """Whether ``cmd`` is a foreground srun step or a launcher other than plain python, alone
+    in its list (not piped, not ``&&``/``||``, not a condition)."""
+    cc = ctl.at(cmd)
+    if cc.background or cc.pipeline is not None or cc.in_condition or cc.after:
+        return False
+    return bool(_steps_in(job, cmd.start, cmd.end + 1)) or any(
+        s.command is cmd and s.launch.kind != "python" for s in job.launches)
+
+
+def _status_name(job: Job) -> str:
+    """A variable name for the saved status that the script does not use yet."""
+    used = {a.name for a in job.script.assignments}
+    return next(n for n in ("rc", "step_rc", "step_status") if n not in used)
+
+
+def _save_status(job: Job, step: Command, name: str) -> Edit | None:
+    """``NAME=$?`` on the line after the step's last line (None when that line holds more)."""
+    text = job.source.text
+    line_end = text.find("\n", step.end)
+    line_end = len(text) if line_end < 0 else line_end
+    if text[step.end:line_end].strip():
+        return None
+    indent = text[job.source.line_start_at(step.start):step.start]
+    return Edit(line_end, line_end, f"\n{indent}{name}=$?")
+
+
+@rule("SB222", "status-read-too-late", Severity.WARNING,
+      "`$?` read after an `echo` (or another report) that follows the step: it is that "
+      "command's status (0), not the step's", fix="unsafe")
+def status_read_too_late(job: Job) -> Iterator[Diagnostic]:
+    """bash(1) Special Parameters: ``$?`` "expands to the exit status of the most recently
+    executed foreground pipeline". A statement that starts by reading ``$?`` (``exit $?``,
+    ``rc=$?``, ``if [ $? -ne 0 ]``) after a step, with only report commands (``echo``,
+    ``printf``, ``date``, ``cd``, ``export``…) between them, reads the last report's status:
+    0, so the failure check never fires and ``exit $?`` ends the job COMPLETED."""
+    ctl = job_control(job)
+    statements = _statements(job, ctl)
+    name = None
+    for k, (_span, cmds) in enumerate(statements):
+        first = min(cmds, key=lambda c: c.start)
+        reads = _status_reads(first)
+        if not reads:
+            continue
+        between = []
+        j = k - 1
+        while j >= 0 and _not_meant(statements[j][1]):
+            between.append(statements[j])
+            j -= 1
+        if not between or j < 0:
+            continue
+        found = _step_statement(job, ctl, *statements[j])
+        if found is None:
+            continue
+        step, status_at = found
+        last_span, last_cmds = between[0]
+        shown = (last_cmds[-1].name or "")
+        name = name or _status_name(job)
+        save = _save_status(job, status_at, name)
+        fixes = [Fix(f"save the step's status in ${name} and read that",
+                     (save, *(Edit(e.start, e.end, "$" + name) for e in reads)),
+                     safe=False)] if save is not None else []
+        yield finding(
+            "SB222", reads[0].start, reads[0].end,
+            f"`$?` here is the status of the `{shown}` just before it (0), not of the step "
+            "above: bash sets $? after every command, so a failed step goes unnoticed"
+            f"{' and the job exits 0 (COMPLETED)' if first.name == 'exit' else ''}; save it "
+            f"right after the step (`{name}=$?`) and read `${name}`",
+            related=[Related(last_span[0], last_span[1], "$? is this command's status"),
+                     Related(step.start, step.end, "the step whose status was meant")],
+            fixes=fixes)
+
+
+@rule("SB223", "footer-hides-step-status", Severity.WARNING,
+      "report commands after the last step end the script: the job exits with `echo`'s 0, "
+      "not the step's status", fix="unsafe")
+def footer_hides_step_status(job: Job) -> Iterator[Diagnostic]:
+    """bash(1): a script's exit status is that of the last command it executed (``exit``
+    without a number too), and the job's exit code is the batch script's (Slurm
+    job_exit_code.shtml). With ``echo``/``date`` footers after the last step and no ``set -e``,
+    a failed step leaves the job COMPLETED with exit code 0: ``--dependency=afterok`` jobs
+    run on its missing results. A warning for an srun step or a launcher (as SB210); the
+    script's own ``exit "$rc"`` and SB222's ``exit $?`` right after reports are left alone."""
+    ctl = job_control(job)
+    statements = _statements(job, ctl)
+    k = len(statements) - 1
+    final_exit = None
+    if k >= 0 and [c.name for c in statements[k][1]] == ["exit"]:
+        words = statements[k][1][0].words
+        arg = words[1].text if len(words) == 2 else ""
+        if len(words) > 2 or arg not in ("", "0", "$?", '"$?"'):
+            return  # exit with a status of its own (`exit "$rc"`, `exit 3`)
+        final_exit = statements[k]
+        k -= 1
+    footer, saved = [], None
+    while k >= 0 and (_not_meant(statements[k][1], reads=True) or
+                      _saved_status(statements[k][1])):
+        saved = _saved_status(statements[k][1]) or saved
+        footer.append(statements[k])
+        k -= 1
+    reports = [f for f in footer if not _saved_status(f[1])]
+    if not reports or k < 0:
+        return
+    found = _step_statement(job, ctl, *statements[k])
+    if found is None or ctl.option_on(ctl.errexit, found[1].start):
+        return
+    step, status_at = found
+    if final_exit is not None and _status_reads(final_exit[1][0]) and saved is None and \
+            all(not _status_reads(c) for _, cmds in reports for c in cmds):
+        return  # `srun …; echo …; exit $?`: SB222 reports the `$?`
+    name = saved or _status_name(job)
+    first_after = footer[-1]
+    save = None if saved is not None and _saved_status(first_after[1]) == saved else \
+        _save_status(job, status_at, name)
+    fixes = []
+    # a footer that prints `$?` gets SB222's fix first (it saves the status); this one's
+    # follows on the next pass, reusing the saved name
+    printed = any(_status_reads(c) for _, cmds in reports for c in cmds)
+    if (save is not None or saved is not None) and not printed:
+        text = job.source.text
+        if final_exit is not None:
+            end_edit = Edit(final_exit[0][0], final_exit[0][1], f'exit "${name}"')
+        else:
+            end_edit = Edit(len(text), len(text),
+                            ("" if text.endswith("\n") else "\n") + f'exit "${name}"\n')
+        fixes.append(Fix(f"save the step's status in ${name} and exit with it",
+                         tuple(e for e in (save, end_edit) if e is not None), safe=False))
+    last_span = reports[0][0]
+    yield finding(
+        "SB223", step.start, step.end,
+        f"after this step the script ends with {len(reports)} report command(s): the job's "
+        "exit code is the last one's (0), so a failed step leaves the job COMPLETED and "
+        "`afterok` dependants run; save the status right after the step "
+        f"(`{name}=$?`) and end with `exit \"${name}\"`",
+        related=[Related(last_span[0], last_span[1], "the job exits with this command's status")],
+        fixes=fixes)

@@ -20,11 +20,12 @@ Slurm facts (Slurm 22.05.8 sbatch(1)/srun(1); ``src/sbatch/opt.c`` and
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterator
 
 from ..diagnostics import Diagnostic
 from ..directives import OptionUse
-from ..facts.arrays import ARRAY_JOB_VARS, array_variance, is_array
+from ..facts.arrays import ARRAY_JOB_VARS, array_variance, is_array, max_array_index
 from ..facts.layout import Component, count_of, parse_count
 from ..facts.slurm_names import base_name, known_names
 from ..facts.steps import StepFacts, facts_of
@@ -358,12 +359,14 @@ def gpu_bind_device_ordinal(job) -> Iterator[Diagnostic]:
                           "with \"invalid device ordinal\"; use device 0 (cuda:0) or add "
                           "--gpu-bind=none to this srun",
                           severity=Severity.INFO if maybe else None, related=related)
-        if not found and (sf.launcher == "srun" or _distributed_flag(sf)) and \
-                (_exports_local_rank(sf, ev, job) or _distributed_flag(sf)) and \
+        distributed = _distributed_flag(sf) or _rendezvous_env(sf)
+        if not found and (sf.launcher == "srun" or distributed) and \
+                (_exports_local_rank(sf, ev, job) or distributed) and \
                 not _literal_device(sf):
             yield finding("SB217", sf.step.srun.start, sf.step.srun.end,
                           f"this step's program picks its device itself (LOCAL_RANK from the "
-                          f"local task id, or a distributed mode) while {what} leaves each task "
+                          "local task id, a distributed mode, or an env:// rendezvous through "
+                          f"MASTER_ADDR) while {what} leaves each task "
                           "one visible GPU: if the program selects "
                           "cuda:LOCAL_RANK (torch.cuda.set_device(local_rank)), ranks 1… fail "
                           "with \"invalid device ordinal\"; select device 0",
@@ -379,6 +382,14 @@ DISTRIBUTED_FLAGS = frozenset({"--distributed", "--multiprocessing-distributed",
 def _distributed_flag(sf: StepFacts) -> bool:
     return any((w.value or "") in DISTRIBUTED_FLAGS
                for cmd in sf.step.task_commands for w in cmd.words)
+
+
+def _rendezvous_env(sf: StepFacts) -> bool:
+    """Whether the step's tasks receive an exported ``MASTER_ADDR``: the program joins a
+    torch.distributed ``env://`` rendezvous, and such programs commonly pick the device of
+    their rank (``torch.device("cuda", rank)``), which the script does not show."""
+    var = sf.env.get("MASTER_ADDR")
+    return var is not None and var.exported
 
 
 def _literal_device(sf: StepFacts) -> bool:
@@ -418,12 +429,21 @@ WRITERS = frozenset({"tee"})
 
 
 @rule("SB218", "array-shared-data-file", Severity.WARNING,
-      "in a job array, a file the tasks write is named by the array job id alone: every task "
-      "writes the same file")
+      "in a job array, a file the tasks write is named by the array job id alone (or by a "
+      "`%A` the shell never expands): every task writes the same file")
 def array_shared_data_file(job) -> Iterator[Diagnostic]:
-    """Output paths (``tee`` operands, ``--output_dir``-style program flags) of an array job
-    whose value varies by the array job (``$SLURM_ARRAY_JOB_ID``) but not by the array task
-    (facts/arrays.py): the tasks overwrite or interleave one file."""
+    """Output paths of an array job (``tee`` operands, ``--output_dir``-style program flags,
+    and the targets of output redirections ``>``, ``2>``, ``&>``, ``>>``) whose value varies
+    by the array job (``$SLURM_ARRAY_JOB_ID``) but not by the array task (facts/arrays.py):
+    the tasks overwrite or interleave one file. A redirection target holding sbatch's filename
+    pattern ``%A``/``%a``/``%j`` is one literal name for every task: bash expands ``$`` and
+    ``~``, never ``%`` (bash(1) REDIRECTION: the word "is subjected to brace expansion, tilde
+    expansion, parameter and variable expansion, command substitution, arithmetic expansion,
+    quote removal, pathname expansion, and word splitting"); only sbatch's own
+    ``--output``/``--error`` read those patterns (sbatch(1) "filename pattern").
+
+    ``>>`` from ``echo``/``printf`` (a line per task appended to one summary) is left alone;
+    ``>>`` from another program only interleaves, an info."""
     if not is_array(job.directives):
         return
     ev = facts_of(job).evaluator
@@ -433,11 +453,53 @@ def array_shared_data_file(job) -> Iterator[Diagnostic]:
         script = cmd.script or job.script
         for w in _output_words(cmd):
             if array_variance(w, script, ev) == "array-job":
-                names = sorted(ev.roots(w, script) & ARRAY_JOB_VARS)
+                yield _shared(w, sorted(ev.roots(w, script) & ARRAY_JOB_VARS)[0])
+        for r in cmd.redirects:
+            if not r.writes_file:
+                continue
+            w = r.target
+            append = r.op in (">>", "&>>")
+            if append and (cmd.name or "").rsplit("/", 1)[-1] in LINE_WRITERS:
+                continue
+            severity = Severity.INFO if append else None
+            pattern = _literal_pattern(w)
+            if pattern is not None:
                 yield finding("SB218", w.start, w.end,
-                              f"`{w.text}` is named by ${names[0]} alone, which every task of "
-                              "the array shares: the tasks write the same file and overwrite "
-                              "each other's results; add $SLURM_ARRAY_TASK_ID")
+                              f"`{w.text}`: the shell does not expand `{pattern}` (only "
+                              "sbatch's --output/--error read filename patterns), so every "
+                              "task of the array writes the one file literally named so and "
+                              f"{'interleaves with' if append else 'overwrites'} the others; "
+                              "use ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}",
+                              severity=severity)
+            elif array_variance(w, script, ev) == "array-job":
+                yield _shared(w, sorted(ev.roots(w, script) & ARRAY_JOB_VARS)[0], severity,
+                              append)
+
+
+#: ``echo … >> summary``: a line per task appended to one file is how arrays collect results
+LINE_WRITERS = frozenset({"echo", "printf"})
+#: sbatch's filename pattern letters a shell leaves as they are (sbatch(1) "filename pattern")
+FILENAME_PATTERN = re.compile(r"%(?:\d*)[AaJjNnsux]")
+
+
+def _literal_pattern(w: Word) -> str | None:
+    """The first sbatch filename pattern (``%A``, ``%a``, ``%j``…) in the word's own text,
+    outside its expansions (``${NAME%a}`` is bash's suffix removal, not a pattern)."""
+    for m in FILENAME_PATTERN.finditer(w.text):
+        at = w.start + m.start()
+        if not any(e.start <= at < e.end for e in w.expansions):
+            return m.group()
+    return None
+
+
+def _shared(w: Word, name: str, severity: Severity | None = None,
+            append: bool = False) -> Diagnostic:
+    """SB218 on ``w``, named by the array job variable ``name`` alone."""
+    what = "interleave their lines" if append else "overwrite each other's results"
+    return finding("SB218", w.start, w.end,
+                   f"`{w.text}` is named by ${name} alone, which every task of the array "
+                   f"shares: the tasks write the same file and {what}; add "
+                   "$SLURM_ARRAY_TASK_ID", severity=severity)
 
 
 def _output_words(cmd: Command) -> Iterator[Word]:
@@ -447,6 +509,52 @@ def _output_words(cmd: Command) -> Iterator[Word]:
         return
     for _, value in _flag_values(cmd, OUTPUT_FLAGS):
         yield value
+
+
+# -- SB224 ------------------------------------------------------------------------------------
+
+#: slurm.conf(5) MaxArraySize when the site does not set it
+DEFAULT_MAX_ARRAY_SIZE = 1001
+
+
+@rule("SB224", "array-index-over-max", Severity.ERROR,
+      "an `--array` index at or above the site's MaxArraySize (default 1001): the controller "
+      "refuses the job (\"Invalid job array specification\")")
+def array_index_over_max(job) -> Iterator[Diagnostic]:
+    """slurm.conf(5) MaxArraySize: "The maximum job array task index value will be one less
+    than MaxArraySize to allow for an index value of zero", default 1001; 0 disables arrays.
+    slurmctld allocates the array's bitmap with MaxArraySize bits and refuses an index beyond
+    it with ESLURM_INVALID_ARRAY (``src/slurmctld/job_mgr.c`` ``_valid_array_inx``, Slurm
+    22.05.8). It is the highest *index* that counts, not the number of tasks:
+    ``--array=1000-1001`` is 2 tasks and refused. An error with the profile's
+    ``max-array-size``; an info on the default when the profile does not say (sites raise it)."""
+    use = job.directives.get("array")
+    if use is None or not use.value:
+        return
+    top = max_array_index(use.value)
+    if top is None:
+        return
+    limit = job.profile.max_array_size
+    known = limit is not None
+    limit = DEFAULT_MAX_ARRAY_SIZE if limit is None else limit
+    if top < limit and limit > 0:
+        return
+    start = use.value_start if use.value_start is not None else use.start
+    if limit == 0:
+        why = "the site's MaxArraySize is 0 (job arrays disabled), so the controller refuses it"
+    elif known:
+        why = (f"the highest index is {top} and array indices must be below the site's "
+               f"MaxArraySize={limit}, so the controller refuses the job")
+    else:
+        why = (f"the highest index is {top}: on a cluster with Slurm's default "
+               f"MaxArraySize={limit} (the profile does not say; set max-array-size) the "
+               "controller refuses the job")
+    yield finding("SB224", start, start + len(use.value),
+                  f"--array={use.value}: {why} (\"Batch job submission failed: Invalid job "
+                  f"array specification\"); split it into jobs of at most {max(limit, 1)} "
+                  "indices and offset the index in the script "
+                  "(e.g. $((SLURM_ARRAY_TASK_ID + OFFSET)))",
+                  severity=None if known else Severity.INFO)
 
 
 # -- SB219 ------------------------------------------------------------------------------------

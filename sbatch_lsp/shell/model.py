@@ -105,11 +105,40 @@ class Body:
     place: str
     quoted: bool
 
+#: redirection operators that open a file for writing (bash(1) REDIRECTION): ``>``, ``>|``,
+#: ``>>``, ``&>``, ``&>>``, ``<>``; ``>&WORD`` too when WORD is not a descriptor number or ``-``
+WRITE_OPS = frozenset({">", ">|", ">>", "&>", "&>>", "<>"})
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """An I/O redirection of a command (bash(1) REDIRECTION): the operator ``op`` as written
+    (``>``, ``>>``, ``>|``, ``<``, ``<>``, ``&>``, ``&>>``, ``>&``, ``<&``, ``<<<``), the file
+    descriptor number written before it (``fd``; None when the operator's default applies: 1
+    for output, 0 for input), the ``target`` word (a file name, or for ``>&``/``<&`` the
+    descriptor number or ``-``), and the span of the whole redirection. Here-documents are in
+    ``Command.heredocs``, not here."""
+
+    op: str
+    fd: int | None
+    target: Word
+    start: int
+    end: int
+
+    @property
+    def writes_file(self) -> bool:
+        """Whether the redirection opens its target as a file for writing: ``> f``, ``>> f``,
+        ``&> f``, ``2> f``, ``<> f``, and ``>& f`` when ``f`` is no descriptor number (bash
+        then reads it as ``&> f``)."""
+        if self.op in WRITE_OPS:
+            return True
+        return self.op == ">&" and not re.fullmatch(r"\d+-?|-", self.target.text)
+
 
 @dataclass(eq=False)  # a node of the command graph: compared by identity
 class Command:
     """A simple command: argv ``words`` (after prefix assignments), prefix ``assignments``,
-    here-documents, span, and where it sits."""
+    here-documents, redirections, span, and where it sits."""
 
     words: list[Word]
     assignments: list[Assignment]
@@ -127,6 +156,8 @@ class Command:
     #: the function this command calls when its arguments were put into that function's body
     #: (``run python x.py`` for ``run() { srun "$@"; }``): the body's commands hold its words
     calls: str | None = None
+    #: the command's redirections in the order written (not its here-documents)
+    redirects: list[Redirect] = field(default_factory=list)
 
     @property
     def name(self) -> str | None:

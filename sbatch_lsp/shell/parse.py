@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from . import bashlex_table, chunker, generated, masks, simple
 
-from .model import UNQUOTED, Assignment, Body, Chunk, Command, Heredoc, Script, Word
+from .model import UNQUOTED, Assignment, Body, Chunk, Command, Heredoc, Redirect, Script, Word
 from .words import TextMap, expand_for_shell, expand_heredoc, scan_word
 
 bashlex_table.install()
@@ -21,6 +21,8 @@ import bashlex  # noqa: E402  (after install(): bashlex then skips building its 
 
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
+#: a redirection's descriptor number and operator, and the blanks before its target
+REDIRECT_HEAD = re.compile(r"(\d*)(>>|>\||<>|>&|<&|&>>|&>|<<<|>|<)[ \t]*")
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 #: commands that run their arguments as a command: an unquoted ``$CMD`` among their arguments
 #: is a command line (``srun $LAUNCHER train.py``); elsewhere it is data (``echo $LAUNCHER``)
@@ -140,14 +142,18 @@ class _Builder:
     def _simple_command(self, tokens: list[simple.Token], base: int) -> None:
         words: list[Word] = []
         prefix: list[tuple[int, int]] = []
+        redirects: list[Redirect] = []
         for t in tokens:
             if t.redirect:
+                redirects.append(self._redirect_at(base + t.start, base + t.end))
                 continue
             if not words and ASSIGN.match(self.text, base + t.start):
                 prefix.append((base + t.start, base + t.end))
             else:
                 words.append(self._word(base + t.start, base + t.end))
-        self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end, [], None, False)
+        cmd = self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end, [],
+                            None, False)
+        cmd.redirects = redirects
 
     # ---- bashlex ------------------------------------------------------------------------
     def _bl_walk(self, node, base: int, function: str | None, subst: bool) -> None:
@@ -183,6 +189,7 @@ class _Builder:
         words: list[Word] = []
         prefix: list[tuple[int, int]] = []
         heredocs: list[Heredoc] = []
+        redirects: list[Redirect] = []
         inner = []
         for part in node.parts:
             k = part.kind
@@ -203,8 +210,11 @@ class _Builder:
                 out = getattr(part, "output", None)
                 if out is not None and getattr(out, "kind", "") == "word":
                     inner.append(out)
+                if hd is None and part.type not in ("<<", "<<-"):
+                    redirects.append(self._redirect_at(base + part.pos[0], base + part.pos[1]))
         cmd = self._command(words, prefix, base + node.pos[0], base + node.pos[1], heredocs,
                             function, subst)
+        cmd.redirects = redirects
         for part in inner:
             for sub in getattr(part, "parts", None) or []:
                 if sub.kind == "commandsubstitution":
@@ -257,6 +267,10 @@ class _Builder:
                 if c.type != "heredoc_redirect":
                     self._ts_walk(c, base, conv, function, subst)
             docs = [c for c in node.named_children if c.type == "heredoc_redirect"]
+            if len(self.script.commands) > before:
+                self.script.commands[before].redirects.extend(
+                    self._ts_redirect(c, base, conv) for c in node.named_children
+                    if c.type in ("file_redirect", "herestring_redirect"))
             if docs and len(self.script.commands) > before:
                 cmd = self.script.commands[before]
                 for d in docs:
@@ -274,9 +288,12 @@ class _Builder:
     def _ts_command(self, node, base, conv, function, subst) -> None:
         words: list[Word] = []
         prefix: list[tuple[int, int]] = []
+        redirects: list[Redirect] = []
         for c in node.named_children:
             s, e = base + conv(c.start_byte), base + conv(c.end_byte)
-            if c.type == "variable_assignment" and not words and node.type == "command":
+            if c.type in ("file_redirect", "herestring_redirect"):
+                redirects.append(self._ts_redirect(c, base, conv))
+            elif c.type == "variable_assignment" and not words and node.type == "command":
                 prefix.append((s, e))
             elif c.type not in ("file_redirect", "herestring_redirect", "heredoc_redirect",
                                 "comment"):
@@ -284,10 +301,18 @@ class _Builder:
         if node.type == "declaration_command":
             kw = node.children[0]
             words.insert(0, self._word(base + conv(kw.start_byte), base + conv(kw.end_byte)))
-        self._command(words, prefix, base + conv(node.start_byte), base + conv(node.end_byte),
-                      [], function, subst)
+        cmd = self._command(words, prefix, base + conv(node.start_byte),
+                            base + conv(node.end_byte), [], function, subst)
+        cmd.redirects = redirects
         for c in node.named_children:
             self._ts_walk_subst(c, base, conv, function)
+
+    def _ts_redirect(self, node, base, conv) -> Redirect:
+        """A file or here-string redirection node; its target ends with its first destination
+        word (tree-sitter-bash lets later words of the command join the node)."""
+        dest = node.child_by_field_name("destination")
+        end = dest.end_byte if dest is not None else node.end_byte
+        return self._redirect_at(base + conv(node.start_byte), base + conv(end))
 
     def _ts_walk_subst(self, node, base, conv, function) -> None:
         if node.type in ("command_substitution", "process_substitution"):
@@ -298,6 +323,17 @@ class _Builder:
             self._ts_walk_subst(c, base, conv, function)
 
     # ---- shared -------------------------------------------------------------------------
+    def _redirect_at(self, s: int, e: int) -> Redirect:
+        """The redirection whose text is ``[s, e)`` of this text (descriptor number, operator,
+        blanks, target word), read from the text itself so that every parser's reading is the
+        same; a text with no operator (not expected) gets an empty operator and the whole span
+        as its target."""
+        m = REDIRECT_HEAD.match(self.text, s, e)
+        head = m.end() if m else s
+        fd = int(m.group(1)) if m and m.group(1) else None
+        os_, oe = self.tmap.orig_span(s, e)
+        return Redirect(m.group(2) if m else "", fd, self._word(head, e), os_, oe)
+
     def _word(self, s: int, e: int) -> Word:
         word = scan_word(self.tmap, s, e)
         if "\n" in self.tmap.text[s:e]:

@@ -11,6 +11,15 @@ real two-node Slurm 22.05 the way its rule says, and the script the rule's fix p
   never runs; with ``B:`` the trap runs (and the step is not signalled).
 - SB213: ``--signal=B:USR1@T`` with the work in a foreground ``srun``: the trap runs only after the
   step ends; with ``srun … &`` and ``wait`` it runs as soon as the signal arrives.
+- SB211: two background steps under one bare ``wait``; one exits 3 at once, the other (standing
+  for a peer blocked in a collective) runs on until the time limit: TIMEOUT. With ``wait -n``,
+  the others killed and ``exit`` with its status, the job ends at the first failure: FAILED, 3:0.
+- SB214: ``--requeue`` and a ``scontrol requeue`` half-way through the work: the requeued job
+  runs the script from its first line and redoes the work from the start; with a marker file
+  the step writes and the script reads, the second run resumes after the last finished item.
+- SB222 / SB223: ``srun … (exit 3)`` then ``echo`` and ``exit $?``, or only echo footers: the
+  job is COMPLETED, 0:0; after the unsafe fixes (the status saved right after the step) FAILED,
+  3:0.
 
 Slurm sends the ``--signal`` warning up to 60 s before the time given (sbatch(1)); the jobs use
 ``--time=2`` and ``@90`` so the signal arrives within the first minute. Run this file alone
@@ -147,3 +156,104 @@ def test_sb213_foreground_step_defers_the_trap(cluster, tmp_path):  # noqa: F811
     job, work = _run(cluster, tmp_path, "sb213-fixed", _fixed(FOREGROUND, "SB213"))
     started = int((work / "started").read_text())
     assert int((work / "trapped").read_text()) - started <= 62, job.output
+
+
+PEERS = """#!/bin/bash
+#SBATCH --ntasks=2
+#SBATCH --time=1
+srun --ntasks=1 --exact bash -c 'sleep 2; exit 3' &
+srun --ntasks=1 --exact sleep 300 &
+wait
+"""
+
+#: the fix the SB211 page gives: wait for the first step to end, end the others, keep its status
+PEERS_FIXED = PEERS.replace("wait\n", 'wait -n\nrc=$?\nkill $(jobs -p) 2>/dev/null\nwait\n'
+                            'exit "$rc"\n')
+
+
+def test_sb211_a_crashed_component_leaves_the_other_running(cluster, tmp_path):  # noqa: F811
+    codes = _codes(PEERS)
+    assert codes.get("SB211") == "info", codes
+    fixed_codes = _codes(PEERS_FIXED)
+    assert "SB211" not in fixed_codes and "SB209" not in fixed_codes, fixed_codes
+    t0 = time.monotonic()
+    job, _ = _run(cluster, tmp_path, "sb211-bad", PEERS)
+    assert job.state == "TIMEOUT", (job.state, job.output)  # the survivor ran to the limit
+    assert time.monotonic() - t0 >= 60
+    t0 = time.monotonic()
+    job, _ = _run(cluster, tmp_path, "sb211-fixed", PEERS_FIXED)
+    assert (job.state, job.exit_code) == ("FAILED", "3:0"), job.output
+    assert time.monotonic() - t0 < 45, "the job did not end at the first failure"
+
+
+REQUEUE = """#!/bin/bash
+#SBATCH --ntasks=1
+#SBATCH --requeue
+#SBATCH --open-mode=append
+srun --ntasks=1 bash -c 'for i in 1 2 3 4; do
+  echo "item $i" >> progress.log
+  if [ "$i" = 2 ] && [ ! -e requeued_once ]; then
+    touch requeued_once; scontrol requeue "$SLURM_JOB_ID"; sleep 120
+  fi
+done'
+"""
+
+#: the same work resuming after the last item a marker file records
+REQUEUE_RESUMED = """#!/bin/bash
+#SBATCH --ntasks=1
+#SBATCH --requeue
+#SBATCH --open-mode=append
+FIRST=1
+if [ -e checkpoint.txt ]; then FIRST=$(( $(cat checkpoint.txt) + 1 )); fi
+srun --ntasks=1 bash -c 'for i in $(seq "$0" 4); do
+  echo "item $i" >> progress.log; echo "$i" > checkpoint.txt
+  if [ "$i" = 2 ] && [ ! -e requeued_once ]; then
+    touch requeued_once; scontrol requeue "$SLURM_JOB_ID"; sleep 120
+  fi
+done' "$FIRST"
+"""
+
+#: a requeued job waits out the credential lifetime (AuthInfo cred_expire, 120 s) before it
+#: starts again (slurm.conf(5)), then for the scheduler
+REQUEUE_BOUND = 420
+
+
+def test_sb214_requeue_restarts_from_scratch(cluster, tmp_path):  # noqa: F811
+    assert _codes(REQUEUE).get("SB214") == "info"
+    assert "SB214" not in _codes(REQUEUE_RESUMED)
+    for name, text, items in (("sb214-bad", REQUEUE, ["1", "2", "1", "2", "3", "4"]),
+                              ("sb214-fixed", REQUEUE_RESUMED, ["1", "2", "3", "4"])):
+        work = tmp_path / name
+        work.mkdir(parents=True)
+        script = work / "job.sbatch"
+        script.write_text(text)
+        job = cluster.run(script, work, REQUEUE_BOUND)
+        assert (job.state, job.exit_code) == ("COMPLETED", "0:0"), (job.state, job.output)
+        assert (work / "requeued_once").exists(), job.output
+        done = (work / "progress.log").read_text().split()
+        assert done[1::2] == items, done
+
+
+FOOTER = """#!/bin/bash
+#SBATCH --ntasks=1
+srun --ntasks=1 bash -c 'echo training; exit 3'
+echo "----------------------------------"
+exit $?
+"""
+
+FOOTERS_ONLY = """#!/bin/bash
+#SBATCH --ntasks=1
+srun --ntasks=1 bash -c 'echo training; exit 3'
+echo "----------------------------------"
+echo "done at $(date)"
+"""
+
+
+def test_sb222_sb223_status_lost_after_the_step(cluster, tmp_path):  # noqa: F811
+    assert _codes(FOOTER).get("SB222") == "warning"
+    assert _codes(FOOTERS_ONLY).get("SB223") == "warning"
+    for name, text, code in (("sb222", FOOTER, "SB222"), ("sb223", FOOTERS_ONLY, "SB223")):
+        job, _ = _run(cluster, tmp_path, f"{name}-bad", text)
+        assert (job.state, job.exit_code) == ("COMPLETED", "0:0"), job.output
+        job, _ = _run(cluster, tmp_path, f"{name}-fixed", _fixed(text, code))
+        assert (job.state, job.exit_code) == ("FAILED", "3:0"), job.output

@@ -13,6 +13,12 @@ its rule says, and the fixed script does not.
   ``CUDA_VISIBLE_DEVICES``, so a device index of 1 names nothing; with ``--gpu-bind=none`` no
   task is narrowed to one device (22.05 leaves ``CUDA_VISIBLE_DEVICES`` unset then).
 
+- SB218 (redirections): two array tasks writing ``> "redir-${SLURM_ARRAY_JOB_ID}.txt"`` and
+  ``> redir-%A.txt``: one file each, holding only the second task's line (bash never expands
+  ``%A``: the file is literally ``redir-%A.txt``); with the task id each task keeps its own.
+- SB224: ``--array`` indices against the cluster's MaxArraySize (read from ``scontrol show
+  config``, the default 1001 here): sbatch refuses exactly the index lists SB224 reports as
+  errors with that profile ("Invalid job array specification").
 - SB106: ``--gpus-per-task`` in eleven directive sets; sbatch refuses exactly those SB106
   reports (no task count it can derive: a node range, ``--cpus-per-task`` without
   ``--ntasks-per-node``, no node or per-node count).
@@ -126,6 +132,58 @@ def test_sb113_sb218_array_tasks_share_files(cluster, tmp_path):  # noqa: F811
     for k in (0, 1):
         assert f"log of task {k}" in (work / f"log-{job_id}_{k}.out").read_text()
         assert (work / f"result-{job_id}_{k}.txt").read_text().strip() == f"result of task {k}"
+
+
+REDIRECT_ARRAY = ("#!/bin/bash\n#SBATCH --array=0-1%1\n#SBATCH --output=log-%A_%a.out\n"
+                  "echo \"task $SLURM_ARRAY_TASK_ID\" > \"redir-${SLURM_ARRAY_JOB_ID}.txt\"\n"
+                  "echo \"task $SLURM_ARRAY_TASK_ID\" > redir-%A.txt\n")
+
+
+def test_sb218_array_tasks_share_redirected_files(cluster, tmp_path):  # noqa: F811
+    """``>`` truncates: the second task's redirection replaces the first task's file."""
+    found = [d for d in lint(REDIRECT_ARRAY, "job.sbatch").diagnostics if d.code == "SB218"]
+    assert [d.severity.label for d in found] == ["warning", "warning"]
+    fixed = REDIRECT_ARRAY.replace("redir-${SLURM_ARRAY_JOB_ID}.txt",
+                                   "redir-${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}.txt")
+    fixed = fixed.replace("redir-%A.txt", "redir2-${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}.txt")
+    assert not _codes(fixed, "SB218")
+    work = tmp_path / "bad"
+    job_id = _run_array(cluster, REDIRECT_ARRAY, work)
+    assert (work / f"redir-{job_id}.txt").read_text() == "task 1\n"
+    assert (work / "redir-%A.txt").read_text() == "task 1\n"  # the literal name, shared
+    work = tmp_path / "fixed"
+    job_id = _run_array(cluster, fixed, work)
+    for k in (0, 1):
+        assert (work / f"redir-{job_id}_{k}.txt").read_text() == f"task {k}\n"
+        assert (work / f"redir2-{job_id}_{k}.txt").read_text() == f"task {k}\n"
+
+
+ARRAY_INDICES = ("0-1000", "0-1001", "1000-1001", "1-2000%40", "0-1200:4", "0-1203:4",
+                 "5,1001", "1-10,998-1000:2")
+
+
+def test_sb224_array_index_over_max_array_size(cluster, tmp_path):  # noqa: F811
+    """SB224 (with the profile's max-array-size read from this cluster) reports exactly the
+    --array values sbatch refuses."""
+    from sbatch_lsp.config import from_table
+    config = cluster.sh("ctl", "scontrol", "show", "config").stdout
+    limit = int(re.search(r"^MaxArraySize\s*=\s*(\d+)", config, re.M).group(1))
+    assert limit == 1001  # the tier's slurm.conf leaves Slurm's default
+    profile = from_table({"profile": {"max-array-size": limit}}, "cluster")
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for k, value in enumerate(ARRAY_INDICES):
+        text = f"#!/bin/bash\n#SBATCH --array={value}\n#SBATCH --output=a-%A_%a.out\nhostname\n"
+        flagged = [d.severity.label for d in lint(text, "job.sbatch", profile).diagnostics
+                   if d.code == "SB224"]
+        script = tmp_path / f"arr{k}.sbatch"
+        script.write_text(text)
+        r = cluster.sh("ctl", "sbatch", "--parsable", "--hold", f"--chdir={tmp_path}",
+                       str(script), check=False)
+        if r.returncode == 0:
+            cluster.sh("ctl", "scancel", r.stdout.strip().split(";")[0], check=False)
+        else:
+            assert "Invalid job array specification" in r.stderr, (value, r.stderr)
+        assert flagged == (["error"] if r.returncode != 0 else []), (value, r.stderr)
 
 
 def test_sb217_gpus_per_task_binds_one_device(cluster, tmp_path):  # noqa: F811
