@@ -259,6 +259,19 @@ def test_sb403_one_on_blackwell_is_a_warning():
     assert [s for s, _ in found(text, "SB403")] == [Severity.WARNING.label]
 
 
+def test_sb403_checkpoint_activations_marks_an_old_megatron():
+    """Megatron-LM exits on --checkpoint-activations from tag 23.04; older releases and
+    bigscience's Megatron-DeepSpeed may have no CUDA_DEVICE_MAX_CONNECTIONS check: info, and
+    only while the release is unknown."""
+    text = _without_cdmc("srun torchrun --nproc-per-node=8 pretrain_gpt.py "
+                         "--tensor-model-parallel-size 2 --checkpoint-activations\n")
+    ((sev, _),) = found(text, "SB403")
+    assert sev == "info"
+    assert [s for s, _ in found(text, "SB403", "0.11")] == ["error"]
+    assert [s for s, _ in found(text.replace(" --checkpoint-activations", ""), "SB403")] \
+        == ["error"]
+
+
 # ---- SB606 ---------------------------------------------------------------------------------
 NATIVE = "srun {srun}python pretrain_gpt.py --tensor-model-parallel-size 8\n"
 

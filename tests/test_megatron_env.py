@@ -21,7 +21,15 @@ def _first(text: str):
     ("uv pip sync requirements.lock", ("uv pip sync", 3)),
     ("pip download foo", None),
     ("pip list", None),
-    ("uv run python train.py", None),
+    ("uv run python train.py", ("uv run", 2)),
+    ("uv run --frozen --locked python train.py", ("uv run", 2)),
+    ("uv run --no-sync python train.py", None),
+    ("uv run --no-project python train.py", None),
+    ('uv run $UV_ARGS python train.py', None),
+    ("env UV_NO_SYNC=1 uv run python train.py", None),
+    ("UV_NO_SYNC=1 uv run python train.py", None),
+    ("uv run --with rich python train.py --no-sync", ("uv run", 2)),
+    ("uv run pip install foo", ("pip install", 2)),
     ("pipx install foo", None),
     ("python -m pip --version", None),
     ('"$PIP" install foo', None),
@@ -51,6 +59,21 @@ def test_uv_is_info_and_one_task_is_clean():
     (d,) = _sb607(HEAD + "srun uv sync\n")
     assert d.severity.label == "info"
     assert _sb607(HEAD + "srun --ntasks=1 --nodes=1 uv sync\n") == []
+
+
+@pytest.mark.parametrize("body,reported", [
+    ("srun uv run python train.py\n", True),
+    ("UV_NO_SYNC=1\nsrun uv run python train.py\n", True),  # not exported: uv does not see it
+    ("export UV_NO_SYNC=1\nsrun uv run python train.py\n", False),
+    ("srun bash -c 'export UV_NO_SYNC=1; uv run python train.py'\n", False),
+    ("srun --ntasks=1 --nodes=1 uv sync\nsrun uv run python train.py\n", False),
+    ("srun uv run python train.py\nsrun --ntasks=1 --nodes=1 uv sync\n", True),  # sync after
+])
+def test_uv_run_syncs_in_every_task(body, reported):
+    found = _sb607(HEAD + body)
+    assert [d.severity.label for d in found] == (["info"] if reported else [])
+    if reported:
+        assert "uv run --no-sync" in found[0].message
 
 
 def test_a_hidden_option_word_is_not_judged():

@@ -50,6 +50,8 @@ MEGATRON_FLAGS = {
     "no-async-tensor-model-parallel-allreduce": "no_async_allreduce",
     "hidden-size": "hidden", "moe-ffn-hidden-size": "moe_ffn_hidden",
     "moe-router-topk": "topk",
+    # accepted with a deprecation note 2021-08 to 23.04; Megatron-LM exits on it from 23.04
+    "checkpoint-activations": "checkpoint_activations",
     # Megatron-DeepSpeed (bigscience-workshop/Megatron-DeepSpeed): DeepSpeed's pipeline engine
     "deepspeed": "deepspeed",
     # slime / OpenRLHF: the actor's world, sized by the framework (Ray), not by srun
@@ -71,7 +73,7 @@ OVERRIDE = re.compile(r"^\+{0,2}(model|train|trainer)\.([a-z_]+)=(.*)$")
 TRAINER_KEYS = {"num_nodes": "world_nodes", "devices": "world_gpus_per_node"}
 #: keys whose value is a flag (present = on) on a Megatron-LM command line
 FLAG_KEYS = {"sp", "gqa", "decrease_gbs", "embedding_in_split", "loss_in_split", "fsdp",
-             "moe_overlap", "no_async_allreduce", "deepspeed"}
+             "moe_overlap", "no_async_allreduce", "deepspeed", "checkpoint_activations"}
 #: keys whose value is text, not a number
 TEXT_KEYS = {"pp_layout", "hybrid", "rampup"}
 TRUE = {"true", "1", "yes", "on"}

@@ -480,6 +480,17 @@ def _missing_one(job, run: FrameworkRun, why: str, arch, arch_use, release: Rele
             "Megatron-Core then cannot overlap TP communication with compute")
     if arch is None and not version_bound and not mds:
         text += " (the GPU type is not known: on Blackwell this is not needed)"
+    old = run.get("checkpoint_activations") if release is None and not mds else None
+    if old is not None:
+        # NVIDIA/Megatron-LM added the check in 2022-10 (megatron/arguments.py; in tag 23.04)
+        # and from tag 23.04 exits on --checkpoint-activations: a run that passes the flag
+        # expects a Megatron-LM from before 23.04 (with or without the check) or a
+        # Megatron-DeepSpeed fork (bigscience-workshop's has no check): which, the script
+        # does not say
+        sev = Severity.INFO
+        text += ("; but `--checkpoint-activations` marks an older Megatron: Megatron-LM exits "
+                 "on it from release 23.04 (megatron/arguments.py), and the releases and forks "
+                 "before the check (bigscience-workshop/Megatron-DeepSpeed) do not assert this")
     related = [Related(arch_use.start, arch_use.end, f"{arch} GPUs")] if arch_use else []
     key = next((k for k in ("tp", "cp", "sp") if k in run.settings), None)
     start, end = (run.settings[key].start, run.settings[key].end) if key else \

@@ -11,6 +11,13 @@ Facts behind it:
   virtual environment": its cache is append-only and it takes a file lock on the target
   environment (uv docs, Concepts › Caching › Cache safety). Every task still resolves and waits
   for that lock in turn, so the cost is time, not a broken environment: information.
+- ``uv run`` locks and syncs the project environment before it runs the command ("when
+  ``uv run`` is used, the project is locked and synced before invoking the requested command";
+  ``--locked`` and ``--frozen`` still sync, only ``--no-sync`` does not: uv docs, Concepts ›
+  Projects › Locking and syncing, ``docs/concepts/projects/sync.md``, uv 0.8); ``UV_NO_SYNC``
+  is ``--no-sync`` as an environment variable, and ``--no-project`` runs without the project
+  (uv docs, Reference › Commands › ``uv run``, and Reference › Environment variables). So
+  ``uv run`` in every task is ``uv sync`` in every task: the same serialised resolution.
 - pyxis starts one container per node for a step (its tasks on that node share it), so with one
   task per node each installs into its own container's file system.
 """
@@ -22,7 +29,7 @@ from collections.abc import Iterator
 from ..diagnostics import Diagnostic
 from ..facts.control import job_control
 from ..facts.steps import StepFacts, facts_of
-from ..facts.wrappers import unwrap
+from ..facts.wrappers import unwrap, unwrap_all
 from ..directives import OptionUse
 from ..shell.model import Command, Word
 from . import Related, Severity, finding, rule
@@ -50,6 +57,33 @@ def installer(cmd: Command) -> tuple[str, list[Word]] | None:
             return "uv sync", words[:2]
         if argv[1:2] == ["pip"] and argv[2:3] in (["install"], ["sync"]):
             return f"uv pip {argv[2]}", words[:3]
+    return uv_run(cmd)
+
+
+#: ``uv run`` options after which it does not sync the project environment
+NO_SYNC = {"--no-sync", "--no-project"}
+
+
+def uv_run(cmd: Command) -> tuple[str, list[Word]] | None:
+    """(``"uv run"``, the ``uv run`` words) when ``cmd`` runs through ``uv run`` and nothing on
+    its own line stops the sync: ``--no-sync``/``--no-project`` among uv's options, a word
+    whose value is not known there (it may be one), or ``UV_NO_SYNC=…`` before it (``env
+    UV_NO_SYNC=1 uv run …``, ``UV_NO_SYNC=1 uv run …``). None otherwise."""
+    if any(a.name == "UV_NO_SYNC" for a in cmd.assignments):
+        return None
+    words = cmd.words
+    met = unwrap_all(words)
+    end = next((i for i, w in enumerate(words) if met.argv and w is met.argv[0]), len(words))
+    for wrapper, name in met.wrappers:
+        if (wrapper.name, wrapper.sub) != ("uv", "run"):
+            continue
+        i = next(k for k, w in enumerate(words) if w is name)
+        before = [w.value for w in words[:i]]
+        options = [w.value for w in words[i + 2:end]]
+        if None in options or NO_SYNC & set(options) or \
+                any(v is not None and v.startswith("UV_NO_SYNC=") for v in before):
+            return None
+        return "uv run", words[i:i + 2]
     return None
 
 
@@ -63,14 +97,23 @@ def installer_on_every_task(job) -> Iterator[Diagnostic]:
     environment sits on a shared file system), and for uv (safe by uv's docs, but serialised).
     Not reported for one task, an unknown task count, or a task-id guard around the command."""
     ctl = job_control(job)
+    synced = False  # a one-task step before has synced the project environment
     for sf in facts_of(job).steps:
         tasks = sf.layout.tasks
+        if tasks == 1 and not sf.step.hidden and any(
+                (installer(c) or ("",))[0] == "uv sync" for c in sf.step.task_commands):
+            synced = True
         if tasks is None or tasks <= 1 or sf.step.hidden:
             continue
         for cmd in sf.step.task_commands:
             found = installer(cmd)
             if found is None or ctl.tasks(cmd).guarded or ctl.tasks(cmd).opaque:
                 continue
+            no_sync = sf.env.get("UV_NO_SYNC")
+            if found[0] == "uv run" and (synced or no_sync and no_sync.exported or any(
+                    a.name == "UV_NO_SYNC" for sc in sf.step.task_scripts
+                    for a in sc.assignments)):
+                continue  # synced once already, or told not to sync
             yield from _judge(sf, *found)
 
 
@@ -101,6 +144,17 @@ def _judge(sf: StepFacts, what: str, named: list[Word]) -> Iterator[Diagnostic]:
                 "environment is on a shared file system they install into it at once and pip "
                 "takes no lock on it (pypa/pip#2361); " + fix,
                 severity=Severity.INFO, related=related)
+        return
+    if what == "uv run":
+        yield finding(
+            "SB607", start, end,
+            f"every one of the {tasks} tasks runs `uv run`, which locks and syncs the project "
+            "environment before it starts the command (unless --no-sync or UV_NO_SYNC): uv "
+            "locks the environment, so this is safe, but each task resolves and waits for the "
+            "lock in turn (and against a cold cache each may download the same wheels); run "
+            "`uv sync` once in a step of one task (`srun --ntasks=1 --nodes=1 uv sync`), then "
+            "start the training step with `uv run --no-sync`",
+            severity=Severity.INFO, related=related)
         return
     yield finding(
         "SB607", start, end,
