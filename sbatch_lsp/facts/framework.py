@@ -49,7 +49,8 @@ MEGATRON_FLAGS = {
     "overlap-moe-expert-parallel-comm": "moe_overlap",
     "no-async-tensor-model-parallel-allreduce": "no_async_allreduce",
     "hidden-size": "hidden", "moe-ffn-hidden-size": "moe_ffn_hidden",
-    "moe-router-topk": "topk",
+    "moe-router-topk": "topk", "ffn-hidden-size": "ffn_hidden", "swiglu": "swiglu",
+    "moe-layer-freq": "moe_layer_freq",
     # accepted with a deprecation note 2021-08 to 23.04; Megatron-LM exits on it from 23.04
     "checkpoint-activations": "checkpoint_activations",
     # Megatron-DeepSpeed (bigscience-workshop/Megatron-DeepSpeed): DeepSpeed's pipeline engine
@@ -67,15 +68,18 @@ OVERRIDE_KEYS = {
     "num_moe_experts": "experts", "num_layers": "layers", "micro_batch_size": "mbs",
     "global_batch_size": "gbs", "rampup_batch_size": "rampup", "hidden_size": "hidden",
     "moe_ffn_hidden_size": "moe_ffn_hidden", "moe_router_topk": "topk",
+    "ffn_hidden_size": "ffn_hidden", "gated_linear_unit": "swiglu",
+    "moe_layer_freq": "moe_layer_freq",
 }
 #: override prefixes: NeMo 1 ``model.``, Bridge ``model.``/``train.``; ``trainer.`` sizes the world
 OVERRIDE = re.compile(r"^\+{0,2}(model|train|trainer)\.([a-z_]+)=(.*)$")
 TRAINER_KEYS = {"num_nodes": "world_nodes", "devices": "world_gpus_per_node"}
 #: keys whose value is a flag (present = on) on a Megatron-LM command line
 FLAG_KEYS = {"sp", "gqa", "decrease_gbs", "embedding_in_split", "loss_in_split", "fsdp",
-             "moe_overlap", "no_async_allreduce", "deepspeed", "checkpoint_activations"}
+             "moe_overlap", "no_async_allreduce", "deepspeed", "checkpoint_activations",
+             "swiglu"}
 #: keys whose value is text, not a number
-TEXT_KEYS = {"pp_layout", "hybrid", "rampup"}
+TEXT_KEYS = {"pp_layout", "hybrid", "rampup", "moe_layer_freq"}
 TRUE = {"true", "1", "yes", "on"}
 MEGATRON_LM_ENTRY = re.compile(r"(^|/)pretrain_\w+\.py$")
 BRIDGE_ENTRY = re.compile(r"run_recipe\.py$|megatron[./_-]bridge|scripts/performance/|"
