@@ -28,6 +28,7 @@ from collections.abc import Iterator
 
 from ..diagnostics import Diagnostic
 from ..facts.control import job_control
+from ..facts.framework import framework_runs, megatron_core_release
 from ..facts.steps import StepFacts, facts_of
 from ..facts.wrappers import unwrap, unwrap_all
 from ..directives import OptionUse
@@ -189,3 +190,239 @@ def home_cache_unmounted(job, step, path: str,
     directive = next((u for u in job.directives.options
                       if u.typed == "--no-container-mount-home"), None)
     return (directive, False) if directive is not None else None
+
+
+# ---- container images: what they ship ------------------------------------------------------
+#: images whose build installs uv: NVIDIA/NeMo-RL ``docker/Dockerfile`` and NVIDIA-NeMo/
+#: Megatron-Bridge ``docker/Dockerfile.ci`` (the ``megatron-bridge`` image) run uv's installer;
+#: astral-sh's own images are uv
+UV_IMAGES = re.compile(r"(^|[/#])(nemo-rl|megatron-bridge)(:|$)|astral-sh/uv", re.IGNORECASE)
+#: images that ship a megatron-core: the NeMo Framework containers (their "Software Component
+#: Versions" list Megatron Core), NeMo-RL (its release notes list Megatron-Core) and the
+#: Megatron-Bridge image (its uv project depends on megatron-core)
+MCORE_IMAGES = re.compile(r"(^|[/#])(nemo|nemo-rl|megatron-bridge)(:|$)", re.IGNORECASE)
+#: a uv installer run anywhere in the script (``curl -LsSf https://astral.sh/uv/install.sh``,
+#: ``pip install uv``): uv is then there, or its absence is not this rule's concern
+INSTALLS_UV = re.compile(r"astral\.sh/uv|^uv([<>=!~]=?.*)?$")
+CHECKOUT = re.compile(r"(^|/)megatron-lm(/|$)", re.IGNORECASE)
+
+
+def step_image(job, sf: StepFacts) -> tuple[str, Word] | None:
+    """The step's pyxis image as (text, the word that names it): a literal
+    ``--container-image``, or a ``$NAME`` the batch script assigns a literal before the step.
+    None when the step runs no image or its name is not known."""
+    w = sf.step.options.get("container-image")
+    if w is None:
+        return None
+    if w.value is not None:
+        return w.value, w
+    m = re.fullmatch(r'"?\$\{?([A-Za-z_]\w*)\}?"?', w.text)
+    a = job.script.value_at(m.group(1), w.start) if m else None
+    if a is None or a.value is None or a.value.value is None or not a.value.value.strip():
+        return None
+    return a.value.value, w
+
+
+def _uv_word(cmd: Command) -> Word | None:
+    """The ``uv`` word of a command that runs uv (seen through wrappers), else None."""
+    met = unwrap_all(cmd.words)
+    for wrapper, name in met.wrappers:
+        if wrapper.name == "uv":
+            return name
+    argv = met.argv
+    return argv[0] if argv and (argv[0].value or "").rsplit("/", 1)[-1] == "uv" else None
+
+
+def _commands(job) -> Iterator[Command]:
+    """Every command of the batch script and of the steps' tasks."""
+    yield from job.script.walk()
+    for step in job.steps:
+        yield from step.task_commands
+
+
+def _installs_uv(job) -> bool:
+    """Whether the script runs uv's installer or pip-installs uv."""
+    for cmd in _commands(job):
+        vals = [w.value or w.text for w in cmd.words]
+        if any("astral.sh/uv" in v for v in vals):
+            return True
+        if installer(cmd) is not None and any(INSTALLS_UV.match(v) for v in vals[2:]):
+            return True
+    return False
+
+
+@rule("SB610", "uv-in-image-without-uv", Severity.INFO,
+      "uv run inside a container image that may not ship uv")
+def uv_in_image(job) -> Iterator[Diagnostic]:
+    """A ``uv`` command in the tasks of a pyxis step whose image is named and is not one whose
+    build installs uv (NeMo-RL, Megatron-Bridge, astral-sh's uv images). Information: the
+    script cannot show what an image holds; Megatron-Bridge's own troubleshooting table lists
+    "`uv: command not found` inside container | Container doesn't have `uv` pre-installed"
+    (skills/nemo-mbridge-multi-node-slurm/SKILL.md). Silent when the script installs uv."""
+    if _installs_uv(job):
+        return
+    for sf in facts_of(job).steps:
+        image = step_image(job, sf)
+        if image is None or UV_IMAGES.search(image[0]):
+            continue
+        for cmd in sf.step.task_commands:
+            uv = _uv_word(cmd)
+            if uv is None:
+                continue
+            yield finding(
+                "SB610", uv.start, uv.end,
+                f"`uv` runs inside the image {image[0]}, which is not one known to ship uv "
+                "(the NeMo-RL and Megatron-Bridge images install it): if it does not, every "
+                "task stops with `uv: command not found` after the queue wait and the image "
+                "pull; use an image that has uv, or install it first (`pip install uv` in a "
+                "one-task step, or `curl -LsSf https://astral.sh/uv/install.sh | sh`)",
+                related=[Related(image[1].start, image[1].end, "the step's image")])
+            break
+
+
+@rule("SB609", "megatron-checkout-over-image", Severity.INFO,
+      "a Megatron-LM checkout imported instead of the megatron-core the container image ships")
+def megatron_checkout_over_image(job) -> Iterator[Diagnostic]:
+    """A Megatron-style run in a pyxis step whose image ships megatron-core (NeMo, NeMo-RL,
+    Megatron-Bridge images) while the script points Python at a Megatron-LM checkout: a
+    Megatron-LM ``pretrain_*.py`` entry point (its directory, first on ``sys.path``, holds the
+    checkout's ``megatron/``) or a ``PYTHONPATH`` entry in a ``Megatron-LM`` directory (before
+    site-packages). Python then imports the checkout's ``megatron.core``, not the image's
+    (Python docs, "The initialization of the sys.path module search path"); the image's other
+    packages were built against its own copy. Information: which copy is newer, the script
+    does not say. Silent when the script installs the checkout (``pip install -e …``)."""
+    runs = framework_runs(job)
+    if not runs or _installs_checkout(job):
+        return
+    release = megatron_core_release(job)
+    by_step = {id(sf.step): sf for sf in facts_of(job).steps}
+    for run in runs:
+        sf = next((by_step[id(s)] for s in job.steps if id(s) in by_step and
+                   s.command.start <= run.anchor.start <= s.command.end), None)
+        image = step_image(job, sf) if sf is not None else None
+        if image is None or not MCORE_IMAGES.search(image[0]):
+            continue
+        path = _pythonpath_checkout(job, sf, run.anchor.start)
+        if path is not None:
+            where, start, end = f"PYTHONPATH holds the checkout {path[0]}", path[1], path[2]
+            how = "PYTHONPATH entries come before site-packages"
+        elif run.kind == "megatron-lm":
+            where = f"{run.anchor.value or run.anchor.text} runs from a Megatron-LM checkout"
+            start, end = run.anchor.start, run.anchor.end
+            how = "the script's directory, which holds the checkout's megatron/, comes first"
+        else:
+            continue
+        note = (f"; the release checks here assume the image's ({release.basis})"
+                if release is not None and release.span is not None else "")
+        yield finding(
+            "SB609", start, end,
+            f"{where}, inside the image {image[0]}, which ships its own megatron-core: {how} "
+            "on sys.path, so Python imports the checkout's megatron.core, not the image's, and "
+            "the image's other packages were built against its own (a mismatch shows as "
+            "`ModuleNotFoundError: No module named 'megatron.core.…'` or an ImportError at "
+            "start-up)" + note + "; use the image's copy, or install the checkout into the "
+            "image's environment in a one-task step (`pip install -e 3rdparty/Megatron-LM "
+            "--no-deps --no-build-isolation`)",
+            related=[Related(image[1].start, image[1].end, "the step's image")])
+
+
+def _installs_checkout(job) -> bool:
+    """Whether the script pip-installs a Megatron-LM checkout (``pip install -e …Megatron-LM``)."""
+    for cmd in _commands(job):
+        if installer(cmd) is not None and any(
+                CHECKOUT.search((w.value or w.text).rstrip("/")) for w in cmd.words):
+            return True
+    return False
+
+
+def _pythonpath_checkout(job, sf: StepFacts, before: int) -> tuple[str, int, int] | None:
+    """The ``PYTHONPATH`` entry in a Megatron-LM checkout that reaches the step's tasks (an
+    exported batch-shell assignment, or one in the task's own command string): (the entry,
+    the assignment's span), else None."""
+    cands = [a for a in job.script.assignments if a.name == "PYTHONPATH" and a.end <= before]
+    cands += [a for sc in sf.step.task_scripts for a in sc.assignments if a.name == "PYTHONPATH"]
+    cands += [a for c in sf.step.task_commands for a in c.assignments if a.name == "PYTHONPATH"]
+    for a in reversed(cands):
+        if a.value is None:
+            continue
+        text = a.value.value if a.value.value is not None else a.value.text.strip("\"'")
+        if a in job.script.assignments and not (a.exported or job.exported("PYTHONPATH")):
+            continue
+        for entry in text.split(":"):
+            if CHECKOUT.search(entry.rstrip("/")):
+                return entry, a.start, a.end
+    return None
+
+
+# ---- SB611: resuming from whatever the working directory holds -----------------------------
+NEMO1_ENTRY = re.compile(r"megatron_\w+_(pretraining|finetuning|sft)\.py$")
+#: overrides that choose where the run keeps (and looks for) its checkpoints, or stop the resume
+NEMO1_CHOSEN = re.compile(r"^\+{0,2}(exp_manager\.(exp_dir|explicit_log_dir|resume_if_exists|"
+                          r"checkpoint_callback_params\.dirpath|resume_from_checkpoint)|"
+                          r"model\.resume_from_checkpoint)=")
+BRIDGE_CHOSEN = re.compile(r"^\+{0,2}checkpoint\.(load|save)=|^--?(checkpoint[-_](dir|load|save)|"
+                           r"(output|log|save|exp)[-_]?dir|dir)(=|$)", re.IGNORECASE)
+#: a working directory of its own per job or task
+UNIQUE_DIR = re.compile(r"SLURM_(ARRAY_)?JOB_?ID|SLURM_ARRAY_TASK_ID|mktemp|TMPDIR|%[jAa]")
+
+
+def _own_workdir(job) -> bool:
+    """Whether the job runs in a directory of its own (a ``cd``, ``--chdir`` or
+    ``--container-workdir`` into a path naming the job or task id, or a temporary one)."""
+    uses = [u.value or "" for u in job.directives.options if u.name == "chdir"]
+    uses += [w.text for s in job.steps for n, w in s.options.items()
+             if n in ("chdir", "container-workdir")]
+    for cmd in _commands(job):
+        if cmd.words and cmd.words[0].value in ("cd", "pushd"):
+            uses += [w.text for w in cmd.words[1:2]]
+    return any(UNIQUE_DIR.search(u) for u in uses)
+
+
+@rule("SB611", "stale-experiment-resume", Severity.INFO,
+      "a NeMo or Megatron-Bridge run that resumes from whatever checkpoint its default "
+      "experiment directory in the working directory holds")
+def stale_experiment_resume(job) -> Iterator[Diagnostic]:
+    """NeMo 1's ``megatron_*_pretraining.py`` (its config: ``exp_manager.resume_if_exists:
+    True``, ``exp_dir: null`` = ``./nemo_experiments``, a fixed ``name``) and Megatron-Bridge
+    recipes (``recipes/common.py``: ``checkpoint.save`` = ``checkpoint.load`` =
+    ``$CWD/nemo_experiments/default/checkpoints``, loaded when a checkpoint exists there:
+    ``training/setup.py``) resume from the working directory's experiment folder. Info, as
+    what the folder holds is not in the script; a warning for an array job, whose tasks share
+    the folder at once. Silent when an override chooses the directory or stops the resume,
+    or the job works in a directory of its own."""
+    if _own_workdir(job):
+        return
+    array = job.directives.get("array")
+    for run in framework_runs(job):
+        vals = [w.value or w.text for w in run.words]
+        if run.kind == "nemo" and any(NEMO1_ENTRY.search(v) for v in vals[:4]):
+            if any(NEMO1_CHOSEN.match(v) for v in vals):
+                continue
+            folder = "./nemo_experiments/<exp_manager.name>/checkpoints"
+            who = ("NeMo's exp_manager defaults (examples/nlp/language_modeling/conf/"
+                   "megatron_gpt_config.yaml: resume_if_exists: True, exp_dir: null)")
+            fix = ("give the run its own exp_manager.exp_dir=… (with $SLURM_JOB_ID for a "
+                   "fresh start), or exp_manager.resume_if_exists=false")
+            end_note = (" (and a finished one stops the job: `Found … indicating that the last "
+                        "training run has already completed.`)")
+        elif run.kind == "bridge":
+            if any(BRIDGE_CHOSEN.match(v) for v in vals):
+                continue
+            folder = "./nemo_experiments/default/checkpoints"
+            who = ("Megatron-Bridge's recipe defaults (recipes/common.py: checkpoint.save = "
+                   "checkpoint.load = $CWD/nemo_experiments/default/checkpoints)")
+            fix = "pass checkpoint.save=… and checkpoint.load=… with a directory of the run's own"
+            end_note = ""
+        else:
+            continue
+        sev = Severity.WARNING if array is not None else Severity.INFO
+        why = (f"; this is an array job ({array.text.strip()}): its tasks share that folder at "
+               "once, each saving into it and resuming from the others'" if array is not None
+               else "")
+        related = [Related(array.start, array.end, "the job is an array")] if array else []
+        yield finding(
+            "SB611", run.anchor.start, run.anchor.end,
+            f"this run keeps its checkpoints in {folder} under the working directory and "
+            f"resumes from whatever checkpoint it finds there, by {who}: a run started again "
+            "in the same directory continues an earlier experiment instead of starting fresh"
+            + end_note + why + f"; {fix}", severity=sev, related=related)
