@@ -197,6 +197,17 @@ def home_cache_unmounted(job, step, path: str,
 #: Megatron-Bridge ``docker/Dockerfile.ci`` (the ``megatron-bridge`` image) run uv's installer;
 #: astral-sh's own images are uv
 UV_IMAGES = re.compile(r"(^|[/#])(nemo-rl|megatron-bridge)(:|$)|astral-sh/uv", re.IGNORECASE)
+#: NeMo Framework containers from 26.04 are built from Megatron-Bridge's ``docker/
+#: Dockerfile.fw_base`` (added by NVIDIA-NeMo/Megatron-Bridge PR #2722, first in its 26.04
+#: tags), which installs uv into /usr/local/bin
+NEMO_TAG = re.compile(r"(?:^|[/#])nemo:(\d\d)\.(\d\d)", re.IGNORECASE)
+
+
+def ships_uv(image: str) -> bool:
+    """Whether ``image`` is one whose build is known to install uv."""
+    m = NEMO_TAG.search(image)
+    return bool(UV_IMAGES.search(image)) or m is not None and \
+        (int(m.group(1)), int(m.group(2))) >= (26, 4)
 #: images that ship a megatron-core: the NeMo Framework containers (their "Software Component
 #: Versions" list Megatron Core), NeMo-RL (its release notes list Megatron-Core) and the
 #: Megatron-Bridge image (its uv project depends on megatron-core)
@@ -214,8 +225,10 @@ def step_image(job, sf: StepFacts) -> tuple[str, Word] | None:
     w = sf.step.options.get("container-image")
     if w is None:
         return None
+    if w.early:
+        return None  # a batch-shell value spliced into a command string: not a literal here
     if w.value is not None:
-        return w.value, w
+        return (w.value, w) if w.value.strip() else None
     m = re.fullmatch(r'"?\$\{?([A-Za-z_]\w*)\}?"?', w.text)
     a = job.script.value_at(m.group(1), w.start) if m else None
     if a is None or a.value is None or a.value.value is None or not a.value.value.strip():
@@ -263,7 +276,7 @@ def uv_in_image(job) -> Iterator[Diagnostic]:
         return
     for sf in facts_of(job).steps:
         image = step_image(job, sf)
-        if image is None or UV_IMAGES.search(image[0]):
+        if image is None or ships_uv(image[0]):
             continue
         for cmd in sf.step.task_commands:
             uv = _uv_word(cmd)
@@ -362,6 +375,10 @@ NEMO1_CHOSEN = re.compile(r"^\+{0,2}(exp_manager\.(exp_dir|explicit_log_dir|resu
                           r"model\.resume_from_checkpoint)=")
 BRIDGE_CHOSEN = re.compile(r"^\+{0,2}checkpoint\.(load|save)=|^--?(checkpoint[-_](dir|load|save)|"
                            r"(output|log|save|exp)[-_]?dir|dir)(=|$)", re.IGNORECASE)
+#: Megatron-Bridge entry points that train (data preparation, conversion, inference do not)
+BRIDGE_TRAIN = re.compile(r"(^|/)(run_recipe|pretrain\w*|finetune\w*|train\w*|sft\w*|peft\w*)"
+                          r"\.py$")
+PLACEHOLDER = re.compile(r"^_[A-Za-z0-9_]+_$")
 #: a working directory of its own per job or task
 UNIQUE_DIR = re.compile(r"SLURM_(ARRAY_)?JOB_?ID|SLURM_ARRAY_TASK_ID|mktemp|TMPDIR|%[jAa]")
 
@@ -395,6 +412,8 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
     array = job.directives.get("array")
     for run in framework_runs(job):
         vals = [w.value or w.text for w in run.words]
+        if _opaque(run.words):
+            continue  # words the script does not show may choose the directory
         if run.kind == "nemo" and any(NEMO1_ENTRY.search(v) for v in vals[:4]):
             if any(NEMO1_CHOSEN.match(v) for v in vals):
                 continue
@@ -405,7 +424,7 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
                    "fresh start), or exp_manager.resume_if_exists=false")
             end_note = (" (and a finished one stops the job: `Found … indicating that the last "
                         "training run has already completed.`)")
-        elif run.kind == "bridge":
+        elif run.kind == "bridge" and any(BRIDGE_TRAIN.search(v) for v in vals[:4]):
             if any(BRIDGE_CHOSEN.match(v) for v in vals):
                 continue
             folder = "./nemo_experiments/default/checkpoints"
@@ -416,7 +435,7 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
         else:
             continue
         sev = Severity.WARNING if array is not None else Severity.INFO
-        why = (f"; this is an array job ({array.text.strip()}): its tasks share that folder at "
+        why = (f"; this is an array job (--array={array.value}): its tasks share that folder at "
                "once, each saving into it and resuming from the others'" if array is not None
                else "")
         related = [Related(array.start, array.end, "the job is an array")] if array else []
@@ -426,3 +445,17 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
             f"resumes from whatever checkpoint it finds there, by {who}: a run started again "
             "in the same directory continues an earlier experiment instead of starting fresh"
             + end_note + why + f"; {fix}", severity=sev, related=related)
+
+
+def _opaque(words: list[Word]) -> bool:
+    """Whether the command line holds words whose text is not known and that are not an
+    option's value: a bare ``$ARGS``, a command substitution, or the batch shell's unknown
+    value spliced into a command string (``_NAME_``) standing on its own."""
+    for i, w in enumerate(words):
+        v = w.value
+        unknown = v is None and (w.text.lstrip('"').startswith("$") or "$(" in w.text or
+                                 "`" in w.text)
+        spliced = v is not None and bool(w.early) and PLACEHOLDER.match(v) is not None
+        if (unknown or spliced) and not (i and (words[i - 1].value or "").startswith("-")):
+            return True
+    return False
