@@ -114,3 +114,76 @@ def test_sb401_home_cache_directive_only_is_a_warning():
 ])
 def test_sb401_home_cache_near_misses(kw):
     assert not any("home directory, which" in d.message for d in _sb401(**kw))
+
+
+# ---- SB609-SB611 ---------------------------------------------------------------------------
+JOB = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n" \
+      "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+MLM = "torchrun --nproc-per-node=8 /w/Megatron-LM/pretrain_gpt.py --tensor-model-parallel-size 2"
+RECIPE = "python /w/Megatron-Bridge/scripts/training/run_recipe.py model.tensor_model_parallel_size=2"
+
+
+def _codes(text: str, code: str) -> list[tuple[str, str]]:
+    """(severity, the source text under the finding) of each ``code`` finding."""
+    return [(d.severity.label, text[d.start:d.end])
+            for d in lint(text, "x.sbatch").diagnostics if d.code == code]
+
+
+@pytest.mark.parametrize("body,expected", [
+    (f"srun --container-image=nvcr.io#nvidia/nemo:24.09 {MLM}\n",
+     [("info", "/w/Megatron-LM/pretrain_gpt.py")]),
+    (f"export PYTHONPATH=/w/3rdparty/Megatron-LM:$PYTHONPATH\n"
+     f"srun --container-image=nvcr.io/nvidia/nemo-rl:v0.5.0 {RECIPE}\n",
+     [("info", "PYTHONPATH=/w/3rdparty/Megatron-LM:$PYTHONPATH")]),
+    # near-misses: an image without megatron-core, no container, PYTHONPATH not exported,
+    # the checkout installed, a Bridge run without a checkout on PYTHONPATH
+    (f"srun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 {MLM}\n", []),
+    (f"srun {MLM}\n", []),
+    (f"PYTHONPATH=/w/3rdparty/Megatron-LM\nsrun --container-image=nvcr.io#nvidia/nemo:25.02 "
+     f"{RECIPE}\n", []),
+    (f"srun -n1 -N1 --container-image=nvcr.io#nvidia/nemo:24.09 pip install -e /w/Megatron-LM\n"
+     f"srun --container-image=nvcr.io#nvidia/nemo:24.09 {MLM}\n", []),
+    (f"srun --container-image=nvcr.io#nvidia/nemo:25.02 {RECIPE}\n", []),
+])
+def test_sb609_checkout_over_the_images_megatron_core(body, expected):
+    assert _codes(JOB + body, "SB609") == expected
+
+
+@pytest.mark.parametrize("body,reported", [
+    ("srun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 uv run --no-sync python t.py\n",
+     True),
+    ('IMG=/lustre/pt.sqsh\nsrun --container-image="$IMG" uv sync\n', True),
+    ("srun --container-image=nvcr.io#nvidia/nemo:25.11 uv run --no-sync python t.py\n", True),
+    ("srun --container-image=nvcr.io#nvidia/nemo:26.04 uv run --no-sync python t.py\n", False),
+    ("srun --container-image=nvcr.io/nvidia/nemo-rl:v0.5.0 uv run --no-sync python t.py\n",
+     False),
+    ('srun --container-image="$IMAGE" uv run --no-sync python t.py\n', False),
+    ('IMG=""\nsrun --container-image="$IMG" uv run --no-sync python t.py\n', False),
+    ("srun uv run --no-sync python t.py\n", False),
+    ("srun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 bash -c "
+     "'curl -LsSf https://astral.sh/uv/install.sh | sh; uv run --no-sync python t.py'\n", False),
+])
+def test_sb610_uv_in_an_image_that_may_not_have_it(body, reported):
+    found = _codes(JOB + body, "SB610")
+    assert [(s, t) for s, t in found] == ([("info", "uv")] if reported else [])
+
+
+NEMO1 = ("python /opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraining.py "
+         "trainer.num_nodes=2 trainer.devices=8")
+
+
+@pytest.mark.parametrize("head,body,expected", [
+    ("", f"srun {NEMO1}\n", ["info"]),
+    ("#SBATCH --array=0-3\n", f"srun {NEMO1}\n", ["warning"]),
+    ("", f"srun {RECIPE}\n", ["info"]),
+    ("", f"srun {NEMO1} exp_manager.exp_dir=/l/exp\n", []),
+    ("", f"srun {NEMO1} exp_manager.resume_if_exists=false\n", []),
+    ("", f"srun {RECIPE} checkpoint.save=/l/c checkpoint.load=/l/c\n", []),
+    ("", f"srun {RECIPE} $EXTRA_ARGS\n", []),
+    ("", f"cd /scratch/$SLURM_JOB_ID\nsrun {RECIPE}\n", []),
+    ("", "srun python /w/Megatron-Bridge/scripts/training/prepare_gpt_sft_packed_data.py "
+         "model.tensor_model_parallel_size=1\n", []),
+])
+def test_sb611_resume_from_the_working_directory(head, body, expected):
+    text = JOB.replace("#SBATCH --nodes=2\n", "#SBATCH --nodes=2\n" + head) + body
+    assert [s for s, _ in _codes(text, "SB611")] == expected
