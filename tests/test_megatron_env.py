@@ -1,5 +1,8 @@
-"""SB607's reading of an installer command (rules/megatron_env.py ``installer``): which argv
-count as a package install, and how many words name it."""
+"""rules/megatron_env.py: SB607's reading of an installer command (which argv count as a package
+install, and how many words name it), SB401's home case, SB609-SB611, and the MG cases' info findings."""
+import json
+from pathlib import Path
+
 import pytest
 
 from sbatch_lsp.lint import lint
@@ -187,3 +190,28 @@ NEMO1 = ("python /opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraini
 def test_sb611_resume_from_the_working_directory(head, body, expected):
     text = JOB.replace("#SBATCH --nodes=2\n", "#SBATCH --nodes=2\n" + head) + body
     assert [s for s, _ in _codes(text, "SB611")] == expected
+
+
+# ---- the MG cases' information findings (test_cases.py matches warnings and errors only) ---
+CASES = Path(__file__).resolve().parent / "cases"
+
+
+@pytest.mark.parametrize("name,code", [
+    ("MG10", "SB609"), ("MG11", "SB609"), ("MG12", "SB610"), ("MG13", "SB610"),
+    ("MG14", "SB608"), ("MG15", "SB608"), ("MG16", "SB611"), ("MG17", "SB611"),
+])
+def test_mg_case_findings_of_the_rule(name, code):
+    """Each case's findings of its rule are exactly the expected ones (code, line, severity),
+    info included; a negative near-miss gets none at any severity."""
+    case = json.loads((CASES / f"{name}.json").read_text())
+    result = lint((CASES / f"{name}.sbatch").read_text(), f"{name}.sbatch")
+    got = sorted((d.code, result.source.line_of(d.start) + 1, d.severity.label)
+                 for d in result.diagnostics if d.code == code)
+    assert got == sorted((e["code"], e["line"], e["severity"]) for e in case["expected"]
+                         if e["code"] == code)
+
+
+def test_mg14_arithmetic():
+    result = lint((CASES / "MG14.sbatch").read_text(), "MG14.sbatch")
+    (msg,) = [d.message for d in result.diagnostics if d.code == "SB608"]
+    assert "8 experts / EP 4 = 2 expert(s)" in msg and "1.41 B expert parameters" in msg
