@@ -184,6 +184,10 @@ NEMO1 = ("python /opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraini
     ("", f"srun {RECIPE} checkpoint.save=/l/c checkpoint.load=/l/c\n", []),
     ("", f"srun {RECIPE} $EXTRA_ARGS\n", []),
     ("", f"cd /scratch/$SLURM_JOB_ID\nsrun {RECIPE}\n", []),
+    # pyxis: the image's WORKDIR unless the step names a work directory or container
+    ("", f"srun --container-image=nvcr.io#nvidia/nemo:25.09 {RECIPE}\n", []),
+    ("", f'srun --container-image=nvcr.io#nvidia/nemo:25.09 --container-workdir="$PWD" '
+         f"{RECIPE}\n", ["info"]),
     ("", "srun python /w/Megatron-Bridge/scripts/training/prepare_gpt_sft_packed_data.py "
          "model.tensor_model_parallel_size=1\n", []),
 ])

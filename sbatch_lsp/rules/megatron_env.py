@@ -308,10 +308,8 @@ def megatron_checkout_over_image(job) -> Iterator[Diagnostic]:
     if not runs or _installs_checkout(job):
         return
     release = megatron_core_release(job)
-    by_step = {id(sf.step): sf for sf in facts_of(job).steps}
     for run in runs:
-        sf = next((by_step[id(s)] for s in job.steps if id(s) in by_step and
-                   s.command.start <= run.anchor.start <= s.command.end), None)
+        sf = step_of(job, run.anchor.start)
         image = step_image(job, sf) if sf is not None else None
         if image is None or not MCORE_IMAGES.search(image[0]):
             continue
@@ -337,6 +335,12 @@ def megatron_checkout_over_image(job) -> Iterator[Diagnostic]:
             "image's environment in a one-task step (`pip install -e 3rdparty/Megatron-LM "
             "--no-deps --no-build-isolation`)",
             related=[Related(image[1].start, image[1].end, "the step's image")])
+
+
+def step_of(job, offset: int) -> StepFacts | None:
+    """The srun step whose command holds the source ``offset``, or None."""
+    return next((sf for sf in facts_of(job).steps
+                 if sf.step.command.start <= offset <= sf.step.command.end), None)
 
 
 def _installs_checkout(job) -> bool:
@@ -406,7 +410,9 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
     ``training/setup.py``) resume from the working directory's experiment folder. Info, as
     what the folder holds is not in the script; a warning for an array job, whose tasks share
     the folder at once. Silent when an override chooses the directory or stops the resume,
-    or the job works in a directory of its own."""
+    the job works in a directory of its own, or a pyxis step starts in the image's WORKDIR
+    (no ``--container-workdir``, ``--container-name`` or ``cd``: a fresh container file
+    system each step, so nothing is left from an earlier run)."""
     if _own_workdir(job):
         return
     array = job.directives.get("array")
@@ -414,6 +420,12 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
         vals = [w.value or w.text for w in run.words]
         if _opaque(run.words):
             continue  # words the script does not show may choose the directory
+        sf = step_of(job, run.anchor.start)
+        if sf is not None and sf.step.container and not (
+                {"container-workdir", "container-name"} & sf.step.options.keys() or any(
+                    c.words and c.words[0].value in ("cd", "pushd")
+                    for c in sf.step.task_commands)):
+            continue  # pyxis starts it in the image's WORKDIR: a fresh container each step
         if run.kind == "nemo" and any(NEMO1_ENTRY.search(v) for v in vals[:4]):
             if any(NEMO1_CHOSEN.match(v) for v in vals):
                 continue
