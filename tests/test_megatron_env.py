@@ -135,17 +135,17 @@ def _codes(text: str, code: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("body,expected", [
     (f"srun --container-image=nvcr.io#nvidia/nemo:24.09 {MLM}\n",
      [("info", "/w/Megatron-LM/pretrain_gpt.py")]),
-    (f"export PYTHONPATH=/w/3rdparty/Megatron-LM:$PYTHONPATH\n"
-     f"srun --container-image=nvcr.io/nvidia/nemo-rl:v0.5.0 {RECIPE}\n",
+    ((f"export PYTHONPATH=/w/3rdparty/Megatron-LM:$PYTHONPATH\n"
+     f"srun --container-image=nvcr.io/nvidia/nemo-rl:v0.5.0 {RECIPE}\n"),
      [("info", "PYTHONPATH=/w/3rdparty/Megatron-LM:$PYTHONPATH")]),
     # near-misses: an image without megatron-core, no container, PYTHONPATH not exported,
     # the checkout installed, a Bridge run without a checkout on PYTHONPATH
     (f"srun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 {MLM}\n", []),
     (f"srun {MLM}\n", []),
-    (f"PYTHONPATH=/w/3rdparty/Megatron-LM\nsrun --container-image=nvcr.io#nvidia/nemo:25.02 "
-     f"{RECIPE}\n", []),
-    (f"srun -n1 -N1 --container-image=nvcr.io#nvidia/nemo:24.09 pip install -e /w/Megatron-LM\n"
-     f"srun --container-image=nvcr.io#nvidia/nemo:24.09 {MLM}\n", []),
+    ((f"PYTHONPATH=/w/3rdparty/Megatron-LM\nsrun --container-image=nvcr.io#nvidia/nemo:25.02 "
+     f"{RECIPE}\n"), []),
+    ((f"srun -n1 -N1 --container-image=nvcr.io#nvidia/nemo:24.09 pip install -e /w/Megatron-LM\n"
+     f"srun --container-image=nvcr.io#nvidia/nemo:24.09 {MLM}\n"), []),
     (f"srun --container-image=nvcr.io#nvidia/nemo:25.02 {RECIPE}\n", []),
 ])
 def test_sb609_checkout_over_the_images_megatron_core(body, expected):
@@ -163,8 +163,8 @@ def test_sb609_checkout_over_the_images_megatron_core(body, expected):
     ('srun --container-image="$IMAGE" uv run --no-sync python t.py\n', False),
     ('IMG=""\nsrun --container-image="$IMG" uv run --no-sync python t.py\n', False),
     ("srun uv run --no-sync python t.py\n", False),
-    ("srun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 bash -c "
-     "'curl -LsSf https://astral.sh/uv/install.sh | sh; uv run --no-sync python t.py'\n", False),
+    (("srun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 bash -c "
+     "'curl -LsSf https://astral.sh/uv/install.sh | sh; uv run --no-sync python t.py'\n"), False),
 ])
 def test_sb610_uv_in_an_image_that_may_not_have_it(body, reported):
     found = _codes(JOB + body, "SB610")
@@ -186,10 +186,10 @@ NEMO1 = ("python /opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraini
     ("", f"cd /scratch/$SLURM_JOB_ID\nsrun {RECIPE}\n", []),
     # pyxis: the image's WORKDIR unless the step names a work directory or container
     ("", f"srun --container-image=nvcr.io#nvidia/nemo:25.09 {RECIPE}\n", []),
-    ("", f'srun --container-image=nvcr.io#nvidia/nemo:25.09 --container-workdir="$PWD" '
-         f"{RECIPE}\n", ["info"]),
-    ("", "srun python /w/Megatron-Bridge/scripts/training/prepare_gpt_sft_packed_data.py "
-         "model.tensor_model_parallel_size=1\n", []),
+    ("", (f'srun --container-image=nvcr.io#nvidia/nemo:25.09 --container-workdir="$PWD" '
+         f"{RECIPE}\n"), ["info"]),
+    ("", ("srun python /w/Megatron-Bridge/scripts/training/prepare_gpt_sft_packed_data.py "
+         "model.tensor_model_parallel_size=1\n"), []),
 ])
 def test_sb611_resume_from_the_working_directory(head, body, expected):
     text = JOB.replace("#SBATCH --nodes=2\n", "#SBATCH --nodes=2\n" + head) + body

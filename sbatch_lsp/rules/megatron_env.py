@@ -310,7 +310,9 @@ def megatron_checkout_over_image(job) -> Iterator[Diagnostic]:
     release = megatron_core_release(job)
     for run in runs:
         sf = step_of(job, run.anchor.start)
-        image = step_image(job, sf) if sf is not None else None
+        if sf is None:
+            continue
+        image = step_image(job, sf)
         if image is None or not MCORE_IMAGES.search(image[0]):
             continue
         path = _pythonpath_checkout(job, sf, run.anchor.start)
