@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..job import Step
 from ..launchers import Launch, find_launch
 from ..shell.model import Script, Word
 
@@ -126,7 +127,7 @@ class FrameworkRun:
     reads the settings (``kind``: ``megatron-lm``, ``bridge``, ``nemo``,
     ``megatron-deepspeed`` (``--deepspeed``: DeepSpeed's pipeline engine splits the layers and
     sizes the batch) or ``megatron-core`` for other programs that pass Megatron's flags on), its
-    settings and its world."""
+    settings, its world, and the srun step that starts it (``step``)."""
 
     kind: str
     anchor: Word
@@ -135,6 +136,8 @@ class FrameworkRun:
     launch: Launch | None = None
     srun_native: bool = False
     words: list[Word] = field(default_factory=list)
+    #: the srun step that starts the run, or None for the batch shell and ray entrypoints
+    step: Step | None = None
 
     def get(self, key: str) -> Setting | None:
         """The setting ``key``, or None when the command line does not give it."""
@@ -445,7 +448,7 @@ def _framework_runs(job) -> list[FrameworkRun]:
             continue
         seen.add((anchor.start, anchor.end))
         world, native = _world(job, program, settings, launch, step)
-        runs.append(FrameworkRun(kind, anchor, settings, world, launch, native, program))
+        runs.append(FrameworkRun(kind, anchor, settings, world, launch, native, program, step))
     return runs
 
 

@@ -309,7 +309,7 @@ def megatron_checkout_over_image(job) -> Iterator[Diagnostic]:
         return
     release = megatron_core_release(job)
     for run in runs:
-        sf = step_of(job, run.anchor.start)
+        sf = step_of(job, run)
         if sf is None:
             continue
         image = step_image(job, sf)
@@ -339,10 +339,9 @@ def megatron_checkout_over_image(job) -> Iterator[Diagnostic]:
             related=[Related(image[1].start, image[1].end, "the step's image")])
 
 
-def step_of(job, offset: int) -> StepFacts | None:
-    """The srun step whose command holds the source ``offset``, or None."""
-    return next((sf for sf in facts_of(job).steps
-                 if sf.step.command.start <= offset <= sf.step.command.end), None)
+def step_of(job, run) -> StepFacts | None:
+    """The facts of the srun step that starts ``run`` (a FrameworkRun), or None."""
+    return next((sf for sf in facts_of(job).steps if sf.step is run.step), None)
 
 
 def _installs_checkout(job) -> bool:
@@ -422,7 +421,7 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
         vals = [w.value or w.text for w in run.words]
         if _opaque(run.words):
             continue  # words the script does not show may choose the directory
-        sf = step_of(job, run.anchor.start)
+        sf = step_of(job, run)
         if sf is not None and sf.step.container and not (
                 {"container-workdir", "container-name"} & sf.step.options.keys() or any(
                     c.words and c.words[0].value in ("cd", "pushd")
