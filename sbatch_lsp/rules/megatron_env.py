@@ -212,7 +212,7 @@ def ships_uv(image: str) -> bool:
 #: Versions" list Megatron Core), NeMo-RL (its release notes list Megatron-Core) and the
 #: Megatron-Bridge image (its uv project depends on megatron-core)
 MCORE_IMAGES = re.compile(r"(^|[/#])(nemo|nemo-rl|megatron-bridge)(:|$)", re.IGNORECASE)
-#: a uv installer run anywhere in the script (``curl -LsSf https://astral.sh/uv/install.sh``,
+#: a uv installer run anywhere in the script (uv's standalone installer from astral.sh,
 #: ``pip install uv``): uv is then there, or its absence is not this rule's concern
 INSTALLS_UV = re.compile(r"astral\.sh/uv|^uv([<>=!~]=?.*)?$")
 CHECKOUT = re.compile(r"(^|/)megatron-lm(/|$)", re.IGNORECASE)
@@ -288,7 +288,7 @@ def uv_in_image(job) -> Iterator[Diagnostic]:
                 "(the NeMo-RL and Megatron-Bridge images install it): if it does not, every "
                 "task stops with `uv: command not found` after the queue wait and the image "
                 "pull; use an image that has uv, or install it first (`pip install uv` in a "
-                "one-task step, or `curl -LsSf https://astral.sh/uv/install.sh | sh`)",
+                "one-task step, or uv's standalone installer script)",
                 related=[Related(image[1].start, image[1].end, "the step's image")])
             break
 
