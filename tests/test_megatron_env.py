@@ -163,6 +163,12 @@ def test_sb609_checkout_over_the_images_megatron_core(body, expected):
     ('srun --container-image="$IMAGE" uv run --no-sync python t.py\n', False),
     ('IMG=""\nsrun --container-image="$IMG" uv run --no-sync python t.py\n', False),
     ("srun uv run --no-sync python t.py\n", False),
+    # the script builds the image itself (its recipe decides whether uv is in it)
+    (("enroot import -o /lustre/img/train.sqsh docker://ghcr.io#me/train:1\n"
+     "srun --container-image=/lustre/img/train.sqsh uv run --no-sync python t.py\n"), False),
+    ("docker build -t train:1 .\nsrun --container-image=train:1 uv sync\n", False),
+    (("enroot import -o /lustre/img/other.sqsh docker://ghcr.io#me/other:1\n"
+     "srun --container-image=/lustre/img/train.sqsh uv sync\n"), True),
     (("srun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 bash -c "
      "'curl -LsSf https://astral.sh/uv/install.sh | sh; uv run --no-sync python t.py'\n"), False),
 ])

@@ -264,6 +264,35 @@ def _installs_uv(job) -> bool:
     return False
 
 
+#: image builders and the option (or position) that names what they write
+BUILDERS = {("enroot", "import"): ("-o", "--output"), ("docker", "build"): ("-t", "--tag"),
+            ("podman", "build"): ("-t", "--tag"), ("apptainer", "build"): (),
+            ("singularity", "build"): ()}
+
+
+def built_images(job) -> set[str]:
+    """The images the script builds or imports itself (``enroot import -o X.sqsh``, ``docker
+    build -t NAME``, ``apptainer build X.sif``), by the name it gives them: what they hold is
+    the script's own recipe."""
+    out: set[str] = set()
+    for cmd in _commands(job):
+        argv = [w.value for w in unwrap(cmd.words)]
+        if len(argv) < 3 or argv[0] is None or argv[1] is None:
+            continue
+        opts = BUILDERS.get((argv[0].rsplit("/", 1)[-1], argv[1]))
+        if opts is None:
+            continue
+        if not opts:  # apptainer/singularity build [options] TARGET SOURCE
+            target = next((v for v in argv[2:] if v is not None and not v.startswith("-")), None)
+        else:
+            target = next((argv[i + 1] for i, v in enumerate(argv[:-1]) if v in opts), None) or \
+                next((v.split("=", 1)[1] for v in argv if v and v.startswith(
+                    tuple(o + "=" for o in opts if o.startswith("--")))), None)
+        if target:
+            out.add(target.rsplit("/", 1)[-1])
+    return out
+
+
 @rule("SB610", "uv-in-image-without-uv", Severity.INFO,
       "uv run inside a container image that may not ship uv")
 def uv_in_image(job) -> Iterator[Diagnostic]:
@@ -271,13 +300,16 @@ def uv_in_image(job) -> Iterator[Diagnostic]:
     build installs uv (NeMo-RL, Megatron-Bridge, astral-sh's uv images). Information: the
     script cannot show what an image holds; Megatron-Bridge's own troubleshooting table lists
     "`uv: command not found` inside container | Container doesn't have `uv` pre-installed"
-    (skills/nemo-mbridge-multi-node-slurm/SKILL.md). Silent when the script installs uv."""
+    (skills/nemo-mbridge-multi-node-slurm/SKILL.md). Silent when the script installs uv or
+    builds the image itself (``enroot import -o``, ``docker build -t``, ``apptainer build``)."""
     if _installs_uv(job):
         return
+    built = built_images(job)
     for sf in facts_of(job).steps:
         image = step_image(job, sf)
-        if image is None or ships_uv(image[0]):
-            continue
+        if image is None or ships_uv(image[0]) or \
+                image[0].rsplit("/", 1)[-1].rsplit("#", 1)[-1] in built:
+            continue  # the script builds that image itself: its recipe decides
         for cmd in sf.step.task_commands:
             uv = _uv_word(cmd)
             if uv is None:
