@@ -259,6 +259,19 @@ def test_sb403_one_on_blackwell_is_a_warning():
     assert [s for s, _ in found(text, "SB403")] == [Severity.WARNING.label]
 
 
+def test_sb403_checkpoint_activations_marks_an_old_megatron():
+    """Megatron-LM exits on --checkpoint-activations from tag 23.04; older releases and
+    bigscience's Megatron-DeepSpeed may have no CUDA_DEVICE_MAX_CONNECTIONS check: info, and
+    only while the release is unknown."""
+    text = _without_cdmc("srun torchrun --nproc-per-node=8 pretrain_gpt.py "
+                         "--tensor-model-parallel-size 2 --checkpoint-activations\n")
+    ((sev, _),) = found(text, "SB403")
+    assert sev == "info"
+    assert [s for s, _ in found(text, "SB403", "0.11")] == ["error"]
+    assert [s for s, _ in found(text.replace(" --checkpoint-activations", ""), "SB403")] \
+        == ["error"]
+
+
 # ---- SB606 ---------------------------------------------------------------------------------
 NATIVE = "srun {srun}python pretrain_gpt.py --tensor-model-parallel-size 8\n"
 
@@ -280,3 +293,46 @@ def test_sb606_bridge_derives_ranks_and_one_task_needs_none():
                     tpn=8)
     one = script(NATIVE.format(srun=""), tpn=1)
     assert found(bridge, "SB606") == [] and found(one, "SB606") == []
+
+
+# ---- SB608 ---------------------------------------------------------------------------------
+def test_sb608_reports_the_arithmetic_only():
+    text = script("srun torchrun --nproc-per-node=8 pretrain_gpt.py --num-experts 64 "
+                  "--expert-model-parallel-size 8 --num-layers 16 --hidden-size 2048 "
+                  "--ffn-hidden-size 1024 --num-attention-heads 16\n")
+    result = lint(text, "job.sbatch")
+    (d,) = [d for d in result.diagnostics if d.code == "SB608"]
+    assert d.severity == Severity.INFO and text[d.start:d.end] == "8"
+    # 8 experts x 16 layers x 2 (no --swiglu) x 2048 x 1024 = 0.54 B parameters
+    assert "64 experts / EP 8 = 8 expert(s)" in d.message
+    assert "0.54 B expert parameters per GPU" in d.message
+    assert "spans more than one node" not in d.message
+
+
+def test_sb608_swiglu_default_width_and_ep_beyond_a_node():
+    text = script("srun torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d "
+                  "--rdzv-endpoint=n1:29500 pretrain_gpt.py --num-experts 32 "
+                  "--expert-model-parallel-size 16 --num-layers 8 --hidden-size 1536 --swiglu "
+                  "--num-attention-heads 16\n", nodes=2)
+    (msg,) = [d.message for d in lint(text, "job.sbatch").diagnostics if d.code == "SB608"]
+    # SwiGLU default FFN: int(4 * 1536 * 2 / 3 / 64) * 64 = 4096; 2 x 8 x 3 x 1536 x 4096
+    assert "expert FFN 4096 (SwiGLU)" in msg and "0.30 B" in msg
+    assert "EP × expert-TP = 16 spans more than one node's 8 GPUs" in msg
+
+
+@pytest.mark.parametrize("flags", [
+    "--num-experts 60 --expert-model-parallel-size 8",     # SB603's error instead
+    '--num-experts 64 --expert-model-parallel-size "$EP"',  # EP not known
+    "--tensor-model-parallel-size 2",                       # dense
+])
+def test_sb608_silent(flags):
+    text = script(f"srun torchrun --nproc-per-node=8 pretrain_gpt.py {flags} --num-layers 8\n")
+    assert found(text, "SB608") == []
+
+
+def test_sb608_bridge_recipe_without_the_shape_gives_no_weights():
+    text = script("srun python scripts/training/run_recipe.py model.num_moe_experts=64 "
+                  "model.expert_model_parallel_size=8 model.hidden_size=2048 "
+                  "model.num_layers=16\n", tpn=8)
+    (msg,) = [d.message for d in lint(text, "job.sbatch").diagnostics if d.code == "SB608"]
+    assert "8 expert(s)" in msg and "parameters per GPU" not in msg

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..job import Step
 from ..launchers import Launch, find_launch
 from ..shell.model import Script, Word
 
@@ -49,7 +50,10 @@ MEGATRON_FLAGS = {
     "overlap-moe-expert-parallel-comm": "moe_overlap",
     "no-async-tensor-model-parallel-allreduce": "no_async_allreduce",
     "hidden-size": "hidden", "moe-ffn-hidden-size": "moe_ffn_hidden",
-    "moe-router-topk": "topk",
+    "moe-router-topk": "topk", "ffn-hidden-size": "ffn_hidden", "swiglu": "swiglu",
+    "moe-layer-freq": "moe_layer_freq",
+    # accepted with a deprecation note 2021-08 to 23.04; Megatron-LM exits on it from 23.04
+    "checkpoint-activations": "checkpoint_activations",
     # Megatron-DeepSpeed (bigscience-workshop/Megatron-DeepSpeed): DeepSpeed's pipeline engine
     "deepspeed": "deepspeed",
     # slime / OpenRLHF: the actor's world, sized by the framework (Ray), not by srun
@@ -65,15 +69,18 @@ OVERRIDE_KEYS = {
     "num_moe_experts": "experts", "num_layers": "layers", "micro_batch_size": "mbs",
     "global_batch_size": "gbs", "rampup_batch_size": "rampup", "hidden_size": "hidden",
     "moe_ffn_hidden_size": "moe_ffn_hidden", "moe_router_topk": "topk",
+    "ffn_hidden_size": "ffn_hidden", "gated_linear_unit": "swiglu",
+    "moe_layer_freq": "moe_layer_freq",
 }
 #: override prefixes: NeMo 1 ``model.``, Bridge ``model.``/``train.``; ``trainer.`` sizes the world
 OVERRIDE = re.compile(r"^\+{0,2}(model|train|trainer)\.([a-z_]+)=(.*)$")
 TRAINER_KEYS = {"num_nodes": "world_nodes", "devices": "world_gpus_per_node"}
 #: keys whose value is a flag (present = on) on a Megatron-LM command line
 FLAG_KEYS = {"sp", "gqa", "decrease_gbs", "embedding_in_split", "loss_in_split", "fsdp",
-             "moe_overlap", "no_async_allreduce", "deepspeed"}
+             "moe_overlap", "no_async_allreduce", "deepspeed", "checkpoint_activations",
+             "swiglu"}
 #: keys whose value is text, not a number
-TEXT_KEYS = {"pp_layout", "hybrid", "rampup"}
+TEXT_KEYS = {"pp_layout", "hybrid", "rampup", "moe_layer_freq"}
 TRUE = {"true", "1", "yes", "on"}
 MEGATRON_LM_ENTRY = re.compile(r"(^|/)pretrain_\w+\.py$")
 BRIDGE_ENTRY = re.compile(r"run_recipe\.py$|megatron[./_-]bridge|scripts/performance/|"
@@ -120,7 +127,7 @@ class FrameworkRun:
     reads the settings (``kind``: ``megatron-lm``, ``bridge``, ``nemo``,
     ``megatron-deepspeed`` (``--deepspeed``: DeepSpeed's pipeline engine splits the layers and
     sizes the batch) or ``megatron-core`` for other programs that pass Megatron's flags on), its
-    settings and its world."""
+    settings, its world, and the srun step that starts it (``step``)."""
 
     kind: str
     anchor: Word
@@ -129,6 +136,8 @@ class FrameworkRun:
     launch: Launch | None = None
     srun_native: bool = False
     words: list[Word] = field(default_factory=list)
+    #: the srun step that starts the run, or None for the batch shell and ray entrypoints
+    step: Step | None = None
 
     def get(self, key: str) -> Setting | None:
         """The setting ``key``, or None when the command line does not give it."""
@@ -439,7 +448,7 @@ def _framework_runs(job) -> list[FrameworkRun]:
             continue
         seen.add((anchor.start, anchor.end))
         world, native = _world(job, program, settings, launch, step)
-        runs.append(FrameworkRun(kind, anchor, settings, world, launch, native, program))
+        runs.append(FrameworkRun(kind, anchor, settings, world, launch, native, program, step))
     return runs
 
 

@@ -270,6 +270,68 @@ def experts_expert_parallel(job):
                       "experts", related=[Related(e.start, e.end, f"EP = {ep}")] if e else [])
 
 
+@rule("SB608", "moe-experts-per-gpu", Severity.INFO,
+      "how many MoE experts each GPU holds (num_experts / EP) and their weights per GPU: the "
+      "arithmetic, for sizing")
+def moe_experts_per_gpu(job):
+    """Information only: ``num_experts / EP`` experts per expert-parallel rank (Megatron-Core
+    places ``num_experts // EP`` local experts on each: ``moe_layer.py``), and, when the flags
+    give the shape, the expert weights per GPU: (num_experts / EP) × MoE layers per pipeline
+    stage × (3 with --swiglu, else 2) × hidden × moe_ffn_hidden / ETP parameters. No
+    threshold: the Megatron-Core MoE README's guidelines (core_v0.16.0) are qualitative; the
+    one they make checkable, EP × TP inside one node's NVLink domain, is named when the GPUs
+    per node are known."""
+    for run in framework_runs(job):
+        experts = run.size("experts", None)
+        ep = run.size("ep")
+        if experts is None or ep is None or experts % ep or run.kind == "megatron-deepspeed":
+            continue  # SB603 reports experts % EP; DeepSpeed-MoE places experts itself
+        etp = run.size("etp", None) or run.size("tp")
+        local = experts // ep
+        s = run.get("ep") or run.settings["experts"]
+        text = (f"{experts} experts / EP {ep} = {local} expert(s) of every MoE layer on each "
+                "expert-parallel rank")
+        weights = _expert_weights(run, local, etp)
+        if weights is not None:
+            text += f"; {weights}"
+        gpn = job.gpus_per_node.value or job.profile.gpus_per_node
+        if gpn and etp and ep * etp > gpn:
+            text += (f"; EP × expert-TP = {ep * etp} spans more than one node's {gpn} GPUs: the "
+                     "Megatron-Core MoE README's guideline is to keep EP × TP within the NVLink "
+                     "domain and scale across nodes with PP")
+        yield finding("SB608", s.start, s.end,
+                      text + " (information for sizing: no threshold is published)",
+                      related=[Related(run.settings["experts"].start, run.settings["experts"].end,
+                                       f"{experts} experts")] if s is not run.settings["experts"]
+                      else [])
+
+
+def _expert_weights(run: FrameworkRun, local: int, etp: int | None) -> str | None:
+    """The expert parameters one GPU holds, as text, or None when a number is missing:
+    every layer a MoE layer (no --moe-layer-freq), an even pipeline split, FFN width from
+    --moe-ffn-hidden-size, else --ffn-hidden-size, else Megatron-LM's default (4 × hidden,
+    or int(8 × hidden / 3 / 64) × 64 with --swiglu: arguments.py validate_args)."""
+    hidden, layers, pp = run.size("hidden", None), run.size("layers", None), run.size("pp")
+    if hidden is None or layers is None or not pp or not etp or layers % pp or \
+            run.get("moe_layer_freq") or run.get("pp_layout") or run.get("hybrid") or \
+            run.get("first_stage_layers") or run.get("last_stage_layers"):
+        return None
+    if run.get("swiglu") is None and not run.defaults_known:
+        return None  # a recipe's activation is not shown
+    gated = run.on("swiglu")
+    ffn = run.size("moe_ffn_hidden", None) or run.size("ffn_hidden", None)
+    if ffn is None:
+        if not run.defaults_known:
+            return None
+        ffn = int(4 * hidden * 2 / 3 / 64) * 64 if gated else 4 * hidden
+    per_expert = (3 if gated else 2) * hidden * ffn
+    total = local * (layers // pp) * per_expert // etp
+    return (f"with {layers // pp} MoE layer(s) per pipeline stage, hidden {hidden}, expert FFN "
+            f"{ffn}{' (SwiGLU)' if gated else ''} and expert-TP {etp}, that is about "
+            f"{total / 1e9:.2f} B expert parameters per GPU ({total * 2 / 2**30:.1f} GiB of "
+            "bf16 weights, before gradients and optimizer state)")
+
+
 @rule("SB604", "global-batch-divisibility", Severity.ERROR,
       "the global batch is not a multiple of micro batch × data-parallel size",
       rests_on=("nodes", "gpus", "ntasks-per-node"))
@@ -480,6 +542,17 @@ def _missing_one(job, run: FrameworkRun, why: str, arch, arch_use, release: Rele
             "Megatron-Core then cannot overlap TP communication with compute")
     if arch is None and not version_bound and not mds:
         text += " (the GPU type is not known: on Blackwell this is not needed)"
+    old = run.get("checkpoint_activations") if release is None and not mds else None
+    if old is not None:
+        # NVIDIA/Megatron-LM added the check in 2022-10 (megatron/arguments.py; in tag 23.04)
+        # and from tag 23.04 exits on --checkpoint-activations: a run that passes the flag
+        # expects a Megatron-LM from before 23.04 (with or without the check) or a
+        # Megatron-DeepSpeed fork (bigscience-workshop's has no check): which, the script
+        # does not say
+        sev = Severity.INFO
+        text += ("; but `--checkpoint-activations` marks an older Megatron: Megatron-LM exits "
+                 "on it from release 23.04 (megatron/arguments.py), and the releases and forks "
+                 "before the check (bigscience-workshop/Megatron-DeepSpeed) do not assert this")
     related = [Related(arch_use.start, arch_use.end, f"{arch} GPUs")] if arch_use else []
     key = next((k for k in ("tp", "cp", "sp") if k in run.settings), None)
     start, end = (run.settings[key].start, run.settings[key].end) if key else \
