@@ -161,3 +161,53 @@ def test_scorer_bad_verdict_file_is_a_message(tmp_path, capsys):
     assert cr.main([str(corpus), "--manifest", str(manifest), "--verdicts", str(review)]) == 2
     err = capsys.readouterr().err
     assert "v.tsv row 2" in err and "Traceback" not in err
+
+
+# ---- SB1xx false classes of the review (session 4) ----------------------------------------------
+
+def _severities(text: str, code: str) -> list[tuple[int, str]]:
+    r = lint(text, "job.sbatch")
+    return [(r.source.line_of(d.start) + 1, d.severity.label) for d in r.diagnostics
+            if d.code == code]
+
+
+def test_spaced_lookalike_beside_directives_is_a_disabled_line():
+    """`# SBATCH` next to real directives (a switched-off alternative): info; a case typo
+    glued to the `#` or an indented `#SBATCH` stays a warning."""
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n# SBATCH --nodes=16\n#  sbatch --mem=8gb\n"
+            "#SBATCh --time=10\n  #SBATCH --ntasks=2\nsrun hostname\n")
+    assert _severities(text, "SB102") == [(3, "info"), (4, "info"), (5, "warning"),
+                                          (6, "warning")]
+
+
+def test_spaced_lookalikes_with_no_directive_at_all_stay_warnings():
+    text = "#!/bin/bash\n# SBATCH --nodes=4\n# SBATCH --time=10\nsrun hostname\n"
+    assert _severities(text, "SB102") == [(2, "warning"), (3, "warning")]
+
+
+def test_directives_behind_a_placeholder_line_are_info():
+    """A lone `${OPTION}` line (a template's slot for a directive) stops sbatch, but the lines
+    behind the run of placeholder lines are read once the template is filled; a directive
+    after a real command stays an error, and names that command."""
+    text = ("#!/bin/bash\n${PARTITION_OPTION}\n#SBATCH --nodes=2\n{{ extra }}\n#SBATCH -t 10\n"
+            "module load x\n#SBATCH --mem=1G\nsrun hostname\n")
+    assert _severities(text, "SB101") == [(3, "info"), (5, "info"), (7, "error")]
+    [late] = [d for d in lint(text, "job.sbatch").diagnostics if d.code == "SB101"
+              and d.severity == Severity.ERROR]
+    assert "(line 6)" in late.message
+    real = "#!/bin/bash\necho start\n#SBATCH --nodes=2\nsrun hostname\n"
+    assert _severities(real, "SB101") == [(3, "error")]
+
+
+def test_generator_input_header_makes_directive_text_info():
+    text = ("#!/bin/bash\n# This is a generator script. Use it as input for the code generator.\n"
+            "#SBATCH -N $PY_CODE_GEN N$\nsrun hostname\n")
+    assert {s for _, s in _severities(text, "SB107") + _severities(text, "SB108")} == {"info"}
+    # the same text with no such header, or a header that only mentions a generator: errors
+    plain = text.replace("This is a generator script. Use it as input for the code generator.",
+                         "Uses the random generator of numpy.")
+    assert "error" in {s for _, s in _severities(plain, "SB107")}
+    # a launcher template (a header saying "template") leaves $VAR literal: still an error
+    tmpl = text.replace("This is a generator script. Use it as input for the code generator.",
+                        "This file is a template: copy it and edit the account.")
+    assert "error" in {s for _, s in _severities(tmpl, "SB107")}
