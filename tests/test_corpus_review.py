@@ -211,3 +211,13 @@ def test_generator_input_header_makes_directive_text_info():
     tmpl = text.replace("This is a generator script. Use it as input for the code generator.",
                         "This file is a template: copy it and edit the account.")
     assert "error" in {s for _, s in _severities(tmpl, "SB107")}
+
+
+def test_every_verdict_file_reads_and_uses_known_verdicts():
+    cr = _scorer()
+    rows = cr.read_verdicts(REVIEW.parent)
+    assert {r.verdict for r in rows} <= {"true", "false", "debatable", "false-fixed",
+                                         "true-negative"}
+    assert all(r.code.startswith("SB") and r.line > 0 and r.repository.count("/") == 1
+               for r in rows)
+    assert all(not r.message or len(r.message) == 12 for r in rows)
