@@ -98,7 +98,7 @@ def directive_after_command(job):
                 "fills in (often with a directive): as the file stands, sbatch stops reading "
                 "#SBATCH lines there and ignores this one; once it is filled, check that no "
                 "command comes before this line", severity=Severity.INFO,
-                related=[stop_related], fixes=fixes)
+                related=[stop_related])  # no move: the template reads on once filled
             continue
         cmd = filled  # the first real command (``stop`` itself unless it is a placeholder)
         yield finding(
@@ -267,8 +267,10 @@ def directive_lookalike(job):
         if late:
             why += (f"; it is also below the first command (line {d.scan_end_line + 1}), "
                     "where even `#SBATCH` is ignored")
-        fixes = [] if late else [Fix(f"rewrite as `{fixed.strip()}` (the options take effect)",
-                                     (Edit(src.line_starts[line], end, fixed),), safe=False)]
+        # a switched-off line gets no fix: `--fix --unsafe-fixes` would switch every one back on
+        fixes = [] if late or severity == Severity.INFO else [
+            Fix(f"rewrite as `{fixed.strip()}` (the options take effect)",
+                (Edit(src.line_starts[line], end, fixed),), safe=False)]
         yield finding("SB102", start, end, f"`{text[:m.end()].strip()}` is not a directive: {why}",
                       severity=severity, fixes=fixes)
 
