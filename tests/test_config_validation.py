@@ -13,7 +13,7 @@ from sbatch_lsp.cli import main
 from sbatch_lsp.server.settings import parse_settings
 
 #: SB101 (error) and SB102 (warning)
-JOB = "#!/bin/bash\n#SBATCH --nodes=1\n# SBATCH --time=10\nsrun hostname\n#SBATCH --time=10\n"
+JOB = "#!/bin/bash\n#SBATCH --nodes=1\n#sbatch --time=10\nsrun hostname\n#SBATCH --time=10\n"
 
 BAD = [
     ('select = ["SB99"]', "select", "'SB99' matches no rule"),

@@ -54,6 +54,12 @@ RESOURCE_OF = {"-N": "nodes", "--nodes": "nodes", "-n": "ntasks", "--ntasks": "n
                "--exclusive": "gpus", "-p": "partition", "--partition": "partition"}
 #: every resource (a template or a generator may fill in any of them)
 ANY = frozenset(RESOURCE_OF.values())
+#: what a generator's input leaves to the generator besides: the text of the directive lines
+#: (CMake's configure_file, envsubst and string.Template replace ``${VAR}`` there too)
+GENERATED = ANY | {"directives"}
+#: a comment near the top that says the file is a generator's input
+GENERATOR_HEADER = re.compile(r"\bgenerator\s+(script|input)\b|\binput\s+(for|to|of)\s+(the|a)\s+"
+                              r"([\w-]+\s+)?generator\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -109,11 +115,18 @@ def _template(text: str) -> Provenance | None:
 def _generator_input(text: str, path: str) -> Provenance | None:
     if path.lower().endswith(GENERATOR_SUFFIXES):
         return Provenance("generator input", f"{Path(path).name} is a generator's input, not "
-                          "the script that is submitted", 0, 0, ANY)
+                          "the script that is submitted", 0, 0, GENERATED)
     m = re.search(r"\{%.*?%\}", text)
     if m is not None:
         return Provenance("generator input", "the file holds template-engine blocks "
-                          f"(`{m.group(0)[:40]}`): a generator's input", m.start(), m.end(), ANY)
+                          f"(`{m.group(0)[:40]}`): a generator's input", m.start(), m.end(),
+                          GENERATED)
+    pos = 0
+    for line in text.splitlines(keepends=True)[:HEADER_LINES]:
+        if line.lstrip().startswith("#") and GENERATOR_HEADER.search(line):
+            return Provenance("generator input", "the file says it is a generator's input",
+                              pos, pos + len(line.rstrip("\n")), GENERATED)
+        pos += len(line)
     return None
 
 

@@ -34,7 +34,7 @@ PAGES = "rules_pages"
 FIX_KINDS = ("none", "safe", "unsafe", "safe or unsafe")
 #: the resources a rule's findings may rest on (:attr:`Rule.rests_on`)
 RESOURCES = frozenset({"nodes", "ntasks", "ntasks-per-node", "gpus", "cpus-per-task",
-                       "partition"})
+                       "partition", "directives"})
 
 Check = Callable[..., Iterable[Diagnostic]]
 F = TypeVar("F", bound=Check)
@@ -54,7 +54,8 @@ class Rule:
     check: Check | None
     #: the resources (``nodes``, ``ntasks``, ``ntasks-per-node``, ``gpus``, ``cpus-per-task``,
     #: ``partition``) whose absence or value its findings rest on: when the file's provenance
-    #: says another program supplies one (a template, a launcher next to it), they drop to info
+    #: says another program supplies one (a template, a launcher next to it), they drop to info;
+    #: ``directives``: the text of the #SBATCH lines as written (a generator's input fills it)
     rests_on: frozenset[str] = frozenset()
 
     @property

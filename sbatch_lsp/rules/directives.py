@@ -79,6 +79,7 @@ def directive_after_command(job):
     top = {c.start_line for c in job.script.chunks}
     first_chunk_end = min((c.end_line for c in job.script.chunks if c.start_line == stop),
                           default=stop)
+    filled = _placeholder_run_end(src, stop)
     for dl in d.late_lines:
         line = dl.line
         start, end = src.line_starts[line], src.line_end(line)
@@ -89,12 +90,46 @@ def directive_after_command(job):
             fixes.append(Fix("move the directive above the first command", (
                 Edit(stop_start, stop_start, src.text[start:end] + "\n"),
                 Edit(*src.line_with_break(line), "")), safe=False))
+        if line < filled:
+            placeholder = src.line_text(stop).strip()
+            yield finding(
+                "SB101", start, end,
+                f"line {stop + 1} is a lone `{placeholder}`, a placeholder that a generator "
+                "fills in (often with a directive): as the file stands, sbatch stops reading "
+                "#SBATCH lines there and ignores this one; once it is filled, check that no "
+                "command comes before this line", severity=Severity.INFO,
+                related=[stop_related])  # no move: the template reads on once filled
+            continue
+        cmd = filled  # the first real command (``stop`` itself unless it is a placeholder)
         yield finding(
             "SB101", start, end,
-            f"this #SBATCH line comes after the first command (line {stop + 1}), so sbatch "
+            f"this #SBATCH line comes after the first command (line {cmd + 1}), so sbatch "
             "ignores it silently and the job runs without it; move every #SBATCH line above "
             "the first command",
-            related=[stop_related], fixes=fixes)
+            related=[stop_related if cmd == stop else Related(
+                src.line_starts[cmd], src.line_end(cmd),
+                "the first command after the placeholder lines")], fixes=fixes)
+
+
+#: a line that is only a placeholder: ``${PARTITION_OPTION}``, ``$EXTRA``, ``{{ directives }}``,
+#: ``@OPTIONS@`` (as a command it would run the value; templates put directives there)
+PLACEHOLDER_LINE = re.compile(r"\s*(?:\$\{?[A-Za-z_]\w*\}?|\{\{[^{}\n]*\}\}|@[A-Z][A-Z0-9_]*@)\s*")
+
+
+def _placeholder_run_end(src: Source, stop: int) -> int:
+    """When the line sbatch stops at (``stop``, 0-based) is a lone placeholder, the first line
+    after the run of placeholder, blank and comment lines that follows it (the directive block
+    as a generator would leave it); else ``stop`` (no late directive is behind a placeholder)."""
+    if not PLACEHOLDER_LINE.fullmatch(src.line_text(stop)):
+        return stop
+    n = stop + 1
+    while n < src.line_count:
+        text = src.line_text(n)
+        if text.strip() and not text.lstrip().startswith("#") and \
+                not PLACEHOLDER_LINE.fullmatch(text):
+            break
+        n += 1
+    return n
 
 
 @rule("SB111", "pyxis-option-in-directive", Severity.WARNING,
@@ -198,7 +233,9 @@ def directive_lookalike(job):
     §1.3 rule 1): any other spelling is a comment and scanning goes on; the old ``#SLURM`` is
     still read, with an error message (src/sbatch/opt.c ``_opt_batch_script``). ``##SBATCH`` is the usual
     way to disable a directive and gets no finding; a comment such as ``# sbatch job.sh`` (no
-    option after the word) is prose, not a directive."""
+    option after the word) is prose, not a directive. A space after the ``#`` (``# SBATCH``) is
+    the other common way to switch a directive off: an info, unless no line of the file is a
+    directive at all (then the author plainly meant them to apply)."""
     d = job.directives
     src = job.source
     for dl in d.lines + d.late_lines:
@@ -219,15 +256,27 @@ def directive_lookalike(job):
         late = d.scan_end_line is not None and line > d.scan_end_line
         why = ("sbatch reads only lines that start with exactly `#SBATCH` at the first column, "
                "so this line is a comment and its options are silently not applied")
+        severity = Severity.WARNING
+        if DISABLED.match(text):
+            if d.lines:
+                severity = Severity.INFO
+                why += ("; a space after `#` is the usual way to switch a directive off: if it "
+                        "is meant to apply, write `#SBATCH`")
+            else:
+                why += "; no line of this file is a directive, so the job runs on the defaults"
         if late:
             why += (f"; it is also below the first command (line {d.scan_end_line + 1}), "
                     "where even `#SBATCH` is ignored")
-        fixes = [] if late else [Fix(f"rewrite as `{fixed.strip()}` (the options take effect)",
-                                     (Edit(src.line_starts[line], end, fixed),), safe=False)]
+        # a switched-off line gets no fix: `--fix --unsafe-fixes` would switch every one back on
+        fixes = [] if late or severity == Severity.INFO else [
+            Fix(f"rewrite as `{fixed.strip()}` (the options take effect)",
+                (Edit(src.line_starts[line], end, fixed),), safe=False)]
         yield finding("SB102", start, end, f"`{text[:m.end()].strip()}` is not a directive: {why}",
-                      fixes=fixes)
+                      severity=severity, fixes=fixes)
 
 
+#: ``# SBATCH``: a ``#``, blanks, then the word (the reader already leaves ``##SBATCH`` alone)
+DISABLED = re.compile(r"#[ \t]+sbatch", re.IGNORECASE)
 USAGE_ARGUMENT = re.compile(r"\S+\.(?:sh|sbatch|slurm|bash|job|cmd|py)\b|\S*[<${]")
 
 
@@ -371,7 +420,8 @@ def abbreviated_option(job):
 
 
 @rule("SB108", "directive-tokens", Severity.ERROR,
-      "stray words, unmatched quotes, `--opt = value`, a `#` cutting a value", fix="safe or unsafe")
+      "stray words, unmatched quotes, `--opt = value`, a `#` cutting a value", fix="safe or unsafe",
+      rests_on=("directives",))
 def directive_tokens(job):
     """The tokenizer and getopt faults of slurm-facts.md §1.3 rules 3 and 5: the first word that
     is not an option stops getopt (``Invalid directive found in batch script: X``, rc 255); an

@@ -277,7 +277,7 @@ def _duplicates(job):
 
 
 @rule("SB107", "shell-syntax-in-directive", Severity.ERROR,
-      "`$VAR`, `${VAR}`, `$(...)`, `~` in a directive: taken literally")
+      "`$VAR`, `${VAR}`, `$(...)`, `~` in a directive: taken literally", rests_on=("directives",))
 def shell_syntax_in_directive(job):
     """sbatch does no shell processing on directives: ``$VAR``, ``$(cmd)``, backquotes and
     ``~`` stay literal (sbatch.1 DESCRIPTION; slurm-facts.md §1.3 rule 6: ``--chdir=$SCRATCH/run``
