@@ -467,36 +467,8 @@ def master_addr_per_node(job):
     task_cmds = {id(c) for sf in facts_of(job).steps for c in sf.step.task_commands}
     reported: set[tuple[int, str]] = set()  # (script, name) whose assignment is reported
     for cmd in job.script.walk():
-        if id(cmd) not in task_cmds:
-            continue
-        place, script = _place_of(job, cmd, task_cmds)
-        assigns = list(cmd.assignments)
-        if cmd.words and cmd.words[0].value in ("export", "declare"):
-            assigns = [a for a in cmd.script.assignments if a.command is cmd]
-        for a in assigns:
-            if a.value is None or a.name not in ("MASTER_ADDR", "MASTER_PORT"):
-                continue
-            raw, val = a.value.text, a.value.value
-            scope = ev.scope(a.value, place, script)
-            if a.name == "MASTER_ADDR" and ((val and LOCAL_ADDR.match(val)) or
-                                            scope in (Scope.NODE, Scope.TASK)):
-                reported.add((id(script), a.name))
-                fallback = (" (where scontrol may be missing, in a container, the local "
-                            "fallback wins)" if val is None and LOCAL_ADDRESS.search(raw) else "")
-                yield finding("SB206", a.start, a.end,
-                              f"MASTER_ADDR={raw} is evaluated inside each task{fallback}, so "
-                              "every node "
-                              "points the rendezvous at itself and init_process_group waits "
-                              "forever; compute it once in the batch script: "
-                              "`export MASTER_ADDR=$(scontrol show hostnames "
-                              "\"$SLURM_JOB_NODELIST\" | head -n1)`")
-            elif a.name == "MASTER_PORT" and place is Place.TASK and (
-                    scope in (Scope.NODE, Scope.TASK) or
-                    any(e.kind == "command" for e in a.value.expansions)):
-                yield finding("SB206", a.start, a.end,
-                              "MASTER_PORT is chosen inside each task, so nodes pick different "
-                              "ports and never meet; set one port in the batch script (e.g. "
-                              "`export MASTER_PORT=$((20000 + SLURM_JOB_ID % 10000))`)")
+        if id(cmd) in task_cmds:
+            yield from _task_assignments(job, ev, cmd, task_cmds, reported)
     for site in launch_specs(job):
         if site.step is None:
             continue
@@ -504,31 +476,66 @@ def master_addr_per_node(job):
         endpoint = la.args.get("rdzv-endpoint") if la.kind == "torchrun" else None
         if endpoint is not None:
             yield from _endpoint(job, ev, site, endpoint, task_cmds)
+        elif "master-addr" in la.args:
+            yield from _master_addr(job, ev, site, la.args["master-addr"], task_cmds, reported)
+
+
+def _task_assignments(job, ev, cmd, task_cmds, reported):
+    """MASTER_ADDR/MASTER_PORT assigned by a command a step's tasks run: a loopback or
+    per-node address, a port chosen in each task. Adds each reported (script, name) to
+    ``reported`` so the launcher option that reads it is not reported again."""
+    place, script = _place_of(job, cmd, task_cmds)
+    assigns = list(cmd.assignments)
+    if cmd.words and cmd.words[0].value in ("export", "declare"):
+        assigns = [a for a in cmd.script.assignments if a.command is cmd]
+    for a in assigns:
+        if a.value is None or a.name not in ("MASTER_ADDR", "MASTER_PORT"):
             continue
-        w = la.args.get("master-addr")
-        if w is None:
-            continue
-        place, script = _place_of(job, site.command, task_cmds)
-        scope = ev.scope(w, place, script)
-        late = [e for e in w.expansions if e.quoting in ("unquoted", "double")]
-        if any((id(script), e.name) in reported for e in late):
-            continue  # its assignment in this task is the finding
-        if (w.value and LOCAL_ADDR.match(w.value)) or scope in (Scope.NODE, Scope.TASK):
-            yield finding("SB206", w.start, w.end,
-                          f"--master-addr={w.value or w.text} is resolved on each node, so every "
-                          "node rendezvouses with itself; pass the first host of "
-                          "$SLURM_JOB_NODELIST, computed once in the batch script")
-        elif "SLURM_SUBMIT_HOST" in ev.roots(w, script):
-            yield finding("SB206", w.start, w.end,
-                          f"--master-addr={w.text} is the host sbatch ran on, outside the "
-                          "allocation: no agent listens there and the rendezvous times out; "
-                          "pass the first host of $SLURM_JOB_NODELIST")
-        elif len(late) == 1 and late[0].name and late[0].early is None:
-            yield from _local_address_from_outside(job, site.step.step, w, late[0].name)
-        elif (outside := address_outside_allocation(job, w, script)) is not None:
-            yield finding("SB206", w.start, w.end,
-                          f"--master-addr: {outside}; no agent listens there and the "
-                          "rendezvous times out; pass the first host of $SLURM_JOB_NODELIST")
+        raw, val = a.value.text, a.value.value
+        scope = ev.scope(a.value, place, script)
+        if a.name == "MASTER_ADDR" and ((val and LOCAL_ADDR.match(val)) or
+                                        scope in (Scope.NODE, Scope.TASK)):
+            reported.add((id(script), a.name))
+            fallback = (" (where scontrol may be missing, in a container, the local "
+                        "fallback wins)" if val is None and LOCAL_ADDRESS.search(raw) else "")
+            yield finding("SB206", a.start, a.end,
+                          f"MASTER_ADDR={raw} is evaluated inside each task{fallback}, so "
+                          "every node points the rendezvous at itself and init_process_group "
+                          "waits forever; compute it once in the batch script: "
+                          "`export MASTER_ADDR=$(scontrol show hostnames "
+                          "\"$SLURM_JOB_NODELIST\" | head -n1)`")
+        elif a.name == "MASTER_PORT" and place is Place.TASK and (
+                scope in (Scope.NODE, Scope.TASK) or
+                any(e.kind == "command" for e in a.value.expansions)):
+            yield finding("SB206", a.start, a.end,
+                          "MASTER_PORT is chosen inside each task, so nodes pick different "
+                          "ports and never meet; set one port in the batch script (e.g. "
+                          "`export MASTER_PORT=$((20000 + SLURM_JOB_ID % 10000))`)")
+
+
+def _master_addr(job, ev, site, w, task_cmds, reported):
+    """A launcher's ``--master-addr`` must name one host of the allocation for every node."""
+    place, script = _place_of(job, site.command, task_cmds)
+    scope = ev.scope(w, place, script)
+    late = [e for e in w.expansions if e.quoting in ("unquoted", "double")]
+    if any((id(script), e.name) in reported for e in late):
+        return  # its assignment in this task is the finding
+    if (w.value and LOCAL_ADDR.match(w.value)) or scope in (Scope.NODE, Scope.TASK):
+        yield finding("SB206", w.start, w.end,
+                      f"--master-addr={w.value or w.text} is resolved on each node, so every "
+                      "node rendezvouses with itself; pass the first host of "
+                      "$SLURM_JOB_NODELIST, computed once in the batch script")
+    elif "SLURM_SUBMIT_HOST" in ev.roots(w, script):
+        yield finding("SB206", w.start, w.end,
+                      f"--master-addr={w.text} is the host sbatch ran on, outside the "
+                      "allocation: no agent listens there and the rendezvous times out; "
+                      "pass the first host of $SLURM_JOB_NODELIST")
+    elif len(late) == 1 and late[0].name and late[0].early is None:
+        yield from _local_address_from_outside(job, site.step.step, w, late[0].name)
+    elif (outside := address_outside_allocation(job, w, script)) is not None:
+        yield finding("SB206", w.start, w.end,
+                      f"--master-addr: {outside}; no agent listens there and the "
+                      "rendezvous times out; pass the first host of $SLURM_JOB_NODELIST")
 
 
 def _endpoint(job, ev, site, w, task_cmds):
