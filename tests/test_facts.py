@@ -65,12 +65,22 @@ def test_array_elements_keep_their_spans():
                                                       '"29500"']
 
 
-@pytest.mark.parametrize("text", [
-    "ARGS=(--nnodes $N)\ntorchrun \"${ARGS[@]}\" t.py\n",  # not literal
-    "ARGS=(--nnodes 2)\nARGS+=($X)\ntorchrun \"${ARGS[@]}\" t.py\n",  # appended, not literal
-    "ARGS=\"--nnodes 2\"\ntorchrun \"${ARGS[@]}\" t.py\n",  # not an array
+@pytest.mark.parametrize("text,expected", [
+    ("ARGS=(--nnodes $N)\ntorchrun \"${ARGS[@]}\" t.py\n", [("--nnodes", "--nnodes"), ("$N", None)]),
+    ("ARGS=(--nnodes 2)\nARGS+=($X)\ntorchrun \"${ARGS[@]}\" t.py\n",
+     [("--nnodes", "--nnodes"), ("2", "2"), ("$X", None)]),
 ])
-def test_arrays_that_are_not_literal_stay_unknown(text):
+def test_elements_that_are_not_literal_are_words_with_expansions(text, expected):
+    """An element holding an expansion is a word of its own whose value the values layer
+    resolves (None here: not literal), at its place in the assignment."""
+    script = parse_script(text)
+    elements = array_elements(script.commands[-1].words[1], script)
+    assert [(w.text, w.value) for w in elements] == expected
+    assert all(text[w.start:w.end] == w.text for w in elements)
+
+
+def test_a_string_is_not_an_array():
+    text = "ARGS=\"--nnodes 2\"\ntorchrun \"${ARGS[@]}\" t.py\n"
     script = parse_script(text)
     assert array_elements(script.commands[-1].words[1], script) is None
 
