@@ -521,8 +521,8 @@ def _statements(job: Job, ctl: Control) -> list[tuple[tuple[int, int], list[Comm
     found: dict[tuple[int, int], list[Command]] = {}
     for cmd in job.script.commands:
         st = ctl.at(cmd).statement
-        if st is None or cmd.function is not None or cmd.in_substitution:
-            continue
+        if st is None or cmd.function is not None or cmd.in_substitution or cmd.runs:
+            continue  # (`exec bash FILE`: the generated body's statements are the script's)
         found.setdefault(st, []).append(cmd)
     return sorted(found.items())
 
@@ -700,8 +700,10 @@ def footer_hides_step_status(job: Job) -> Iterator[Diagnostic]:
         fixes.append(Fix(f"save the step's status in ${name} and exit with it",
                          tuple(e for e in (save, end_edit) if e is not None), safe=False))
     last_span = reports[0][0]
+    # a call that handed its words to the function's step (`run python x.py`): point at it
+    where = status_at if status_at.calls is not None else step
     yield finding(
-        "SB223", step.start, step.end,
+        "SB223", where.start, where.end,
         f"after this step the script ends with {len(reports)} report command(s): the job's "
         "exit code is the last one's (0), so a failed step leaves the job COMPLETED and "
         "`afterok` dependants run; save the status right after the step "
