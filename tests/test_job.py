@@ -66,7 +66,7 @@ def test_a_launcher_variable_echoed_is_not_run():
 def test_unparsed_chunks():
     from sbatch_lsp.lint import lint
     # a continuation backslash before a blank line is valid bash, and is read
-    ok = "#!/bin/bash\n#SBATCH -N 1\nsrun python train.py \\\n    --lr 0.1 \\\n\necho done\n"
+    ok = "#!/bin/bash\n#SBATCH -N 1\necho start\nsrun python train.py \\\n    --lr 0.1 \\\n\n"
     assert [d.code for d in lint(ok).diagnostics] == []
     bad = "#!/bin/bash\n#SBATCH -N 1\necho \"unterminated\nfoo\n"
     [d] = lint(bad).diagnostics
