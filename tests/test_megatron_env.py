@@ -225,3 +225,14 @@ def test_mg14_arithmetic():
     result = lint((CASES / "MG14.sbatch").read_text(), "MG14.sbatch")
     (msg,) = [d.message for d in result.diagnostics if d.code == "SB608"]
     assert "8 experts / EP 4 = 2 expert(s)" in msg and "1.41 B expert parameters" in msg
+
+
+@pytest.mark.parametrize("image", ["docker://bob:Xk9sPq2Lm7Zt@registry.example.com#team/train:1",
+                                   "bob:Xk9sPq2Lm7Zt@nvcr.io#nvidia/nemo:24.09"])
+def test_image_credentials_are_not_printed(image):
+    text = (JOB + f"srun --container-image={image} bash -c "
+            f"'PYTHONPATH=/w/Megatron-LM uv run --no-sync python pretrain_gpt.py "
+            f"--tensor-model-parallel-size 2'\n")
+    found = [d for d in lint(text, "x.sbatch").diagnostics if d.code in ("SB609", "SB610")]
+    assert found and all("Xk9sPq2Lm7Zt" not in d.message and "bob" not in d.message
+                         for d in found)

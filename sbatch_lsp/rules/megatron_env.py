@@ -208,6 +208,13 @@ def step_image(job, sf: StepFacts) -> tuple[str, Word] | None:
     return a.value.value, w
 
 
+def shown_image(image: str) -> str:
+    """``image`` as a message may print it: without the user part pyxis accepts
+    (``[USER@][REGISTRY#]IMAGE[:TAG]``, ``docker://user:password@host/…``), which may hold a
+    credential."""
+    return re.sub(r"^([a-z]+://)?[^@/#\s]*@", r"\1", image)
+
+
 def _uv_word(cmd: Command) -> Word | None:
     """The ``uv`` word of a command that runs uv (seen through wrappers), else None."""
     met = unwrap_all(cmd.words)
@@ -288,7 +295,7 @@ def uv_in_image(job) -> Iterator[Diagnostic]:
                 continue
             yield finding(
                 "SB610", uv.start, uv.end,
-                f"`uv` runs inside the image {image[0]}, which is not one known to ship uv "
+                f"`uv` runs inside the image {shown_image(image[0])}, which is not one known to ship uv "
                 "(the NeMo-RL and Megatron-Bridge images install it): if it does not, every "
                 "task stops with `uv: command not found` after the queue wait and the image "
                 "pull; use an image that has uv, or install it first (`pip install uv` in a "
@@ -333,7 +340,7 @@ def megatron_checkout_over_image(job) -> Iterator[Diagnostic]:
                 if release is not None and release.span is not None else "")
         yield finding(
             "SB609", start, end,
-            f"{where}, inside the image {image[0]}, which ships its own megatron-core: {how} "
+            f"{where}, inside the image {shown_image(image[0])}, which ships its own megatron-core: {how} "
             "on sys.path, so Python imports the checkout's megatron.core, not the image's, and "
             "the image's other packages were built against its own (a mismatch shows as "
             "`ModuleNotFoundError: No module named 'megatron.core.…'` or an ImportError at "
