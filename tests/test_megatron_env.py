@@ -147,6 +147,12 @@ def _codes(text: str, code: str) -> list[tuple[str, str]]:
     ((f"srun -n1 -N1 --container-image=nvcr.io#nvidia/nemo:24.09 pip install -e /w/Megatron-LM\n"
      f"srun --container-image=nvcr.io#nvidia/nemo:24.09 {MLM}\n"), []),
     (f"srun --container-image=nvcr.io#nvidia/nemo:25.02 {RECIPE}\n", []),
+    # the image's own copy under /opt, unless a mount puts a checkout there
+    (("srun --container-image=nvcr.io#nvidia/nemo:25.09 torchrun --nproc-per-node=8 "
+     "/opt/megatron-lm/pretrain_gpt.py --tensor-model-parallel-size 2\n"), []),
+    (("srun --container-image=nvcr.io#nvidia/nemo:25.09 --container-mounts=/l/mlm:/opt/megatron-lm "
+     "torchrun --nproc-per-node=8 /opt/megatron-lm/pretrain_gpt.py --tensor-model-parallel-size 2\n"),
+     [("info", "/opt/megatron-lm/pretrain_gpt.py")]),
 ])
 def test_sb609_checkout_over_the_images_megatron_core(body, expected):
     assert _codes(JOB + body, "SB609") == expected

@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterator
 
 from ..diagnostics import Diagnostic
+from ..facts.containers import container_of, under
 from ..facts.control import job_control
 from ..facts.framework import framework_runs, megatron_core_release
 from ..facts.steps import StepFacts, facts_of
@@ -327,11 +328,14 @@ def megatron_checkout_over_image(job) -> Iterator[Diagnostic]:
         if image is None or not MCORE_IMAGES.search(image[0]):
             continue
         path = _pythonpath_checkout(job, sf, run.anchor.start)
+        entry = run.anchor.value or run.anchor.text
+        if _images_own(job, sf, path[0] if path is not None else entry):
+            continue  # the image's own copy (/opt/megatron-lm in the NeMo images), not a checkout
         if path is not None:
             where, start, end = f"PYTHONPATH holds the checkout {path[0]}", path[1], path[2]
             how = "PYTHONPATH entries come before site-packages"
         elif run.kind == "megatron-lm":
-            where = f"{run.anchor.value or run.anchor.text} runs from a Megatron-LM checkout"
+            where = f"{entry} runs from a Megatron-LM checkout"
             start, end = run.anchor.start, run.anchor.end
             how = "the script's directory, which holds the checkout's megatron/, comes first"
         else:
@@ -353,6 +357,17 @@ def megatron_checkout_over_image(job) -> Iterator[Diagnostic]:
 def step_of(job, run) -> StepFacts | None:
     """The facts of the srun step that starts ``run`` (a FrameworkRun), or None."""
     return next((sf for sf in facts_of(job).steps if sf.step is run.step), None)
+
+
+def _images_own(job, sf: StepFacts, path: str) -> bool:
+    """Whether ``path`` is the image's own copy: under ``/opt`` (where the NeMo images keep
+    Megatron-LM, ``/opt/megatron-lm``, and Megatron-Bridge its ``3rdparty``) and under no
+    ``--container-mounts`` target (or the mounts are not known)."""
+    if not path.startswith("/opt/"):
+        return False
+    c = container_of(job, sf.step)
+    mounts = c.mounts if c is not None else None
+    return mounts is None or not any(under(path, m.target or m.source) for m in mounts)
 
 
 def _installs_checkout(job) -> bool:
