@@ -198,8 +198,15 @@ NEMO1 = ("python /opt/NeMo/examples/nlp/language_modeling/megatron_gpt_pretraini
     ("", f"cd /scratch/$SLURM_JOB_ID\nsrun {RECIPE}\n", []),
     # pyxis: the image's WORKDIR unless the step names a work directory or container
     ("", f"srun --container-image=nvcr.io#nvidia/nemo:25.09 {RECIPE}\n", []),
+    ("", (f'srun --container-image=nvcr.io#nvidia/nemo:25.09 --container-mounts="$PWD":/w '
+          f"--container-workdir=/w {RECIPE}\n"), ["info"]),
     ("", (f'srun --container-image=nvcr.io#nvidia/nemo:25.09 --container-workdir="$PWD" '
-         f"{RECIPE}\n"), ["info"]),
+          f"{RECIPE}\n"), []),  # $PWD mounted? the step does not say
+    ("", (f"srun --container-image=nvcr.io#nvidia/nemo:25.09 --container-mounts=/fsx:/fsx "
+          f"bash -c 'cd /opt/NeMo; {NEMO1}'\n"), []),  # the container's own /opt/NeMo
+    ("", (f"srun --container-image=nvcr.io#nvidia/nemo:25.09 --container-mounts=/fsx:/fsx "
+          f"bash -c 'cd /fsx/run; {NEMO1}'\n"), ["info"]),
+    ("", f"srun {NEMO1} --config-path=/fsx/conf --config-name=gpt.yaml\n", []),
     ("", ("srun python /w/Megatron-Bridge/scripts/training/prepare_gpt_sft_packed_data.py "
          "model.tensor_model_parallel_size=1\n"), []),
 ])

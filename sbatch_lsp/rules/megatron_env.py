@@ -406,6 +406,9 @@ NEMO1_CHOSEN = re.compile(r"^\+{0,2}(exp_manager\.(exp_dir|explicit_log_dir|resu
                           r"model\.resume_from_checkpoint)=")
 BRIDGE_CHOSEN = re.compile(r"^\+{0,2}checkpoint\.(load|save)=|^--?(checkpoint[-_](dir|load|save)|"
                            r"(output|log|save|exp)[-_]?dir|dir)(=|$)", re.IGNORECASE)
+#: Hydra options that replace the example's config: its exp_manager settings are then the
+#: user's file's, which the script does not show
+NEMO1_CONFIG = re.compile(r"^(--config-(path|name)|-cp|-cn)(=|$)")
 #: Megatron-Bridge entry points that train (data preparation, conversion, inference do not)
 BRIDGE_TRAIN = re.compile(r"(^|/)(run_recipe|pretrain\w*|finetune\w*|train\w*|sft\w*|peft\w*)"
                           r"\.py$")
@@ -448,14 +451,11 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
         if _opaque(run.words):
             continue  # words the script does not show may choose the directory
         sf = step_of(job, run)
-        if sf is not None and sf.step.container and not (
-                {"container-workdir", "container-name"} & sf.step.options.keys() or any(
-                    c.words and c.words[0].value in ("cd", "pushd")
-                    for c in sf.step.task_commands)):
-            continue  # pyxis starts it in the image's WORKDIR: a fresh container each step
+        if sf is not None and sf.step.container and not _kept_workdir(job, sf):
+            continue  # a directory of the container's own file system: fresh each step
         if run.kind == "nemo" and any(NEMO1_ENTRY.search(v) for v in vals[:4]):
-            if any(NEMO1_CHOSEN.match(v) for v in vals):
-                continue
+            if any(NEMO1_CHOSEN.match(v) or NEMO1_CONFIG.match(v) for v in vals):
+                continue  # a chosen folder, or a config of the user's own (its exp_manager)
             folder = "./nemo_experiments/<exp_manager.name>/checkpoints"
             who = ("NeMo's exp_manager defaults (examples/nlp/language_modeling/conf/"
                    "megatron_gpt_config.yaml: resume_if_exists: True, exp_dir: null)")
@@ -484,6 +484,23 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
             f"resumes from whatever checkpoint it finds there, by {who}: a run started again "
             "in the same directory continues an earlier experiment instead of starting fresh"
             + end_note + why + f"; {fix}", severity=sev, related=related)
+
+
+def _kept_workdir(job, sf: StepFacts) -> bool:
+    """Whether a pyxis step works in a directory that outlives it: a ``--container-name``
+    (the container is kept), or a ``--container-workdir``/``cd`` target under one of its
+    ``--container-mounts`` targets. Without them the step starts in the image's WORKDIR, in
+    the container's own file system, fresh for each step (pyxis README)."""
+    if "container-name" in sf.step.options:
+        return True
+    c = container_of(job, sf.step)
+    if c is None or c.mounts is None:
+        return False  # the mounts are not known: nothing to rest on
+    dirs = [w.value for n, w in sf.step.options.items() if n == "container-workdir"]
+    dirs += [c2.words[1].value for c2 in sf.step.task_commands
+             if len(c2.words) > 1 and c2.words[0].value in ("cd", "pushd")]
+    return any(d is not None and any(under(d, m.target or m.source) for m in c.mounts)
+               for d in dirs)
 
 
 def _opaque(words: list[Word]) -> bool:
