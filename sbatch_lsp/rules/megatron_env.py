@@ -89,11 +89,11 @@ def uv_run(cmd: Command) -> tuple[str, list[Word]] | None:
 
 
 @rule("SB607", "installer-on-every-task", Severity.WARNING,
-      "pip install or uv sync in every task of a multi-task srun step: concurrent installs "
-      "into one environment")
+      "pip install, uv sync or uv run (which syncs first) in every task of a multi-task srun "
+      "step: concurrent installs into one environment")
 def installer_on_every_task(job) -> Iterator[Diagnostic]:
-    """An unguarded ``pip install``/``uv sync``/``uv pip install`` that srun runs in each of a
-    step's tasks. Warning for pip when one node runs several of them (they share that node's
+    """An unguarded ``pip install``/``uv sync``/``uv pip install``/``uv run`` (which syncs the
+    project unless told not to: :func:`uv_run`) that srun runs in each of a step's tasks. Warning for pip when one node runs several of them (they share that node's
     environment); info for pip with one task per node outside a container (shared only when the
     environment sits on a shared file system), and for uv (safe by uv's docs, but serialised).
     Not reported for one task, an unknown task count, or a task-id guard around the command."""
