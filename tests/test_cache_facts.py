@@ -88,9 +88,18 @@ def test_unset_in_a_container_follows_the_home_mount(flags, view, expected):
 
 
 def test_hidden_srun_options_leave_the_home_view_unknown():
-    text = HEAD + 'SRUN_ARGS=(--container-image="$IMG")\nsrun "${SRUN_ARGS[@]}" ' + RUN[5:]
+    """srun options from the submitting environment (`srun $SRUN_ARGS …`, set nowhere in the
+    file) may start a container that hides home: info."""
+    text = HEAD + "srun $SRUN_ARGS " + RUN[5:]
     assert hf_use(text).home is HomeView.UNKNOWN
     assert sb401(text) == ["info"]
+
+
+def test_options_in_an_array_are_read_for_the_home_view():
+    text = HEAD + 'SRUN_ARGS=(--container-image="$IMG" --no-container-mount-home)\n' + \
+        'srun "${SRUN_ARGS[@]}" ' + RUN[5:]
+    assert hf_use(text).home is HomeView.HIDDEN
+    assert sb401(text) == ["error"]
 
 
 @pytest.mark.parametrize("task,expected", [
