@@ -58,3 +58,11 @@ def test_a_used_name_is_not_reused():
     text = HEAD + "rc=7\nsrun python t.py\necho done\n"
     out = fix_text(text, "job.sbatch", unsafe=True, codes={"SB223"}).text
     assert "step_rc=$?" in out and out.endswith('exit "$step_rc"\n')
+
+
+def test_no_fix_inside_a_generated_body():
+    """`exec bash FILE` never returns: an `exit` appended to the file would never run."""
+    text = (HEAD + "BODY=$(mktemp)\ncat > \"$BODY\" <<'EOF'\nsrun python t.py\necho done\nEOF\n"
+            "exec bash \"$BODY\"\n")
+    found = [d for d in lint(text, "job.sbatch").diagnostics if d.code == "SB223"]
+    assert len(found) == 1 and found[0].fixes == []

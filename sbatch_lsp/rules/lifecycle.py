@@ -582,6 +582,13 @@ def _is_step(job: Job, ctl: Control, cmd: Command) -> bool:
         s.command is cmd and s.launch.kind != "python" for s in job.launches)
 
 
+def _body_of(job: Job, at: int):
+    """The here-document body the script runs (``exec bash FILE``) that holds offset ``at``,
+    or None."""
+    return next((c.runs for c in job.script.commands
+                 if c.runs is not None and c.runs.start <= at < c.runs.end), None)
+
+
 def _status_name(job: Job) -> str:
     """A variable name for the saved status that the script does not use yet."""
     used = {a.name for a in job.script.assignments}
@@ -630,7 +637,10 @@ def status_read_too_late(job: Job) -> Iterator[Diagnostic]:
         last_span, last_cmds = between[0]
         shown = (last_cmds[-1].name or "")
         name = name or _status_name(job)
-        save = _save_status(job, status_at, name)
+        body = _body_of(job, status_at.start)
+        # an unquoted body's `$rc` would be expanded by the shell that writes it
+        save = None if body is not None and not body.quoted else \
+            _save_status(job, status_at, name)
         fixes = [Fix(f"save the step's status in ${name} and read that",
                      (save, *(Edit(e.start, e.end, "$" + name) for e in reads)),
                      safe=False)] if save is not None else []
@@ -690,7 +700,9 @@ def footer_hides_step_status(job: Job) -> Iterator[Diagnostic]:
     # a footer that prints `$?` gets SB222's fix first (it saves the status); this one's
     # follows on the next pass, reusing the saved name
     printed = any(_status_reads(c) for _, cmds in reports for c in cmds)
-    if (save is not None or saved is not None) and not printed:
+    # in a generated body the exit belongs at the body's end, not after `exec bash FILE`
+    in_body = _body_of(job, status_at.start) is not None
+    if (save is not None or saved is not None) and not printed and not in_body:
         text = job.source.text
         if final_exit is not None:
             end_edit = Edit(final_exit[0][0], final_exit[0][1], f'exit "${name}"')
