@@ -41,6 +41,10 @@ OWN_FORMATS = [
     # 40-hex shape, so a long run or project name after ``--wandb-…`` is not taken for a key
     ("W&B API key", re.compile(r"--[\w-]*wandb[\w-]*(?:\s*=\s*|\s+)['\"]?"
                                r"([0-9a-f]{40})(?![\w-])", re.IGNORECASE)),
+    # the password of a URL's user information (RFC 3986 §3.2.1 ``user:password@host``, which
+    # the RFC deprecates for this reason): ``docker://alice:…@registry/img``, ``postgres://…``
+    ("password in a URL", re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@'\"]+:"
+                                     r"([^\s/@'\"$]{3,})@[A-Za-z0-9.-]")),
 ]
 #: names that hold where a credential is, not the credential (``HF_TOKEN_FILE``, ``…_PATH``);
 #: SB501's own fix reads ``${HF_TOKEN_FILE:-…}``, which must not raise SB502
@@ -55,7 +59,7 @@ PLUGINS = ("aws.AWSKeyDetector", "github_token.GitHubTokenDetector",
            "twilio.TwilioKeyDetector", "jwt.JwtTokenDetector", "mailchimp.MailchimpDetector",
            "azure_storage_key.AzureStorageKeyDetector", "artifactory.ArtifactoryDetector")
 #: a line can hold one of our own formats only if it says this
-OWN_PREFILTER = re.compile(r"hf_|wandb", re.IGNORECASE)
+OWN_PREFILTER = re.compile(r"hf_|wandb|://", re.IGNORECASE)
 #: a substring every detect-secrets format above needs (one alternative per denylist pattern;
 #: tests/test_secrets.py checks it against strings generated from the plugins' own patterns).
 #: Importing detect-secrets costs ~250 ms, so it is loaded only for lines that pass this.
@@ -106,7 +110,8 @@ def find_secrets(text: str) -> list[Secret]:
                 for m in rx.finditer(line):
                     g = 1 if m.groups() else 0
                     s, e = m.span(g)
-                    found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
+                    if not PLACEHOLDER.match(line[s:e]):
+                        found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
         if PLUGIN_PREFILTER.search(line):
             for kind, rx in _detectors():
                 for m in rx.finditer(line):

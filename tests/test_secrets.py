@@ -62,3 +62,27 @@ def test_a_key_handed_to_a_wandb_option():
     for text in ("--wandb_run_name my_very_long_run_name_with_more_than_forty_chars",
                  f"--wandb_project {key}_v2", f"--use_wandb True --save {key}"):
         assert find_secrets(text) == [], text
+
+
+@pytest.mark.parametrize("text,found", [
+    ("srun --container-image=docker://alice:S3cretPassw0rd@registry.example.com/img:1 x",
+     "S3cretPassw0rd"),
+    ("export DB=postgres://bob:hunter2xyz@db.example.com:5432/x", "hunter2xyz"),
+    ("pip install git+https://me:pw-12345@git.example.com/a/b.git", "pw-12345"),
+    ('--container-image="docker://alice:$PASS@reg.io/img"', None),  # a variable: not literal
+    ("https://user:<password>@host/x", None),  # a placeholder
+    ("ssh://git@github.com:22/a/b", None),  # no password: the user name only
+    ("curl http://host:8080/x", None),  # a port, not a password
+])
+def test_password_in_a_url(text, found):
+    """RFC 3986 §3.2.1 user information ``user:password@host``: the password is a secret."""
+    assert [text[s.start:s.end] for s in find_secrets(text)] == ([found] if found else [])
+
+
+def test_a_url_password_never_reaches_the_output(tmp_path):
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n"
+            "srun --container-image=docker://alice:S3cretPassw0rd@reg.example.com/img python t.py\n")
+    result = lint(text, "job.sbatch")
+    assert "SB501" in [d.code for d in result.diagnostics]
+    assert all("S3cretPassw0rd" not in d.message for d in result.diagnostics)
