@@ -51,7 +51,33 @@ TRICKY = [
     "a |& b",
     "echo x\\\ny",
     "if true; then a; fi",
+    "if [ -f x ]; then\n  a\nelif b; then c; else d; fi",
+    "if [[ -f \"$X\" && -n $Y ]]; then a; fi",
+    "if [[ ! -d $DIR ]]; then mkdir -p $DIR; fi",
+    "[[ -n $X ]] && a",
+    "[[ $X =~ ^a(b)$ ]]",
+    "for x in a $(ls) b; do\n  echo $x\ndone",
+    "for x in a; do b & done",
+    "for ((i=0; i<3; i++)); do a; done",
+    "while read l; do a; done < f",
+    "while read l; do a; done < $(f)",
+    "until a; do b; done 2>&1 | tee log",
+    "until [ -f x ]\ndo\n  sleep 5\ndone",
+    "while [ -f x ]\ndo\n  sleep 5\ndone",
+    "if a; then b\nelif c; then d\nelif e; then f\nfi",
+    "if a; then b\nelif c; then d\nelse e\nfi",
+    "a | while read x\ndo\n  B=$(echo $x)\n  M=$(realpath $I/$B.m)\ndone",
+    "while read x;\ndo\n  b\ndone",
+    "if a; then b; fi > log && c",
+    "{ a; b; } > log",
     "f() { a; }",
+    "f () {\n  srun x \"$@\"\n}",
+    "f() {\n  g() { a; }\n}",
+    "function f { a; }",
+    "if a; then\n  for x in 1 2; do\n    while b; do c; done\n  done\nfi",
+    "if a then b; fi",
+    "if a; then fi",
+    "for x in a b\ndo\n  a\ndone # end",
     "cat <<EOF\nx\nEOF",
     "echo a>b",
     "diff <(a) <(b)",
@@ -94,10 +120,12 @@ def test_tricky_chunks(text):
 def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
     for text in ["srun --ntasks=2 \\\n  python train.py", "cd x && make || echo failed",
                  "a | b &", "NODES=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\")",
-                 "echo \"$(date)\"", "a &&\n  b"]:
+                 "echo \"$(date)\"", "a &&\n  b", "if [ -f x ]; then a; else b; fi",
+                 "for x in a b; do c; done", "while a; do b; done < f", "f() { a; }",
+                 "[[ -n $X ]] && a"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "X=`date`", "PORT=$((1 + 2))", "echo $(a &)", "echo $( )",
-                 "a && ", "a |& b", "echo x\\\ny", "if true; then a; fi", "cat <<EOF\nx\nEOF",
+                 "a && ", "a |& b", "echo x\\\ny", "cat <<EOF\nx\nEOF",
                  "echo a>b", "diff <(a) <(b)", "! a && b", "time srun x", "echo 'multi\nline'",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
                  "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))"]:
@@ -105,12 +133,20 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
 
 
 def test_background_and_substitution_flags():
-    commands = fast.read("a $(b) | c &\nd")
-    assert commands is not None
+    reading = fast.read("a $(b) | c &\nd")
+    assert reading is not None
     text = "a $(b) | c &\nd"
     assert [(text[c.tokens[0].start:c.tokens[-1].end], c.in_substitution, c.background)
-            for c in commands] == [("a $(b)", False, True), ("b", True, True),
+            for c in reading.commands] == [("a $(b)", False, True), ("b", True, True),
                                    ("c", False, True), ("d", False, False)]
+
+
+def test_functions():
+    text = "f() {\n  srun x\n}"
+    reading = fast.read(text)
+    assert reading is not None
+    assert reading.functions == (("f", 0, len(text)),)
+    assert [c.function for c in reading.commands] == ["f"]
 
 
 @pytest.mark.parametrize("text", sample_scripts())
