@@ -49,7 +49,7 @@ class ChunkReading(NamedTuple):
     path's commands (:mod:`.fast`), else bashlex's nodes (offsets relative to the chunk), else
     why not."""
 
-    commands: tuple[fast.Command, ...] | None
+    commands: fast.Reading | None
     nodes: tuple | None
     mask_error: str | None  # a mask raised (a bug, SB003); bashlex was not tried
     parse_error: str | None  # bashlex refused the chunk (tree-sitter is tried next)
@@ -111,7 +111,9 @@ class _Builder:
             n_assign, n_docs = len(self.script.assignments), len(self.script.heredocs)
             reading = read_chunk(chunk_text, self.read_simple)
             if reading.commands is not None:
-                for command in reading.commands:
+                for name, fs, fe in reading.commands.functions:
+                    self.script.functions[name] = self.tmap.orig_span(s + fs, s + fe)
+                for command in reading.commands.commands:
                     self._simple_command(command, s)
                 chunk.parser = "simple"
                 continue
@@ -155,7 +157,7 @@ class _Builder:
             else:
                 words.append(self._word(base + t.start, base + t.end))
         cmd = self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end, [],
-                            None, command.in_substitution)
+                            command.function, command.in_substitution)
         cmd.redirects = redirects
         cmd.background = command.background
 
