@@ -8,7 +8,9 @@ of ``*``, so git ignores it; deleting it clears the cache.
 - The key is a SHA-256 of the file's bytes (never its modification time), a digest of its
   :class:`~sbatch_lsp.config.Config`, the tool's version and a digest of the package's own
   files (so a development checkout never serves results of older code), the output format and
-  colour, and the path as shown (the report names it).
+  colour, the path as shown (the report names it), and the content of each sibling file the
+  result depends on (:func:`read_elsewhere`: a launcher next to the script whose sbatch options
+  demote findings).
 - An entry holds only what the output layer shows: the formatted text or JSON/SARIF objects,
   built from findings whose secrets are already masked (:class:`sbatch_lsp.secrets.Masker`),
   the worst severity and the finding count. Fix edits with the script's own text (``--fix``,
@@ -27,16 +29,18 @@ import enum
 import hashlib
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from . import __version__
 from .atomic import replace_file
+from .facts.provenance import MAX_SIBLING_BYTES, launcher_candidates
 
 #: the cache folder's name (beside the configuration file, or in the current directory)
 FOLDER = ".sbatch-lint-cache"
 #: bump when an entry's layout changes
-SCHEMA = 1
+SCHEMA = 2
 #: the fields of a report an entry holds, with their types
 FIELDS: dict[str, type | tuple[type, ...]] = {
     "text_out": str, "items": (list, type(None)), "worst": int, "remaining": int,
@@ -68,6 +72,32 @@ def tool_digest() -> str:
                     h.update(b"unreadable")
         _tool = h.hexdigest()
     return _tool
+
+
+def read_elsewhere(path: str) -> list[list[str]]:
+    """[name, SHA-256] of each file besides ``path`` whose content its results depend on: the
+    sibling launchers provenance reads (a ``submit.sh`` passing sbatch options turns findings
+    into infos, facts/provenance.py); ``-`` for one that cannot be read or is too large (it is
+    then skipped there too). Contents are hashed once per process for each (path,
+    modification time, size)."""
+    out = []
+    for sib in launcher_candidates(path):
+        try:
+            st = sib.stat()
+        except OSError:
+            out.append([sib.name, "-"])
+            continue
+        out.append([sib.name, "-" if st.st_size > MAX_SIBLING_BYTES else
+                    _file_digest(str(sib), st.st_mtime_ns, st.st_size)])
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "-"
 
 
 def _plain(obj: Any) -> Any:
@@ -132,7 +162,7 @@ class Cache:
                                                folder_for(cfg, self.cache_dir))
         _, digest, folder = known
         ident = json.dumps([SCHEMA, tool_digest(), digest, self.view, display,
-                            hashlib.sha256(data).hexdigest()])
+                            hashlib.sha256(data).hexdigest(), read_elsewhere(path)])
         return folder, hashlib.sha256(ident.encode()).hexdigest()
 
     def get(self, path: str, display: str, cfg: object) -> dict | None:

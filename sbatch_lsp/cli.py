@@ -531,7 +531,11 @@ def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: 
     """:func:`process` over ``jobs`` (path, shown path, configuration), in ``n`` processes
     when there are at least :data:`PARALLEL_MIN_FILES`; the reports in the order of ``jobs``."""
     if n > 1 and len(jobs) >= PARALLEL_MIN_FILES:
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+
+        if multiprocessing.get_start_method() == "fork":
+            from . import lint  # noqa: F401  (forked workers inherit the engine: one import)
 
         with ProcessPoolExecutor(max_workers=n) as ex:
             return list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_data)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 from .diagnostics import Severity
@@ -149,20 +150,29 @@ class Config:
 
     def enabled(self, code: str) -> bool:
         """Whether rule ``code`` runs: prefixes (``SB4``) select families, like ruff; a
-        per-file ignore wins over any selection."""
-        if any(code.startswith(p) for p in self.file_ignore):
-            return False
-        def match(patterns) -> int:
-            best = -1
-            for p in patterns:
-                if code.startswith(p):
-                    best = max(best, len(p))
-            return best
+        per-file ignore wins over any selection. Memoised by the selection (lint() asks
+        once per rule per file)."""
+        return _enabled(code, self.select, self.extend_select, self.ignore, self.file_ignore)
 
-        sel = match(self.select) if self.select is not None else 0
-        sel = max(sel, match(self.extend_select))
-        ign = match(self.ignore)
-        return sel >= 0 and sel >= ign if ign >= 0 else sel >= 0
+
+@lru_cache(maxsize=4096)
+def _enabled(code: str, select: frozenset[str] | None, extend_select: frozenset[str],
+             ignore: frozenset[str], file_ignore: frozenset[str]) -> bool:
+    """:meth:`Config.enabled` for one selection."""
+    if any(code.startswith(p) for p in file_ignore):
+        return False
+
+    def match(patterns) -> int:
+        best = -1
+        for p in patterns:
+            if code.startswith(p):
+                best = max(best, len(p))
+        return best
+
+    sel = match(select) if select is not None else 0
+    sel = max(sel, match(extend_select))
+    ign = match(ignore)
+    return sel >= 0 and sel >= ign if ign >= 0 else sel >= 0
 
 
 def parse_codes(value, where: str) -> frozenset[str]:

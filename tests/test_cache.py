@@ -272,3 +272,29 @@ def test_config_digest_is_stable_and_distinguishes():
     assert cache.config_digest(Config(profile=Profile(slurm_version="22.05"))) != \
         cache.config_digest(Config())
     assert len(cache.tool_digest()) == 64 and os.path.basename(cache.__file__) == "cache.py"
+
+
+#: multi-node torchrun in the batch shell with no GPU request: SB203 rests on the GPU request,
+#: which a sibling launcher may pass on sbatch's command line (facts/provenance.py)
+NO_GPU_REQUEST = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n\n"
+                  "torchrun --nnodes=2 --nproc-per-node=8 --rdzv-backend=c10d "
+                  "--rdzv-endpoint=\"$MASTER_ADDR:29500\" train.py\n")
+
+
+def test_a_sibling_launcher_is_part_of_the_key(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    f = tmp_path / "train.sbatch"
+    f.write_text(NO_GPU_REQUEST)
+    launcher = tmp_path / "submit.sh"
+    launcher.write_text("#!/bin/bash\nsbatch train.sbatch\n")
+    plain = lint_run(capsys, "--format", "concise", str(f))
+    assert "SB203" in plain[1] and "submit.sh next to it" not in plain[1]
+    assert lint_run(capsys, "--format", "concise", str(f)) == plain  # a hit
+    # the launcher now passes the GPUs: the script's bytes are the same, its result is not
+    launcher.write_text("#!/bin/bash\nsbatch --gpus-per-node=8 train.sbatch\n")
+    demoted = lint_run(capsys, "--format", "concise", str(f))
+    assert "submit.sh next to it submits it" in demoted[1]
+    assert demoted == lint_run(capsys, "--no-cache", "--format", "concise", str(f))
+    # removing the launcher brings the first result back
+    launcher.unlink()
+    assert lint_run(capsys, "--format", "concise", str(f)) == plain

@@ -13,6 +13,7 @@ from sbatch_lsp.shell.simple import split
 from sbatch_lsp.shell.words import TextMap
 
 from rule_pages import sample_scripts
+from shell_models import model_key
 
 TRICKY = """\
 export NCCL_DEBUG=INFO
@@ -67,22 +68,7 @@ echo $((1+2))
 """
 
 
-def _key(script):
-    """Everything parse() records about commands and assignments, as comparable tuples."""
-    def word(w):
-        return (w.start, w.end, w.value)
-
-    def assignment(a):
-        return (a.name, a.start, a.end, a.exported, a.local, a.append,
-                word(a.value) if a.value else None)
-
-    commands = [(c.start, c.end, [word(w) for w in c.words],
-                 [assignment(a) for a in c.assignments], c.background, c.function,
-                 c.in_substitution, len(c.heredocs),
-                 [(r.op, r.fd, word(r.target), r.start, r.end) for r in c.redirects])
-                for c in script.commands]
-    return (commands, [assignment(a) for a in script.assignments], script.data_spans,
-            sorted(script.functions.items()))
+_key = model_key
 
 
 def differences(text: str) -> tuple[int, list[str]]:

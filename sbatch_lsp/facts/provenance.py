@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 #: placeholders of a template, on a directive or a command line (not in a comment): the file
@@ -131,20 +132,10 @@ def _generator_input(text: str, path: str) -> Provenance | None:
 
 
 def _launcher(path: str) -> Provenance | None:
-    try:
-        me = Path(path)
-        if not me.is_file():
-            return None
-        siblings = sorted(p for p in me.parent.iterdir() if p != me and (
-            p.suffix == ".py" or LAUNCHER_NAME.search(p.name)) and p.is_file())
-    except OSError:
-        return None
-    for sib in siblings[:MAX_SIBLINGS]:
-        try:
-            if sib.stat().st_size > MAX_SIBLING_BYTES:
-                continue
-            text = sib.read_text("utf-8", errors="replace")
-        except OSError:
+    me = Path(path)
+    for sib in launcher_candidates(path):
+        text = read_sibling(sib)
+        if text is None or "sbatch" not in text or me.name not in text:
             continue
         supplied = submitted_options(text, me.name)
         if supplied:
@@ -152,6 +143,50 @@ def _launcher(path: str) -> Provenance | None:
             return Provenance("launcher", f"{sib.name} next to it submits it with its own "
                               f"sbatch options ({names})", 0, 0, frozenset(supplied))
     return None
+
+
+def launcher_candidates(path: str) -> list[Path]:
+    """The sibling files of ``path`` read as possible launchers (at most :data:`MAX_SIBLINGS`,
+    in name order; empty when ``path`` is no file on disk or its folder cannot be listed). The
+    result cache keys a file's results by these files' contents too (sbatch_lsp/cache.py)."""
+    try:
+        me = Path(path)
+        if not me.is_file():
+            return []
+        folder = me.parent
+        names = _launcher_names(str(folder), folder.stat().st_mtime_ns)
+    except OSError:
+        return []
+    return [folder / n for n in [n for n in names if n != me.name][:MAX_SIBLINGS]]
+
+
+@lru_cache(maxsize=64)
+def _launcher_names(folder: str, mtime_ns: int) -> tuple[str, ...]:
+    """Names in ``folder`` of the files that may be launchers, sorted; memoised by the
+    folder's modification time (adding, removing or renaming a file changes it), so linting
+    every file of a folder lists it once."""
+    return tuple(sorted(p.name for p in Path(folder).iterdir()
+                        if (p.suffix == ".py" or LAUNCHER_NAME.search(p.name)) and p.is_file()))
+
+
+def read_sibling(path: Path) -> str | None:
+    """The text of a sibling file, or None when it is unreadable or larger than
+    :data:`MAX_SIBLING_BYTES`; memoised by path, modification time and size."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if st.st_size > MAX_SIBLING_BYTES:
+        return None
+    return _read_text(str(path), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=256)
+def _read_text(path: str, mtime_ns: int, size: int) -> str | None:
+    try:
+        return Path(path).read_text("utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def submitted_options(text: str, name: str) -> set[str]:

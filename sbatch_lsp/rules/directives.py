@@ -50,7 +50,7 @@ def not_a_batch_script(job):
                 "no `#!` interpreter line at the start of the file: sbatch refuses the job "
                 "(\"This does not look like a batch script.\")",
                 fixes=[Fix("insert `#!/bin/bash` as the first line", (Edit(0, 0, SHEBANG),))])
-    crlf = [i for i in range(len(text) - 1) if text[i] == "\r" and text[i + 1] == "\n"]
+    crlf = [m.start() for m in re.finditer("\r\n", text)]
     if crlf:
         edits = tuple(Edit(i, i + 1, "") for i in crlf)
         yield finding(

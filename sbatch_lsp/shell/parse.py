@@ -11,7 +11,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
-from . import bashlex_table, chunker, generated, masks, simple
+from . import bashlex_table, chunker, fast, generated, masks
 
 from .model import UNQUOTED, Assignment, Body, Chunk, Command, Heredoc, Redirect, Script, Word
 from .words import TextMap, expand_for_shell, expand_heredoc, scan_word
@@ -45,10 +45,11 @@ def _ts_parser():
 
 
 class ChunkReading(NamedTuple):
-    """What the parsers make of one chunk's text, before it is placed in a script: the simple
-    path's tokens, else bashlex's nodes (offsets relative to the chunk), else why not."""
+    """What the parsers make of one chunk's text, before it is placed in a script: the fast
+    path's commands (:mod:`.fast`), else bashlex's nodes (offsets relative to the chunk), else
+    why not."""
 
-    tokens: tuple[simple.Token, ...] | None
+    commands: fast.Reading | None
     nodes: tuple | None
     mask_error: str | None  # a mask raised (a bug, SB003); bashlex was not tried
     parse_error: str | None  # bashlex refused the chunk (tree-sitter is tried next)
@@ -62,9 +63,9 @@ def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
     an edit re-reads only the chunks whose text it changed (the server lints every version of
     a document through here). Callers must not mutate what it returns (bashlex's nodes are
     shared between hits)."""
-    tokens = simple.split(chunk_text) if read_simple else None
-    if tokens is not None:
-        return ChunkReading(tuple(tokens), None, None, None)
+    commands = fast.read(chunk_text) if read_simple else None
+    if commands is not None:
+        return ChunkReading(commands, None, None, None)
     if len(chunk_text) > MAX_BASHLEX_CHUNK:
         return ChunkReading(None, None, None, None)
     try:
@@ -109,8 +110,11 @@ class _Builder:
             before = len(self.script.commands)
             n_assign, n_docs = len(self.script.assignments), len(self.script.heredocs)
             reading = read_chunk(chunk_text, self.read_simple)
-            if reading.tokens is not None:
-                self._simple_command(list(reading.tokens), s)
+            if reading.commands is not None:
+                for name, fs, fe in reading.commands.functions:
+                    self.script.functions[name] = self.tmap.orig_span(s + fs, s + fe)
+                for command in reading.commands.commands:
+                    self._simple_command(command, s)
                 chunk.parser = "simple"
                 continue
             if reading.mask_error is not None:  # a bug: reported (SB003), tree-sitter reads it
@@ -139,10 +143,11 @@ class _Builder:
             chunk.error = err or "syntax error"
         return self.script
 
-    def _simple_command(self, tokens: list[simple.Token], base: int) -> None:
+    def _simple_command(self, command: fast.Command, base: int) -> None:
         words: list[Word] = []
         prefix: list[tuple[int, int]] = []
         redirects: list[Redirect] = []
+        tokens = command.tokens
         for t in tokens:
             if t.redirect:
                 redirects.append(self._redirect_at(base + t.start, base + t.end))
@@ -152,8 +157,9 @@ class _Builder:
             else:
                 words.append(self._word(base + t.start, base + t.end))
         cmd = self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end, [],
-                            None, False)
+                            command.function, command.in_substitution)
         cmd.redirects = redirects
+        cmd.background = command.background
 
     # ---- bashlex ------------------------------------------------------------------------
     def _bl_walk(self, node, base: int, function: str | None, subst: bool) -> None:
@@ -403,8 +409,9 @@ class _Builder:
 def parse(tmap: TextMap, kind: str = "batch", read_simple: bool = True) -> Script:
     """Parse ``tmap`` into a Script (commands, assignments, heredocs, chunks); never raises.
 
-    With ``read_simple`` (the default) one-line simple commands are split by ``simple.split``
-    instead of bashlex; the model is the same (tests/test_simple.py), only faster.
+    With ``read_simple`` (the default) chunks holding lists of simple commands are read by
+    :func:`.fast.read` instead of bashlex; the model is the same (tests/test_fast_reader.py),
+    only faster.
     """
     script = _Builder(tmap, kind, read_simple).build()
     script.commands.sort(key=lambda c: (c.start, -c.end))

@@ -62,6 +62,8 @@ class TextMap:
         return self.orig(start), self.orig(end - 1) + 1
 
     def early_in(self, start: int, end: int) -> list[Expansion]:
+        if not self.early:
+            return []
         return [e for s, t, e in self.early if s < end and t > start]
 
 
@@ -265,13 +267,20 @@ class _Scanner:
             j += 1
 
 
+#: a character that makes a word more than its own text: a quote, escape or expansion
+_QUOTED_OR_EXPANDED = re.compile(r"[\\'\"$`]")
+
+
 def scan_word(tmap: TextMap, start: int, end: int) -> Word:
     """Read the word ``tmap.text[start:end]``: its expansions (with original offsets) and value."""
-    sc = _Scanner(tmap, start, end)
-    sc.run()
+    text = tmap.text[start:end]
     os_, oe = tmap.orig_span(start, end)
-    value = "".join(sc.value) if sc.literal else None
-    word = Word(tmap.text[start:end], os_, oe, value, sc.expansions)
+    if not _QUOTED_OR_EXPANDED.search(text) and not text.startswith("~"):
+        word = Word(text, os_, oe, text, [])  # nothing to remove or expand: its own value
+    else:
+        sc = _Scanner(tmap, start, end)
+        sc.run()
+        word = Word(text, os_, oe, "".join(sc.value) if sc.literal else None, sc.expansions)
     word.early = tmap.early_in(start, end)
     return word
 

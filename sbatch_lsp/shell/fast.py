@@ -1,0 +1,440 @@
+"""Lists of simple commands, read without bashlex.
+
+Most chunks of a job script are simple commands, often continued over lines with a trailing
+backslash (``srun \\`` / ``  python train.py``), joined by ``&&``, ``||``, ``|`` or ``;``, or
+holding command substitutions (``NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST")``).
+bashlex takes milliseconds for each; this scanner a few microseconds per line. It reads:
+
+- words as :mod:`sbatch_lsp.shell.simple` does (quotes, ``$NAME``, simple ``${...}``,
+  redirections), plus ``$(...)`` holding a list of its own (unquoted or inside double quotes; not nested: bashlex does
+  not report the commands of a ``$(...)`` inside another);
+- backslash-newline between words (bash removes the pair: bash(1), QUOTING);
+- ``;``, ``&&``, ``||``, ``|`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
+  where bashlex drops what follows a newline);
+- a trailing ``&`` after a pipeline (not in a list with ``&&``/``||``, where bashlex marks only
+  the last command as background, and not inside ``$(...)``).
+
+:func:`read` returns ``None`` for anything else (compound commands, heredocs, escapes, backquotes,
+arithmetic, arrays, words spanning lines, comments inside ``$(...)``) and the caller hands the chunk
+to bashlex, the parser of record. The commands come in bashlex's walk order (a command, then the
+commands of its substitutions, then the next command) with bashlex's spans, so the shell model is
+the same: tests/test_fast_reader.py checks it chunk by chunk against bashlex on every page example,
+case and generated script, and on the real corpus with ``CORPUS_DIR``.
+"""
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from .simple import BRACED, DUP_TARGET, REDIRECT, RESERVED, SUBSCRIPT, Token
+
+#: characters that end the subset inside a word (``;``, ``&``, ``|`` end the word instead)
+_SPECIAL = frozenset("\\`()<>{}")
+_BLANK = " \t"
+#: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``)
+COMPOUND = frozenset({"if", "for", "while", "{", "()"})
+#: a word in command position: group 1 the word, group 2 set for a function head ``NAME ()``
+_HEAD = re.compile(r"([^\s;&|()<>]+)(?=[\s;&|()<>]|$)([ \t]*\([ \t]*\))?")
+_FOR = re.compile(r"for[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]+in(?=[ \t])")
+
+
+class Command(NamedTuple):
+    """One simple command of a chunk: its words and redirections (offsets into the chunk, end
+    exclusive), whether it sits inside ``$(...)``, whether ``&`` runs it in the background, and
+    the function whose body holds it."""
+
+    tokens: tuple[Token, ...]
+    in_substitution: bool
+    background: bool
+    function: str | None = None
+
+
+class Reading(NamedTuple):
+    """What :func:`read` makes of a chunk: its simple commands in bashlex's walk order and its
+    function definitions (name, start, end: from the name to the closing brace)."""
+
+    commands: tuple[Command, ...]
+    functions: tuple[tuple[str, int, int], ...]
+
+
+class _Outside(Exception):
+    """The text leaves the subset this module reads."""
+
+
+class _Reader:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.in_substitution = False
+        self.compound = 0  # depth of compound commands around the current position
+        self.function: str | None = None
+        self.functions: list[tuple[str, int, int]] = []
+
+    # ---- lists ----------------------------------------------------------------------------
+    def read_list(self, i: int, subst: bool, stop: frozenset[str] = frozenset()
+                  ) -> tuple[list[Command], int]:
+        """The commands of the list starting at ``i`` (in walk order) and the offset where it
+        ends: the end of the text, the ``)`` closing ``$(`` when ``subst``, or a reserved word
+        of ``stop`` in command position (``then``, ``fi``, ``done``, ``}``). A list of no
+        command leaves the subset."""
+        text, n = self.text, self.n
+        out: list[Command] = []
+        items = 0
+        and_or = compound = False
+        background_at: list[tuple[int, int]] = []  # spans of pipelines ended by `&`
+        pipeline_start = 0  # index in ``out`` of the current pipeline's first command
+        need_command = False  # after `&&`, `||` or `|`
+        while True:
+            i = self._blanks(i, subst, newlines=True)
+            if i >= n or subst and text[i] == ")" or stop and self._reserved(i) in stop:
+                if need_command or not items:
+                    raise _Outside  # `a &&` / `a |` with nothing after, or nothing at all
+                break
+            word = self._reserved(i)
+            if word in COMPOUND and not subst:
+                i = self._compound(i, word, out)
+                compound = True
+            else:
+                i = self._command(i, subst, out)
+            items += 1
+            need_command = False
+            i = self._blanks(i, subst, newlines=False)
+            if i >= n or subst and text[i] == ")":
+                break
+            c = text[i]
+            two = text[i:i + 2]
+            if c == "\n" or c == ";" and two != ";;":
+                i += 1
+                pipeline_start = len(out)
+            elif two in ("&&", "||"):
+                and_or = need_command = True
+                i = self._after_operator(i + 2, subst)
+                pipeline_start = len(out)
+            elif c == "|" and two != "|&":
+                need_command = True
+                i = self._after_operator(i + 1, subst)
+            elif c == "&" and not subst and not compound and not self.compound:
+                background_at.append((out[pipeline_start].tokens[0].start,
+                                      max(cmd.tokens[-1].end for cmd in out[pipeline_start:])))
+                i += 1
+                pipeline_start = len(out)
+            else:
+                raise _Outside
+        if background_at:
+            if and_or:
+                raise _Outside
+            out = [cmd._replace(background=True)
+                   if any(s <= cmd.tokens[0].start and cmd.tokens[-1].end <= e
+                          for s, e in background_at) else cmd for cmd in out]
+        return out, i
+
+    def _after_operator(self, i: int, subst: bool) -> int:
+        """Skip blanks, newlines and comment lines after ``&&``, ``||`` or ``|``; a command
+        must follow."""
+        while True:
+            i = self._blanks(i, subst, newlines=True)
+            if i < self.n and self.text[i] == "#" and not subst:
+                j = self.text.find("\n", i)
+                i = self.n if j < 0 else j
+                continue
+            if i >= self.n:
+                raise _Outside
+            return i
+
+    def _blanks(self, i: int, subst: bool, newlines: bool) -> int:
+        """Skip blanks, backslash-newlines, a comment up to its newline, and, with ``newlines``,
+        newlines too; inside ``$(...)`` a newline, backslash-newline or comment leaves the
+        subset."""
+        text, n = self.text, self.n
+        while i < n:
+            c = text[i]
+            if subst and (c == "\n" or text.startswith("\\\n", i)):
+                raise _Outside  # bashlex drops what follows a newline inside `$(…)`
+            if c in _BLANK or newlines and c == "\n":
+                i += 1
+            elif c == "\\" and text.startswith("\\\n", i):
+                i += 2
+            elif c == "#":
+                if subst:
+                    raise _Outside
+                j = text.find("\n", i)
+                i = n if j < 0 else j
+            else:
+                break
+        return i
+
+    # ---- compound commands ----------------------------------------------------------------
+    def _reserved(self, i: int) -> str | None:
+        """The reserved word (or function head ``NAME()``) at ``i``, if one is there."""
+        m = _HEAD.match(self.text, i)
+        if m is None:
+            return None
+        if m.group(2) is not None:
+            return "()"
+        word = m.group(1)
+        return word if word in RESERVED else None
+
+    def _compound(self, i: int, word: str, out: list[Command]) -> int:
+        """Read the compound command (``if``, ``for``, ``while``/``until``, ``{ }`` or a
+        function definition) at ``i`` into ``out``; the offset after it and its redirections.
+        Its redirections may not hold substitutions (bashlex does not walk them)."""
+        self.compound += 1
+        start = i
+        if word == "()":
+            head = _HEAD.match(self.text, i)
+            assert head is not None  # _reserved() matched it
+            i = self._blanks(head.end(), False, True)
+            if self._reserved(i) != "{" or self.function is not None:
+                raise _Outside
+            self.function = head.group(1)
+            i = self._word(self._group(i, "{", ("}",), out), "}")
+            self.function = None
+            self.functions.append((head.group(1), start, i))
+        elif word == "if":
+            i = self._group(i, "if", ("then",), out)
+            i = self._group(i, "then", ("elif", "else", "fi"), out)
+            if self._reserved(i) == "elif":  # one: bashlex's walk misses a second one's body
+                i = self._group(i, "elif", ("then",), out)
+                i = self._group(i, "then", ("else", "fi"), out)
+            if self._reserved(i) == "else":
+                i = self._group(i, "else", ("fi",), out)
+            i = self._word(i, "fi")
+        elif word == "for":
+            i = self._for_words(i, out)
+            i = self._group(i, "do", ("done",), out)
+            i = self._word(i, "done")
+        elif word == "while":  # (bashlex refuses `until` unmasked)
+            i = self._group(i, word, ("do",), out)
+            if not self.text[:i].rstrip(_BLANK).endswith(";"):
+                raise _Outside  # `while COND` + newline + `do`: bashlex drops COND's commands
+            i = self._group(i, "do", ("done",), out)
+            i = self._word(i, "done")
+        elif word == "{":
+            i = self._group(i, "{", ("}",), out)
+            i = self._word(i, "}")
+        else:
+            raise _Outside
+        self.compound -= 1
+        return self._plain_redirects(i)
+
+    def _group(self, i: int, opener: str, closers: tuple[str, ...], out: list[Command]) -> int:
+        """Skip the reserved word ``opener`` at ``i`` and read the list after it up to one of
+        ``closers`` (left in place)."""
+        i = self._word(i, opener)
+        commands, i = self.read_list(i, False, frozenset(closers))
+        if self._reserved(i) not in closers:
+            raise _Outside
+        out.extend(commands)
+        return i
+
+    def _word(self, i: int, word: str) -> int:
+        """Offset after the reserved word ``word``, which must stand at ``i``."""
+        i = self._blanks(i, False, True)
+        if self._reserved(i) != word:
+            raise _Outside
+        return i + len(word)
+
+    def _for_words(self, i: int, out: list[Command]) -> int:
+        """``for NAME in WORDS`` up to the ``;`` or newline before ``do``; the commands of
+        substitutions in the words go to ``out``."""
+        m = _FOR.match(self.text, i)
+        if m is None:
+            raise _Outside
+        i = m.end()
+        inner: list[Command] = []
+        while True:
+            i = self._blanks(i, False, False)
+            if i >= self.n:
+                raise _Outside
+            if self.text[i] in ";\n":
+                break
+            end = self._word_end(i, False, inner)
+            if end == i:
+                raise _Outside
+            i = end
+        out.extend(inner)
+        return i + 1
+
+    def _plain_redirects(self, i: int) -> int:
+        """Skip the redirections after a compound command; none may hold a substitution."""
+        text = self.text
+        while True:
+            j = self._blanks(i, False, False)
+            redirect = REDIRECT.match(text, j) if j < self.n else None
+            if redirect is None:
+                return j
+            op = redirect.group()
+            if op.startswith("<<") or text.startswith("(", redirect.end()):
+                raise _Outside
+            k = redirect.end()
+            if op.endswith("&") and op != "&":
+                target = DUP_TARGET.match(text, k)
+                if not target:
+                    raise _Outside
+                i = target.end()
+                continue
+            while k < self.n and text[k] in _BLANK:
+                k += 1
+            inner: list[Command] = []
+            end = self._word_end(k, False, inner)
+            if end == k or inner:
+                raise _Outside
+            i = end
+
+    # ---- commands -------------------------------------------------------------------------
+    def _command(self, i: int, subst: bool, out: list[Command]) -> int:
+        """Read one simple command at ``i`` (not blank) into ``out``, followed by the commands
+        of its substitutions; the offset after it."""
+        text, n = self.text, self.n
+        tokens: list[Token] = []
+        inner: list[Command] = []
+        first_word: str | None = None
+        while True:
+            i = self._blanks(i, subst, newlines=False)
+            if i >= n or text[i] in ";&|\n" or text[i] == "#" or subst and text[i] == ")":
+                break
+            start = i
+            redirect = REDIRECT.match(text, i)
+            if redirect:
+                op = redirect.group()
+                if op.startswith("<<") or text.startswith("(", redirect.end()):
+                    raise _Outside
+                i = redirect.end()
+                if op.endswith("&") and op != "&":
+                    target = DUP_TARGET.match(text, i)
+                    if not target or text.startswith("\\\n", target.end()):
+                        raise _Outside
+                    tokens.append(Token(start, target.end(), True))
+                    i = target.end()
+                    continue
+                while i < n and text[i] in _BLANK:
+                    i += 1
+                end = self._word_end(i, subst, inner)
+                if end == i:
+                    raise _Outside
+                tokens.append(Token(start, end, True))
+                i = end
+                continue
+            if SUBSCRIPT.match(text, i):
+                raise _Outside
+            if first_word is None and not tokens and text.startswith(("[[ ", "[[\t"), i):
+                i = self._conditional(i, subst, tokens, inner)
+                break
+            end = self._word_end(i, subst, inner)
+            if end == i:
+                raise _Outside
+            if first_word is None and not _assignment_like(text, i, end):
+                first_word = text[i:end]
+            tokens.append(Token(start, end, False))
+            i = end
+        if not any(not t.redirect for t in tokens) or first_word in RESERVED:
+            raise _Outside
+        out.append(Command(tuple(tokens), subst, False, self.function))
+        out.extend(inner)
+        return i
+
+    def _conditional(self, i: int, subst: bool, tokens: list[Token],
+                     inner: list[Command]) -> int:
+        """``[[ WORDS ]]`` at ``i`` with plain words only (no ``&&``, ``||``, ``<``, ``>``,
+        ``(``, ``=~``, escapes): bashlex reads it, behind its mask, as ``[`` WORDS ``]`` with
+        the ``[`` at the first bracket and the ``]`` at the last, so its tokens are those."""
+        tokens.append(Token(i, i + 1, False))
+        i += 2
+        while True:
+            i = self._blanks(i, subst, False)
+            if i >= self.n or self.text[i] in ";&|\n":
+                raise _Outside
+            end = self._word_end(i, subst, inner)
+            if end == i:
+                raise _Outside
+            word = self.text[i:end]
+            if word == "]]":
+                tokens.append(Token(end - 1, end, False))
+                return end
+            if word == "=~":  # bashlex's mask rewrites it
+                raise _Outside
+            tokens.append(Token(i, end, False))
+            i = end
+
+    def _word_end(self, i: int, subst: bool, inner: list[Command]) -> int:
+        """End of the word starting at ``i`` (``i`` itself for none); substitutions in it add
+        their commands to ``inner``."""
+        text, n = self.text, self.n
+        while i < n:
+            c = text[i]
+            if c in " \t\n;&|":
+                return i
+            if c == "'":
+                j = text.find("'", i + 1)
+                if j < 0 or "\n" in text[i:j]:
+                    raise _Outside
+                i = j + 1
+            elif c == '"':
+                i = self._double_quoted(i + 1, inner)
+            elif c == "$":
+                i = self._dollar(i, False, inner)
+            elif c == ")" and subst:
+                return i
+            elif c in _SPECIAL:
+                raise _Outside
+            else:
+                i += 1
+        return i
+
+    def _double_quoted(self, i: int, inner: list[Command]) -> int:
+        """Offset after the ``"`` closing the double-quoted text starting at ``i``."""
+        text, n = self.text, self.n
+        while i < n:
+            c = text[i]
+            if c == '"':
+                return i + 1
+            if c in "\\`\n":
+                raise _Outside
+            i = self._dollar(i, True, inner) if c == "$" else i + 1
+        raise _Outside
+
+    def _dollar(self, i: int, quoted: bool, inner: list[Command]) -> int:
+        """Offset after the ``$`` at ``i`` and what it expands: ``$NAME`` reads on as plain word
+        characters, a simple ``${...}`` and a ``$(list)`` whole."""
+        text = self.text
+        if text.startswith("${", i):
+            m = BRACED.match(text, i)
+            if not m:
+                raise _Outside
+            return m.end()
+        if text.startswith("$(", i):
+            if text.startswith("$((", i) or self.in_substitution:
+                raise _Outside  # bashlex does not report the commands of a nested `$(…)`
+            self.in_substitution = True
+            commands, end = self.read_list(i + 2, subst=True)
+            self.in_substitution = False
+            if end >= self.n or not commands:
+                raise _Outside
+            inner.extend(commands)
+            return end + 1
+        if not quoted and text.startswith(("$'", '$"'), i):
+            raise _Outside
+        return i + 1
+
+
+def _assignment_like(text: str, s: int, e: int) -> bool:
+    """Whether the word ``text[s:e]`` starts with ``NAME=`` or ``NAME+=`` (a prefix assignment)."""
+    j = s
+    while j < e and (text[j].isalnum() or text[j] == "_"):
+        j += 1
+    return j > s and not text[s].isdigit() and (text.startswith("=", j) or
+                                                  text.startswith("+=", j))
+
+
+def read(text: str) -> Reading | None:
+    """The simple commands and function definitions of a chunk's ``text`` in bashlex's walk
+    order, or ``None`` when the text leaves the subset this module reads (see the module
+    docstring; it may still be valid bash, which bashlex then reads)."""
+    reader = _Reader(text)
+    try:
+        commands, end = reader.read_list(0, subst=False)
+    except (_Outside, RecursionError):
+        return None
+    if end != len(text) or not commands:
+        return None
+    return Reading(tuple(commands), tuple(reader.functions))

@@ -1,0 +1,182 @@
+"""Chunks read by the fast path (shell/fast.py) give exactly the model bashlex gives.
+
+bashlex is the parser of record. For every chunk :func:`sbatch_lsp.shell.fast.read` accepts, the
+chunk's text is parsed alone both ways and the models compared (commands, spans, words,
+assignments, background and substitution flags, in order). The check runs on every rule-page
+example and case, on a list of tricky chunks, on the generated corpus (tests/sbatch_corpus.py),
+and on the real corpus when ``CORPUS_DIR`` names a folder of job scripts (never committed).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sbatch_lsp.shell import fast
+from sbatch_lsp.shell.parse import parse
+from sbatch_lsp.shell.words import TextMap
+from sbatch_lsp.source import BinaryInputError, decode
+
+import sbatch_corpus
+from rule_pages import sample_scripts
+from shell_models import model_key
+
+TRICKY = [
+    "srun --ntasks=2 \\\n  python train.py \\\n  --lr 3e-4",
+    "srun \\\n    python x.py \\\n    # a comment\n",
+    "cd \"$DIR\" && make || echo failed",
+    "cat a | grep b | wc -l > n.txt",
+    "sleep 10 & wait",
+    "a | b &",
+    "a && b &",
+    "a; b; c;",
+    "NODES=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\")",
+    "HEAD=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1)",
+    "echo \"start: $(date +%s) on $(hostname)\"",
+    "X=$(a $(b $(c)))",
+    "X=$(a \"$(b)\")",
+    "echo $(echo ')') \"$(echo \"a b\")\"",
+    "PORT=$((10000 + RANDOM))",
+    "X=`date`",
+    "echo $(a &)",
+    "echo $( )",
+    "echo $(a # c\n)",
+    "echo $(\n a\n b\n)",
+    "x=$(a \\\n b)",
+    "a &&\n  b ||\n  # why\n  c",
+    "a |\n b",
+    "a && ",
+    "a ;; b",
+    "a |& b",
+    "echo x\\\ny",
+    "if true; then a; fi",
+    "if [ -f x ]; then\n  a\nelif b; then c; else d; fi",
+    "if [[ -f \"$X\" && -n $Y ]]; then a; fi",
+    "if [[ ! -d $DIR ]]; then mkdir -p $DIR; fi",
+    "[[ -n $X ]] && a",
+    "[[ $X =~ ^a(b)$ ]]",
+    "for x in a $(ls) b; do\n  echo $x\ndone",
+    "for x in a; do b & done",
+    "for ((i=0; i<3; i++)); do a; done",
+    "while read l; do a; done < f",
+    "while read l; do a; done < $(f)",
+    "until a; do b; done 2>&1 | tee log",
+    "until [ -f x ]\ndo\n  sleep 5\ndone",
+    "while [ -f x ]\ndo\n  sleep 5\ndone",
+    "if a; then b\nelif c; then d\nelif e; then f\nfi",
+    "if a; then b\nelif c; then d\nelse e\nfi",
+    "a | while read x\ndo\n  B=$(echo $x)\n  M=$(realpath $I/$B.m)\ndone",
+    "while read x;\ndo\n  b\ndone",
+    "if a; then b; fi > log && c",
+    "{ a; b; } > log",
+    "f() { a; }",
+    "f () {\n  srun x \"$@\"\n}",
+    "f() {\n  g() { a; }\n}",
+    "function f { a; }",
+    "if a; then\n  for x in 1 2; do\n    while b; do c; done\n  done\nfi",
+    "if a then b; fi",
+    "if a; then fi",
+    "for x in a b\ndo\n  a\ndone # end",
+    "cat <<EOF\nx\nEOF",
+    "echo a>b",
+    "diff <(a) <(b)",
+    "tee >(cat) > $(date).log 2>&1",
+    "export A=$(a) B=\"$(b)\" C",
+    "A=$(a) B=2 cmd $(c) > \"$(d)\"",
+    "! a && b",
+    "time srun x",
+    "echo 'multi\nline'",
+    "echo \"multi\nline\"",
+    "arr=($(ls))",
+    "echo ${X:-$(date)}",
+    "exec > >(tee log) 2>&1",
+    "srun bash -c \"torchrun --node-rank=$SLURM_NODEID train.py\" &",
+]
+
+
+def differences(text: str) -> tuple[int, int, list[str]]:
+    """(chunks, chunks the fast path read, texts of those whose model differs from bashlex's)."""
+    script = parse(TextMap(text))
+    plain = text.replace("\r", " ")
+    accepted, differing = 0, []
+    for ch in script.chunks:
+        if ch.parser != "simple":
+            continue
+        accepted += 1
+        chunk = plain[ch.start:ch.end]
+        mine, theirs = parse(TextMap(chunk)), parse(TextMap(chunk), read_simple=False)
+        if [c.parser for c in theirs.chunks] != ["bashlex"] * len(theirs.chunks) or \
+                model_key(mine) != model_key(theirs):
+            differing.append(chunk)
+    return len(script.chunks), accepted, differing
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_tricky_chunks(text):
+    assert differences(text)[2] == []
+
+
+def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
+    for text in ["srun --ntasks=2 \\\n  python train.py", "cd x && make || echo failed",
+                 "a | b &", "NODES=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\")",
+                 "echo \"$(date)\"", "a &&\n  b", "if [ -f x ]; then a; else b; fi",
+                 "for x in a b; do c; done", "while a; do b; done < f", "f() { a; }",
+                 "[[ -n $X ]] && a"]:
+        assert fast.read(text) is not None, text
+    for text in ["a && b &", "X=`date`", "PORT=$((1 + 2))", "echo $(a &)", "echo $( )",
+                 "a && ", "a |& b", "echo x\\\ny", "cat <<EOF\nx\nEOF",
+                 "echo a>b", "diff <(a) <(b)", "! a && b", "time srun x", "echo 'multi\nline'",
+                 "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
+                 "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))"]:
+        assert fast.read(text) is None, text
+
+
+def test_background_and_substitution_flags():
+    reading = fast.read("a $(b) | c &\nd")
+    assert reading is not None
+    text = "a $(b) | c &\nd"
+    assert [(text[c.tokens[0].start:c.tokens[-1].end], c.in_substitution, c.background)
+            for c in reading.commands] == [("a $(b)", False, True), ("b", True, True),
+                                   ("c", False, True), ("d", False, False)]
+
+
+def test_functions():
+    text = "f() {\n  srun x\n}"
+    reading = fast.read(text)
+    assert reading is not None
+    assert reading.functions == (("f", 0, len(text)),)
+    assert [c.function for c in reading.commands] == ["f"]
+
+
+@pytest.mark.parametrize("text", sample_scripts())
+def test_page_examples_and_cases(text):
+    assert differences(text)[2] == []
+
+
+def test_generated_corpus():
+    differing = [d for _, data in sbatch_corpus.cases()
+                 for d in differences(data.decode("utf-8", "replace"))[2]]
+    assert differing == []
+
+
+def test_real_corpus():
+    """Off unless CORPUS_DIR names a folder of real job scripts (never committed)."""
+    folder = os.environ.get("CORPUS_DIR")
+    if not folder:
+        return
+    chunks = accepted = 0
+    differing: dict[str, list[str]] = {}
+    for path in sorted(Path(folder).iterdir()):
+        if not path.is_file() or path.name.startswith(("_", ".")):
+            continue
+        try:
+            text = decode(path.read_bytes())
+        except BinaryInputError:
+            continue
+        n, k, diff = differences(text)
+        chunks, accepted = chunks + n, accepted + k
+        if diff:
+            differing[path.name] = diff
+    print(f"fast path: {accepted}/{chunks} chunks; files differing: {len(differing)}")
+    assert differing == {}
