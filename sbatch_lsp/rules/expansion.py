@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..facts.steps import facts_of
+from ..facts.wrappers import unwrap_all
 from ..options import per_task_variables
 from ..shell.model import DOUBLE, UNQUOTED, Expansion
 from . import Edit, Fix, Related, Severity, finding, rule
@@ -284,3 +285,47 @@ def _inherited_reads(script):
                     continue
                 seen.add(e.name)
                 yield e
+
+
+#: programs that read their arguments again as shell text (``bash FILE ARG`` may ``eval`` it;
+#: ``ssh`` hands its words to the remote shell): a literal ``$NAME`` there may expand later
+RE_READERS = frozenset({"bash", "sh", "zsh", "ksh", "dash", "eval", "ssh"})
+#: a whole argument that is one variable: ``$NAME``, ``${NAME}``, ``--opt=$NAME``
+WHOLE = re.compile(r"(?:-[\w-]+=)?\$(?:\{(\w+)\}|(\w+))")
+
+
+@rule("SB303", "task-variable-not-expanded", Severity.ERROR,
+      "an escaped or single-quoted $SLURM_* argument of an srun step: the program receives the "
+      "literal text")
+def task_variable_not_expanded(job):
+    """srun starts a step's program directly, without a shell (Slurm src/slurmd/slurmstepd/
+    task.c ``exec_task``: ``execve`` of the argv), so an argument that the batch shell left
+    unexpanded (``\\$SLURM_NODEID``, ``'$SLURM_PROCID'``: bash(1) QUOTING) reaches it as the
+    literal text ``$SLURM_NODEID``: torchrun's ``--node-rank`` is an ``int`` (torch/distributed/
+    run.py), so it stops with "invalid int value"; a program that takes it as a string runs with
+    a wrong value. Only a shell inside the task (``bash -c '…'``) expands it per task."""
+    per_task = per_task_variables()
+    for step in job.steps:
+        met = unwrap_all(step.argv)
+        if not met.argv or any((w.value or "").rsplit("/", 1)[-1] in RE_READERS
+                               for w in [*(n for _, n in met.wrappers), met.argv[0]]):
+            continue
+        for w in met.argv[1:]:
+            late = [e for e in w.expansions if e.kind == "var" and e.quoting in ("single",
+                                                                                   "escaped")]
+            literal = w.text.replace("\\$", "$").replace("'", "").replace('"', "")
+            m = WHOLE.fullmatch(literal)
+            if len(late) != 1 or m is None or (m.group(1) or m.group(2)) != late[0].name:
+                continue
+            e = late[0]
+            if e.name not in per_task and not e.name.startswith("SLURM_"):
+                continue
+            sev = Severity.ERROR if e.name in per_task else Severity.WARNING
+            program = met.argv[0].value or met.argv[0].text
+            yield finding(
+                "SB303", w.start, w.end,
+                f"`{program}` receives the literal text ${e.name}: srun starts it without a "
+                "shell, so nothing expands the escaped (or single-quoted) variable; run the "
+                f"command in a shell inside each task (`srun bash -c '{program} … "
+                f"${e.name} …'`), where ${e.name} is that task's own value",
+                severity=sev)
