@@ -221,3 +221,14 @@ def test_every_verdict_file_reads_and_uses_known_verdicts():
     assert all(r.code.startswith("SB") and r.line > 0 and r.repository.count("/") == 1
                for r in rows)
     assert all(not r.message or len(r.message) == 12 for r in rows)
+
+
+def test_no_two_verdicts_on_one_finding_disagree():
+    """Several rows may share (repository, path, line, code) when that line holds several
+    findings of one code, but a re-review replaces the old row instead of contradicting it."""
+    cr = _scorer()
+    seen: dict[tuple, set] = {}
+    for r in cr.read_verdicts(REVIEW.parent):
+        if r.judged:
+            seen.setdefault((r.repository, r.path, r.line, r.code), set()).add(r.judged)
+    assert not {k: v for k, v in seen.items() if len(v) > 1}
