@@ -129,15 +129,16 @@ def test_add_noqa_silences_every_finding_and_is_idempotent():
     once = add_noqa(MULTI)
     assert findings(once) == []
     assert add_noqa(once) == once
-    # above the first line of the continued command, and above the late directive
-    assert "# sbatch-lint: disable=SB201\nsrun \\\n" in once
+    # above the first line of the continued command (SB201, and SB223 for the footer echo
+    # that ends the job with status 0), and above the late directive
+    assert "# sbatch-lint: disable=SB201,SB223\nsrun \\\n" in once
     assert "# sbatch-lint: disable=SB101\n#SBATCH --time=10\n" in once
 
 
 def test_add_noqa_merges_with_a_suppression_already_there():
     text = MULTI.replace("srun \\", "# sbatch-lint: disable=SB205\nsrun \\")
     out = add_noqa(text)
-    assert "# sbatch-lint: disable=SB205,SB201\nsrun \\\n" in out
+    assert "# sbatch-lint: disable=SB205,SB201,SB223\nsrun \\\n" in out
     # the merged SB205 still covers nothing: SB001 is never silenced, so it shows
     assert [c for c, _ in findings(out)] == ["SB001"]
 
