@@ -12,8 +12,11 @@ names a folder of job scripts. The last test drives the real server over stdio w
 """
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
 import random
+import threading
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +31,8 @@ from pytest_lsp import LanguageClient
 import sbatch_corpus
 from lsp_support import CASES, config, initialize, open_doc, publish_for
 from rule_pages import sample_scripts
-from sbatch_lsp.lint import lint
+from sbatch_lsp.lint import Superseded, lint
+from sbatch_lsp.server import documents
 from sbatch_lsp.server.diagnostics import lsp_diagnostics
 from sbatch_lsp.server.positions import Positions
 from sbatch_lsp.shell import parse
@@ -41,7 +45,13 @@ SNIPPETS = ["x", " ", "$", '"', "'", "\\", "\n", "#", ";", "&", "|", "(", ")", "
 LINE_INSERTS = ["cat <<EOF\n", "cat <<'EOF' > run.sh\n", "EOF\n", "#SBATCH --nodes=2\n",
                 "#SBATCH --gpus-per-node=8\n", "#SBATCH --ntasks-per-node=8\n",
                 "srun --ntasks-per-node=1 torchrun --nproc-per-node=8 train.py\n",
-                "if true; then\n", "fi\n", "export MASTER_PORT=29500\n"]
+                "if true; then\n", "fi\n", "export MASTER_PORT=29500\n",
+                # edits of the job-level context the facts read at every later step
+                "#SBATCH --array=0-3\n", "#SBATCH --ntasks=4\n", "set -e\n", "set -o pipefail\n",
+                "set +e\n", "export NCCL_DEBUG=INFO\n", "export -n MASTER_PORT\n", "unset MASTER_ADDR\n",
+                "run() { srun --ntasks=2 python train.py; }\n", "run\n",
+                "trap 'kill 0' USR1\n", "srun python train.py &\n", "wait\n",
+                "source env.sh\n"]
 
 
 @contextmanager
@@ -170,3 +180,115 @@ async def test_server_incremental_edits_publish_a_fresh_lints_diagnostics(client
             result = lint(text, str(path))
         engine = lsp_diagnostics(result, uri, Positions(result.source, codec))
         assert JSON.unstructure(list(pub.diagnostics)) == JSON.unstructure(engine)
+
+
+# ---- cancellation: a started lint for a superseded version is abandoned --------------------
+
+def test_lint_stops_when_superseded_and_is_unchanged_when_not():
+    text = (CASES / "F001.sbatch").read_text()
+    asked = []
+
+    def after(k):  # superseded from the k-th question on
+        return lambda: asked.append(1) or len(asked) >= k
+
+    with pytest.raises(Superseded):
+        lint(text, "job.sbatch", superseded=after(1))
+    asked.clear()
+    with pytest.raises(Superseded):
+        lint(text, "job.sbatch", superseded=after(5))  # after some rules ran
+    assert len(asked) == 5
+    asked.clear()
+    kept = lint(text, "job.sbatch", superseded=lambda: asked.append(1) or False)
+    assert len(asked) > 40  # asked before each rule
+    assert kept.diagnostics == lint(text, "job.sbatch").diagnostics
+
+
+class _Doc:
+    """What Documents reads of a pygls document."""
+
+    def __init__(self, text: str, version: int):
+        self.source, self.version, self.path = text, version, "/tmp/job.sbatch"
+        self.position_codec = PositionCodec(t.PositionEncodingKind.Utf16)
+
+
+class _Server:
+    def __init__(self):
+        self.docs: dict[str, _Doc] = {}
+        self.workspace = self
+
+    def get_text_document(self, uri: str) -> _Doc:
+        return self.docs[uri]
+
+
+async def test_a_started_lint_is_abandoned_and_its_waiters_get_the_newer_result(monkeypatch):
+    """Version 1's lint starts, version 2 arrives: the lint of 1 stops at its next check (it
+    raises Superseded inside the thread, nothing is published for it) and whoever awaited 1
+    receives 2's result, equal to a fresh lint of 2."""
+    started, newer = threading.Event(), threading.Event()
+    outcomes: list[tuple[str, int]] = []
+    real = documents.lint
+
+    def spy(text, path, config, superseded):
+        first = not outcomes and not started.is_set()
+        if first:
+            started.set()
+            assert newer.wait(30)  # version 2 was submitted while this lint runs
+        try:
+            result = real(text, path, config, superseded)
+        except Superseded:
+            outcomes.append(("superseded", 1 if first else 2))
+            raise
+        outcomes.append(("done", 1 if first else 2))
+        return result
+
+    monkeypatch.setattr(documents, "lint", spy)
+    server, uri = _Server(), "file:///tmp/job.sbatch"
+    docs = documents.Documents(server)
+    one = (CASES / "F001.sbatch").read_text()
+    two = one + "srun --ntasks-per-node=1 torchrun --nproc-per-node=8 train.py\n"
+    server.docs[uri] = _Doc(one, 1)
+    first = docs.current(uri)
+    assert await asyncio.to_thread(started.wait, 30)
+    server.docs[uri] = _Doc(two, 2)
+    second = docs.current(uri)
+    newer.set()
+    got_first, got_second = await asyncio.wait_for(asyncio.gather(first, second), 60)
+    assert outcomes == [("superseded", 1), ("done", 2)]
+    assert got_first is got_second and got_second.version == 2
+    assert got_second.result.diagnostics == lint(two, "/tmp/job.sbatch").diagnostics
+
+
+async def test_a_closed_documents_pending_lint_is_cancelled():
+    server, uri = _Server(), "file:///tmp/job.sbatch"
+    server.docs[uri] = _Doc((CASES / "F001.sbatch").read_text(), 1)
+    docs = documents.Documents(server)
+    pending = docs.current(uri)
+    docs.forget(uri)
+    with pytest.raises(asyncio.CancelledError):
+        await pending
+
+
+async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint():
+    """The server's lint thread (own_gc) lints with automatic collection off and collects the
+    old versions' garbage itself once idle (server/documents.py's docstring)."""
+    on_thread: list[int] = []
+
+    def seen(phase, info):
+        if phase == "stop" and threading.current_thread().name == "sbatch-lint":
+            on_thread.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
+        assert await worker.submit(gc.isenabled).future is False
+        assert on_thread == []
+        for _ in range(100):
+            if on_thread:
+                break
+            await asyncio.sleep(documents.IDLE_COLLECT)
+        assert on_thread == [2]  # one full collection, after the job, once idle
+        assert await worker.submit(gc.isenabled).future is False
+    finally:
+        gc.callbacks.remove(seen)
+        gc.unfreeze()
+        gc.enable()
