@@ -12,11 +12,21 @@ tree-sitter-bash (the parse an editor's highlighter does on each keystroke); the
 p50/p95 of both and the ratios. Then 50 documents (100-296 lines) are opened and linted, and
 the server's resident memory (VmRSS) is read. The load average is printed before and after:
 on a shared machine the ratios, measured side by side, mean more than the times.
+
+    python benchmarks/typing_bench.py --stages [--rounds R] [--lines 300,5000]
+
+profiles the same edits in this process instead (no server): each edit's lint split into its
+stages, each stage's own time (what it called through the other timed stages excluded): the
+shell model (``parse_script``: chunks, the chunk cache, the model build, nested strings), the
+directive block, the Job (steps, layouts), each fact computed through ``Job.derived`` (the first
+rule asking for it pays it otherwise), each rule's own time, provenance, suppressions, the
+secrets and masking, and the LSP conversion.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import sys
@@ -87,9 +97,99 @@ async def main(rounds: int, sizes: list[int]) -> None:
     print(f"end: {load()}")
 
 
+class Stages:
+    """Exclusive wall time per named stage: ``wrap(name, fn)`` times ``fn`` minus the time of
+    the timed stages it calls (``gen``: ``fn`` returns a generator, consumed inside)."""
+
+    def __init__(self) -> None:
+        self.own: dict[str, float] = {}
+        self._stack: list[float] = []
+
+    def wrap(self, name: str, fn, gen: bool = False):
+        @functools.wraps(fn)
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            self._stack.append(0.0)
+            try:
+                return list(fn(*args, **kwargs)) if gen else fn(*args, **kwargs)
+            finally:
+                spent = time.perf_counter() - t0
+                self.own[name] = self.own.get(name, 0.0) + spent - self._stack.pop()
+                if self._stack:
+                    self._stack[-1] += spent
+        return timed
+
+
+def stages(rounds: int, sizes: list[int]) -> None:
+    """The in-process stage profile (module docstring); monkeypatches the engine's stages."""
+    from dataclasses import replace
+
+    from lsprotocol.types import PositionEncodingKind
+    from pygls.workspace.position_codec import PositionCodec
+
+    import sbatch_lsp.lint as lint_module
+    from sbatch_lsp import job as job_module
+    from sbatch_lsp import rules, suppressions
+    from sbatch_lsp.server.diagnostics import lsp_diagnostics
+    from sbatch_lsp.server.positions import Positions
+
+    st = Stages()
+    for name in ("parse_script", "directives_of", "Job", "provenance_of", "credential_values"):
+        setattr(lint_module, name, st.wrap(name, getattr(lint_module, name)))
+    lint_module.suppressions = type("Suppressions", (), {  # type: ignore[assignment]
+        "apply": staticmethod(st.wrap("suppressions", suppressions.apply))})
+    masker = lint_module.Masker
+    masker.of = classmethod(lambda cls, *a, f=masker.of: st.wrap("masking", f)(*a))  # type: ignore[method-assign]
+    masker.diagnostic = st.wrap("masking", masker.diagnostic)  # type: ignore[method-assign]
+    for code, r in list(rules.RULES.items()):
+        if r.check is not None:
+            rules.RULES[code] = replace(r, check=st.wrap(f"rule {code}", r.check, gen=True))
+    derived = job_module.Job.derived
+
+    def timed_derived(job, compute):
+        if compute in job._derived:
+            return job._derived[compute]
+        return st.wrap(f"fact {compute.__module__.rsplit('.', 1)[-1]}.{compute.__qualname__}",
+                       derived)(job, compute)
+
+    job_module.Job.derived = timed_derived  # type: ignore[method-assign]
+    convert = st.wrap("lsp conversion", lsp_diagnostics)
+    codec = PositionCodec(PositionEncodingKind.Utf16)
+    print(f"start: {load()}")
+    for lines in sizes:
+        text = script(lines)
+        lint_module.lint(text, "/bench/typing.sbatch")  # the chunk cache is warm
+        rows = text.split("\n")
+        line = len(rows) // 2
+        st.own.clear()
+        spent = []
+        for _ in range(rounds):
+            rows[line] += "x"
+            text = "\n".join(rows)
+            t0 = time.perf_counter()
+            result = lint_module.lint(text, "/bench/typing.sbatch")
+            convert(result, "file:///bench/typing.sbatch", Positions(result.source, codec))
+            spent.append(time.perf_counter() - t0)
+        total = sum(spent)
+        share = {k: v for k, v in st.own.items()}
+        groups = {g: sum(v for k, v in share.items() if k.startswith(g)) for g in ("fact ", "rule ")}
+        print(f"{lines}-line script, {rounds} one-character edits in process: lint + conversion "
+              f"p50 {1000 * statistics.median(spent):.1f} ms; facts {100 * groups['fact '] / total:.0f}%, "
+              f"rules' own time {100 * groups['rule '] / total:.0f}%")
+        for name, own in sorted(share.items(), key=lambda kv: -kv[1])[:20]:
+            print(f"  {name}: {1000 * own / rounds:.2f} ms per edit ({100 * own / total:.1f}%)")
+    print(f"end: {load()}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--lines", default="300,5000", help="script lengths, comma-separated")
+    ap.add_argument("--stages", action="store_true",
+                    help="profile the edits' lint stages in this process (no server)")
     args = ap.parse_args()
-    asyncio.run(main(args.rounds, [int(x) for x in args.lines.split(",")]))
+    sizes = [int(x) for x in args.lines.split(",")]
+    if args.stages:
+        stages(args.rounds, sizes)
+    else:
+        asyncio.run(main(args.rounds, sizes))
