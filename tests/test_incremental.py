@@ -1,14 +1,18 @@
 """The incremental path gives exactly what a fresh lint gives.
 
-The server lints every version of a document through the chunk cache (``shell.parse.read_chunk``):
-a chunk whose text an edit left alone is not read again. Here random edit sequences (typed
-characters, deletions, pastes across chunk boundaries, here-document openers and closers,
-``#SBATCH`` lines) are applied to every script the project holds, and at each step the lint
-through the warm cache is compared with a lint that reads every chunk afresh: the findings (code,
-severity, message, ranges, related notes, fixes) and the shell model. The generated corpus
+The server lints every version of a document through the chunk cache (``shell.parse.read_chunk``)
+and the secrets' line memo (``secrets._line_secrets``): a chunk or line whose text an edit left
+alone is not read again. Here random edit sequences (typed characters, deletions, pastes across
+chunk boundaries, here-document openers and closers, ``#SBATCH`` lines, and lines that change
+the job-level context later steps are read in: ``set -e``, exports, functions, traps) are
+applied to every script the project holds, and at each step the lint through the warm memos is
+compared with a lint that reads everything afresh: the findings (code, severity, message,
+ranges, related notes, fixes), the secret spans and the shell model. The generated corpus
 (tests/sbatch_corpus.py) is compared both ways too, and the real corpus when ``CORPUS_DIR``
 names a folder of job scripts. The last test drives the real server over stdio with incremental
-(range) changes and compares each version's published diagnostics with the engine's.
+(range) changes and compares each version's published diagnostics with the engine's; the
+last ones check that a started lint of a superseded version is abandoned (its waiters get the
+newer result) and that the lint thread collects garbage only between lints.
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from pytest_lsp import LanguageClient
 import sbatch_corpus
 from lsp_support import CASES, config, initialize, open_doc, publish_for
 from rule_pages import sample_scripts
+from sbatch_lsp import secrets
 from sbatch_lsp.lint import Superseded, lint
 from sbatch_lsp.server import documents
 from sbatch_lsp.server.diagnostics import lsp_diagnostics
@@ -56,14 +61,17 @@ LINE_INSERTS = ["cat <<EOF\n", "cat <<'EOF' > run.sh\n", "EOF\n", "#SBATCH --nod
 
 @contextmanager
 def fresh_reads():
-    """Inside: every chunk is read afresh (the chunk cache is bypassed, not cleared, so the
-    warm state the incremental lints built survives)."""
-    cached = parse.read_chunk
+    """Inside: every chunk and every line's secrets are read afresh (the chunk cache and the
+    secrets' line memo are bypassed, not cleared, so the warm state the incremental lints built
+    survives)."""
+    cached, lines = parse.read_chunk, secrets._line_secrets
     parse.read_chunk = cached.__wrapped__  # type: ignore[assignment]
+    secrets._line_secrets = lines.__wrapped__  # type: ignore[assignment]
     try:
         yield
     finally:
         parse.read_chunk = cached  # type: ignore[assignment]
+        secrets._line_secrets = lines  # type: ignore[assignment]
 
 
 def random_edit(rng: random.Random, text: str) -> str:
@@ -93,6 +101,7 @@ def same_both_ways(text: str, path: str = "job.sbatch") -> None:
         fresh = lint(text, path)
         fresh_model = parse.parse_script(text)
     assert warm.diagnostics == fresh.diagnostics
+    assert warm.secrets == fresh.secrets
     assert _key(warm_model) == _key(fresh_model)
     assert [(c.start, c.end, c.parser, c.error) for c in warm_model.chunks] == \
         [(c.start, c.end, c.parser, c.error) for c in fresh_model.chunks]
@@ -105,9 +114,13 @@ def test_the_cache_is_hit_and_bypassed_as_the_comparison_assumes():
     lint(text)
     after = parse.read_chunk.cache_info()
     assert after.hits > before.hits and after.misses == before.misses
+    lines = secrets._line_secrets.cache_info()
     with fresh_reads():
         lint(text)
     assert parse.read_chunk.cache_info().hits == after.hits
+    assert secrets._line_secrets.cache_info() == lines
+    lint(text)
+    assert secrets._line_secrets.cache_info().hits > lines.hits
 
 
 @pytest.mark.parametrize("text", sample_scripts())
