@@ -216,6 +216,15 @@ def test_lint_stops_when_superseded_and_is_unchanged_when_not():
     assert kept.diagnostics == lint(text, "job.sbatch").diagnostics
 
 
+@pytest.fixture
+def own_gc():
+    """The server's lint thread turns automatic collection off and freezes what it finds alive
+    (its own process); here it runs in the test's process: switch it back on after the test."""
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
 class _Doc:
     """What Documents reads of a pygls document."""
 
@@ -233,7 +242,8 @@ class _Server:
         return self.docs[uri]
 
 
-async def test_a_started_lint_is_abandoned_and_its_waiters_get_the_newer_result(monkeypatch):
+async def test_a_started_lint_is_abandoned_and_its_waiters_get_the_newer_result(monkeypatch,
+                                                                             own_gc):
     """Version 1's lint starts, version 2 arrives: the lint of 1 stops at its next check (it
     raises Superseded inside the thread, nothing is published for it) and whoever awaited 1
     receives 2's result, equal to a fresh lint of 2."""
@@ -271,7 +281,7 @@ async def test_a_started_lint_is_abandoned_and_its_waiters_get_the_newer_result(
     assert got_second.result.diagnostics == lint(two, "/tmp/job.sbatch").diagnostics
 
 
-async def test_a_closed_documents_pending_lint_is_cancelled():
+async def test_a_closed_documents_pending_lint_is_cancelled(own_gc):
     server, uri = _Server(), "file:///tmp/job.sbatch"
     server.docs[uri] = _Doc((CASES / "F001.sbatch").read_text(), 1)
     docs = documents.Documents(server)
@@ -281,13 +291,14 @@ async def test_a_closed_documents_pending_lint_is_cancelled():
         await pending
 
 
-async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint():
-    """The server's lint thread (own_gc) lints with automatic collection off and collects the
-    old versions' garbage itself once idle (server/documents.py's docstring)."""
+async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(own_gc):
+    """The server's lint thread (own_gc) turns automatic collection off and collects the old
+    versions' garbage itself, once idle (server/documents.py's docstring)."""
     on_thread: list[int] = []
+    worker: documents.Worker | None = None
 
     def seen(phase, info):
-        if phase == "stop" and threading.current_thread().name == "sbatch-lint":
+        if phase == "stop" and worker is not None and threading.current_thread() is worker.thread:
             on_thread.append(info["generation"])
 
     gc.callbacks.append(seen)
@@ -299,9 +310,7 @@ async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint():
             if on_thread:
                 break
             await asyncio.sleep(documents.IDLE_COLLECT)
-        assert on_thread == [2]  # one full collection, after the job, once idle
+        assert on_thread == [2]  # one full collection, once the thread was idle
         assert await worker.submit(gc.isenabled).future is False
     finally:
         gc.callbacks.remove(seen)
-        gc.unfreeze()
-        gc.enable()

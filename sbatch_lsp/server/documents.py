@@ -7,14 +7,16 @@ newer one replaces is abandoned: before it starts (it never runs) or, once start
 lint's next check (``lint(superseded=...)``: before each rule); whoever waited for it gets the
 newer result, and a result for a version that is no longer current is never published.
 
-The lint thread also runs the cyclic garbage collector itself: automatic collection is off while
-a lint runs and a full collection runs once the thread has been idle for ``IDLE_COLLECT``
-seconds (after the publish went out) or after ``COLLECT_EVERY`` lints in a row. A lint frees
-the previous version's shell model and facts, thousands of objects in reference cycles; left
-to the automatic collector, a full collection of them landed inside a later keystroke's lint
-(the typing benchmark's p95 was 4× its p50). The objects alive when the thread starts (modules,
-the server) are moved out of the collector's sight (``gc.freeze``): they live as long as the
-process.
+The lint thread also runs the cyclic garbage collector itself (``own_gc``): automatic
+collection is off in the server, and a full collection runs once the thread has been idle for
+``IDLE_COLLECT`` seconds (a pause in typing), or at once after a lint when the objects made since
+the last collection exceed a quarter of those that survived it (CPython's own rule for a full
+collection, which bounds memory while lints run back to back). A lint frees the previous
+version's shell model and facts, thousands of objects in reference cycles; left to the automatic
+collector, the young collections ran inside every lint and the full ones inside some keystroke's
+lint (the typing benchmark's p95 was 4× its p50). The objects alive when the thread starts
+(modules, the server) are moved out of the collector's sight (``gc.freeze``): they live as long
+as the process.
 """
 from __future__ import annotations
 
@@ -98,9 +100,9 @@ class _Job:
 
 
 #: seconds the lint thread waits idle before it collects the garbage of the lints it ran
-IDLE_COLLECT = 0.05
-#: lints run back to back (a user typing faster than a long script lints) before it collects
-COLLECT_EVERY = 4
+IDLE_COLLECT = 0.2
+#: objects made since the last collection that make a lint's end collect at once, at least
+COLLECT_FLOOR = 100_000
 
 
 class Worker:
@@ -111,8 +113,9 @@ class Worker:
         self.loop = loop
         self.own_gc = own_gc
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self.uncollected = 0  # lints run since the last collection
-        threading.Thread(target=self._run, name="sbatch-lint", daemon=True).start()
+        self.survivors = 0  # objects the collector tracked after its last collection
+        self.thread = threading.Thread(target=self._run, name="sbatch-lint", daemon=True)
+        self.thread.start()
 
     def submit(self, fn, *args, cancellable: bool = False) -> _Job:
         """Run ``fn(*args)`` on the thread; with ``cancellable`` as ``fn(*args, superseded)``,
@@ -122,7 +125,7 @@ class Worker:
         return job
 
     def _next(self) -> _Job:
-        if not self.own_gc or not self.uncollected:
+        if not self.own_gc or not gc.get_count()[0]:
             return self.jobs.get()
         try:
             return self.jobs.get(timeout=IDLE_COLLECT)
@@ -132,17 +135,16 @@ class Worker:
 
     def _collect(self) -> None:
         gc.collect()
-        self.uncollected = 0
+        self.survivors = len(gc.get_objects())
 
     def _run(self) -> None:
         if self.own_gc:
+            gc.disable()
             gc.freeze()
         while True:
             job = self._next()
             if job.skip:
                 continue
-            if self.own_gc:
-                gc.disable()
             try:
                 args = job.args + ((lambda j=job: j.skip),) if job.cancellable else job.args
                 value, exc = job.fn(*args), None
@@ -152,11 +154,8 @@ class Worker:
                 value, exc = None, e
             if not job.skip:
                 self.loop.call_soon_threadsafe(_settle, job.future, value, exc)
-            if self.own_gc:
-                gc.enable()
-                self.uncollected += 1
-                if self.uncollected >= COLLECT_EVERY:
-                    self._collect()
+            if self.own_gc and gc.get_count()[0] > max(COLLECT_FLOOR, self.survivors // 4):
+                self._collect()
 
 
 def _settle(future: asyncio.Future, value, exc) -> None:
