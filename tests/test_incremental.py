@@ -292,8 +292,9 @@ async def test_a_closed_documents_pending_lint_is_cancelled(own_gc):
 
 
 async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(own_gc):
-    """The server's lint thread (own_gc) turns automatic collection off and collects the old
-    versions' garbage itself, once idle (server/documents.py's docstring)."""
+    """The server's lint thread (own_gc) turns automatic collection off and collects itself:
+    the young objects once idle, everything when a quarter more objects than the last full
+    collection kept were made since (server/documents.py's docstring)."""
     on_thread: list[int] = []
     worker: documents.Worker | None = None
 
@@ -301,16 +302,24 @@ async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(ow
         if phase == "stop" and worker is not None and threading.current_thread() is worker.thread:
             on_thread.append(info["generation"])
 
+    async def collected() -> None:
+        for _ in range(100):
+            if on_thread:
+                return
+            await asyncio.sleep(documents.IDLE_COLLECT / 4)
+
     gc.callbacks.append(seen)
     try:
         worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
         assert await worker.submit(gc.isenabled).future is False
-        assert on_thread == []
-        for _ in range(100):
-            if on_thread:
-                break
-            await asyncio.sleep(documents.IDLE_COLLECT)
-        assert on_thread == [2]  # one full collection, once the thread was idle
+        assert on_thread == []  # nothing collected inside the job
+        await collected()
+        assert on_thread == [1]  # the young generations, once the thread was idle
+        on_thread.clear()
+        worker.made = documents.COLLECT_FLOOR + 1  # as if a long lint had run
         assert await worker.submit(gc.isenabled).future is False
+        await collected()
+        assert on_thread[0] == 2  # a full collection, right after the job
+        assert worker.made == 0 and worker.survivors > 0
     finally:
         gc.callbacks.remove(seen)

@@ -8,15 +8,16 @@ lint's next check (``lint(superseded=...)``: before each rule); whoever waited f
 newer result, and a result for a version that is no longer current is never published.
 
 The lint thread also runs the cyclic garbage collector itself (``own_gc``): automatic
-collection is off in the server, and a full collection runs once the thread has been idle for
-``IDLE_COLLECT`` seconds (a pause in typing), or at once after a lint when the objects made since
-the last collection exceed a quarter of those that survived it (CPython's own rule for a full
-collection, which bounds memory while lints run back to back). A lint frees the previous
-version's shell model and facts, thousands of objects in reference cycles; left to the automatic
-collector, the young collections ran inside every lint and the full ones inside some keystroke's
-lint (the typing benchmark's p95 was 4× its p50). The objects alive when the thread starts
-(modules, the server) are moved out of the collector's sight (``gc.freeze``): they live as long
-as the process.
+collection is off in the server. Once the thread has been idle for ``IDLE_COLLECT`` seconds (a
+pause in typing), or right after a lint when the next one is already waiting, it collects the
+young objects (the last lints' temporaries: a few milliseconds); a full collection runs when the objects made since the last one exceed a quarter
+of those that survived it (CPython's own rule for a full collection, which bounds memory), at a
+pause or, when lints run back to back, right after a lint. A lint frees the previous version's
+shell model and facts, thousands of objects in reference cycles; left to the automatic
+collector, young collections ran inside every lint and full ones (some 300k objects with 50
+documents open) inside some keystroke's lint: the typing benchmark's p95 was 4× its p50. The
+objects alive when the thread starts (modules, the server) are moved out of the collector's
+sight (``gc.freeze``): they live as long as the process.
 """
 from __future__ import annotations
 
@@ -113,7 +114,8 @@ class Worker:
         self.loop = loop
         self.own_gc = own_gc
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self.survivors = 0  # objects the collector tracked after its last collection
+        self.survivors = 0  # objects the collector tracked after its last full collection
+        self.made = 0  # objects made before the young collections since then
         self.thread = threading.Thread(target=self._run, name="sbatch-lint", daemon=True)
         self.thread.start()
 
@@ -130,12 +132,22 @@ class Worker:
         try:
             return self.jobs.get(timeout=IDLE_COLLECT)
         except queue.Empty:
-            self._collect()
+            if not self._collect_if_due():
+                self._collect_young()
             return self.jobs.get()
 
-    def _collect(self) -> None:
+    def _collect_young(self) -> None:
+        self.made += gc.get_count()[0]
+        gc.collect(1)
+
+    def _collect_if_due(self) -> bool:
+        """A full collection when the objects made since the last one exceed a quarter of its
+        survivors (at least ``COLLECT_FLOOR``); whether it ran."""
+        if self.made + gc.get_count()[0] <= max(COLLECT_FLOOR, self.survivors // 4):
+            return False
         gc.collect()
-        self.survivors = len(gc.get_objects())
+        self.survivors, self.made = len(gc.get_objects()), 0
+        return True
 
     def _run(self) -> None:
         if self.own_gc:
@@ -154,8 +166,8 @@ class Worker:
                 value, exc = None, e
             if not job.skip:
                 self.loop.call_soon_threadsafe(_settle, job.future, value, exc)
-            if self.own_gc and gc.get_count()[0] > max(COLLECT_FLOOR, self.survivors // 4):
-                self._collect()
+            if self.own_gc and not self._collect_if_due() and not self.jobs.empty():
+                self._collect_young()  # lints back to back (documents opened together)
 
 
 def _settle(future: asyncio.Future, value, exc) -> None:
