@@ -6,6 +6,7 @@ text -> Source -> (shell model, directives) -> Job -> rules -> suppressions -> d
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import suppressions
@@ -59,12 +60,23 @@ class LintResult:
         return self.masker.text(text)
 
 
-def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> LintResult:
+class Superseded(Exception):
+    """Raised by :func:`lint` when its ``superseded()`` answers yes: the caller no longer
+    wants the result (the language server's document moved on to a newer version)."""
+
+
+def lint(text: str, path: str = "<stdin>", config: Config | None = None,
+         superseded: Callable[[], bool] | None = None) -> LintResult:
     """Lint one script. Never raises for any text: a rule that raises becomes an SB003 finding
     naming the rule. Offsets in the result are character offsets into ``text``. A text that is
     not a job script (:func:`is_job_script`, e.g. a helper ``run.sh``), or a ``path`` the
     configuration's ``exclude`` names, gets no findings and no Job; ``per-file-ignores``
-    matching ``path`` switch their rules off."""
+    matching ``path`` switch their rules off.
+
+    ``superseded`` (the server's cancellation) is asked after the shell model and Job are built
+    and before each rule; when it answers True the lint stops with :class:`Superseded` (the
+    only exception it raises), leaving no partial state behind: every memo the lint fills is
+    keyed by its own inputs (the chunk cache, the Job's derived facts)."""
     config = config or Config()
     source = Source(text, path)
     if config.exclude or config.per_file_ignores:
@@ -79,6 +91,8 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None) -> Lint
     for code, r in RULES.items():
         if r.check is None or not config.enabled(code):
             continue
+        if superseded is not None and superseded():
+            raise Superseded(path)
         try:
             diags.extend(r.check(job))
         except Exception as exc:  # noqa: BLE001  (a bug in a rule must not hide the others)
@@ -172,4 +186,4 @@ def _data_lines(source: Source, script: Script) -> frozenset[int]:
     return frozenset(lines)
 
 
-__all__ = ["lint", "LintResult", "is_job_script", "Severity"]
+__all__ = ["lint", "LintResult", "Superseded", "is_job_script", "Severity"]

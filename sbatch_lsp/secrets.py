@@ -101,26 +101,14 @@ def _detectors() -> list[tuple[str, re.Pattern]]:
 
 def find_secrets(text: str) -> list[Secret]:
     """Every token-format credential in ``text`` (comments, directive values and the inside of
-    longer words included), as non-overlapping spans in character offsets, sorted."""
+    longer words included), as non-overlapping spans in character offsets, sorted. Each line is
+    read on its own (:func:`_line_secrets`, memoised by the line's text: a server lint after an
+    edit reads only the lines it changed)."""
     found: dict[tuple[int, int], Secret] = {}
     offset = 0
     for line in text.split("\n"):
-        if OWN_PREFILTER.search(line):
-            for kind, rx in OWN_FORMATS:
-                for m in rx.finditer(line):
-                    g = 1 if m.groups() else 0
-                    s, e = m.span(g)
-                    if not PLACEHOLDER.match(line[s:e]):
-                        found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
-        if PLUGIN_PREFILTER.search(line):
-            for kind, rx in _detectors():
-                for m in rx.finditer(line):
-                    # a group of secret length is the value inside its context (AWS secret key);
-                    # a short one is a prefix (``ghp`` of a GitHub token): keep the whole match
-                    g = 1 if m.groups() and len(m.group(1) or "") >= 16 else 0
-                    s, e = m.span(g)
-                    if e - s >= 8 and not PLACEHOLDER.match(line[s:e]):
-                        found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
+        for kind, s, e in _line_secrets(line):
+            found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
         offset += len(line) + 1
     # drop spans inside (or overlapping) earlier ones
     out: list[Secret] = []
@@ -129,6 +117,33 @@ def find_secrets(text: str) -> list[Secret]:
             continue
         out.append(sec)
     return out
+
+
+#: lines whose secrets :func:`_line_secrets` keeps: those of some 50 open documents
+LINE_CACHE_SIZE = 32768
+
+
+@lru_cache(maxsize=LINE_CACHE_SIZE)
+def _line_secrets(line: str) -> tuple[tuple[str, int, int], ...]:
+    """(kind, start, end) of the credentials in one line (no newline), offsets in the line; a
+    later format's match of the same span replaces an earlier one's."""
+    found: dict[tuple[int, int], str] = {}
+    if OWN_PREFILTER.search(line):
+        for kind, rx in OWN_FORMATS:
+            for m in rx.finditer(line):
+                g = 1 if m.groups() else 0
+                if not PLACEHOLDER.match(m.group(g)):
+                    found[m.span(g)] = kind
+    if PLUGIN_PREFILTER.search(line):
+        for kind, rx in _detectors():
+            for m in rx.finditer(line):
+                # a group of secret length is the value inside its context (AWS secret key);
+                # a short one is a prefix (``ghp`` of a GitHub token): keep the whole match
+                g = 1 if m.groups() and len(m.group(1) or "") >= 16 else 0
+                s, e = m.span(g)
+                if e - s >= 8 and not PLACEHOLDER.match(line[s:e]):
+                    found[(s, e)] = kind
+    return tuple((kind, s, e) for (s, e), kind in found.items())
 
 
 def mask(value: str) -> str:

@@ -1,19 +1,26 @@
 """The incremental path gives exactly what a fresh lint gives.
 
-The server lints every version of a document through the chunk cache (``shell.parse.read_chunk``):
-a chunk whose text an edit left alone is not read again. Here random edit sequences (typed
-characters, deletions, pastes across chunk boundaries, here-document openers and closers,
-``#SBATCH`` lines) are applied to every script the project holds, and at each step the lint
-through the warm cache is compared with a lint that reads every chunk afresh: the findings (code,
-severity, message, ranges, related notes, fixes) and the shell model. The generated corpus
+The server lints every version of a document through the chunk cache (``shell.parse.read_chunk``)
+and the secrets' line memo (``secrets._line_secrets``): a chunk or line whose text an edit left
+alone is not read again. Here random edit sequences (typed characters, deletions, pastes across
+chunk boundaries, here-document openers and closers, ``#SBATCH`` lines, and lines that change
+the job-level context later steps are read in: ``set -e``, exports, functions, traps) are
+applied to every script the project holds, and at each step the lint through the warm memos is
+compared with a lint that reads everything afresh: the findings (code, severity, message,
+ranges, related notes, fixes), the secret spans and the shell model. The generated corpus
 (tests/sbatch_corpus.py) is compared both ways too, and the real corpus when ``CORPUS_DIR``
 names a folder of job scripts. The last test drives the real server over stdio with incremental
-(range) changes and compares each version's published diagnostics with the engine's.
+(range) changes and compares each version's published diagnostics with the engine's; the
+last ones check that a started lint of a superseded version is abandoned (its waiters get the
+newer result) and that the lint thread collects garbage only between lints.
 """
 from __future__ import annotations
 
+import asyncio
+import gc
 import os
 import random
+import threading
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,7 +35,9 @@ from pytest_lsp import LanguageClient
 import sbatch_corpus
 from lsp_support import CASES, config, initialize, open_doc, publish_for
 from rule_pages import sample_scripts
-from sbatch_lsp.lint import lint
+from sbatch_lsp import secrets
+from sbatch_lsp.lint import Superseded, lint
+from sbatch_lsp.server import documents
 from sbatch_lsp.server.diagnostics import lsp_diagnostics
 from sbatch_lsp.server.positions import Positions
 from sbatch_lsp.shell import parse
@@ -41,19 +50,28 @@ SNIPPETS = ["x", " ", "$", '"', "'", "\\", "\n", "#", ";", "&", "|", "(", ")", "
 LINE_INSERTS = ["cat <<EOF\n", "cat <<'EOF' > run.sh\n", "EOF\n", "#SBATCH --nodes=2\n",
                 "#SBATCH --gpus-per-node=8\n", "#SBATCH --ntasks-per-node=8\n",
                 "srun --ntasks-per-node=1 torchrun --nproc-per-node=8 train.py\n",
-                "if true; then\n", "fi\n", "export MASTER_PORT=29500\n"]
+                "if true; then\n", "fi\n", "export MASTER_PORT=29500\n",
+                # edits of the job-level context the facts read at every later step
+                "#SBATCH --array=0-3\n", "#SBATCH --ntasks=4\n", "set -e\n", "set -o pipefail\n",
+                "set +e\n", "export NCCL_DEBUG=INFO\n", "export -n MASTER_PORT\n", "unset MASTER_ADDR\n",
+                "run() { srun --ntasks=2 python train.py; }\n", "run\n",
+                "trap 'kill 0' USR1\n", "srun python train.py &\n", "wait\n",
+                "source env.sh\n"]
 
 
 @contextmanager
 def fresh_reads():
-    """Inside: every chunk is read afresh (the chunk cache is bypassed, not cleared, so the
-    warm state the incremental lints built survives)."""
-    cached = parse.read_chunk
+    """Inside: every chunk and every line's secrets are read afresh (the chunk cache and the
+    secrets' line memo are bypassed, not cleared, so the warm state the incremental lints built
+    survives)."""
+    cached, lines = parse.read_chunk, secrets._line_secrets
     parse.read_chunk = cached.__wrapped__  # type: ignore[assignment]
+    secrets._line_secrets = lines.__wrapped__  # type: ignore[assignment]
     try:
         yield
     finally:
         parse.read_chunk = cached  # type: ignore[assignment]
+        secrets._line_secrets = lines  # type: ignore[assignment]
 
 
 def random_edit(rng: random.Random, text: str) -> str:
@@ -83,6 +101,7 @@ def same_both_ways(text: str, path: str = "job.sbatch") -> None:
         fresh = lint(text, path)
         fresh_model = parse.parse_script(text)
     assert warm.diagnostics == fresh.diagnostics
+    assert warm.secrets == fresh.secrets
     assert _key(warm_model) == _key(fresh_model)
     assert [(c.start, c.end, c.parser, c.error) for c in warm_model.chunks] == \
         [(c.start, c.end, c.parser, c.error) for c in fresh_model.chunks]
@@ -95,9 +114,13 @@ def test_the_cache_is_hit_and_bypassed_as_the_comparison_assumes():
     lint(text)
     after = parse.read_chunk.cache_info()
     assert after.hits > before.hits and after.misses == before.misses
+    lines = secrets._line_secrets.cache_info()
     with fresh_reads():
         lint(text)
     assert parse.read_chunk.cache_info().hits == after.hits
+    assert secrets._line_secrets.cache_info() == lines
+    lint(text)
+    assert secrets._line_secrets.cache_info().hits > lines.hits
 
 
 @pytest.mark.parametrize("text", sample_scripts())
@@ -170,3 +193,133 @@ async def test_server_incremental_edits_publish_a_fresh_lints_diagnostics(client
             result = lint(text, str(path))
         engine = lsp_diagnostics(result, uri, Positions(result.source, codec))
         assert JSON.unstructure(list(pub.diagnostics)) == JSON.unstructure(engine)
+
+
+# ---- cancellation: a started lint for a superseded version is abandoned --------------------
+
+def test_lint_stops_when_superseded_and_is_unchanged_when_not():
+    text = (CASES / "F001.sbatch").read_text()
+    asked = []
+
+    def after(k):  # superseded from the k-th question on
+        return lambda: asked.append(1) or len(asked) >= k
+
+    with pytest.raises(Superseded):
+        lint(text, "job.sbatch", superseded=after(1))
+    asked.clear()
+    with pytest.raises(Superseded):
+        lint(text, "job.sbatch", superseded=after(5))  # after some rules ran
+    assert len(asked) == 5
+    asked.clear()
+    kept = lint(text, "job.sbatch", superseded=lambda: asked.append(1) or False)
+    assert len(asked) > 40  # asked before each rule
+    assert kept.diagnostics == lint(text, "job.sbatch").diagnostics
+
+
+@pytest.fixture
+def own_gc():
+    """The server's lint thread turns automatic collection off and freezes what it finds alive
+    (its own process); here it runs in the test's process: switch it back on after the test."""
+    yield
+    gc.unfreeze()
+    gc.enable()
+
+
+class _Doc:
+    """What Documents reads of a pygls document."""
+
+    def __init__(self, text: str, version: int):
+        self.source, self.version, self.path = text, version, "/tmp/job.sbatch"
+        self.position_codec = PositionCodec(t.PositionEncodingKind.Utf16)
+
+
+class _Server:
+    def __init__(self):
+        self.docs: dict[str, _Doc] = {}
+        self.workspace = self
+
+    def get_text_document(self, uri: str) -> _Doc:
+        return self.docs[uri]
+
+
+async def test_a_started_lint_is_abandoned_and_its_waiters_get_the_newer_result(monkeypatch,
+                                                                             own_gc):
+    """Version 1's lint starts, version 2 arrives: the lint of 1 stops at its next check (it
+    raises Superseded inside the thread, nothing is published for it) and whoever awaited 1
+    receives 2's result, equal to a fresh lint of 2."""
+    started, newer = threading.Event(), threading.Event()
+    outcomes: list[tuple[str, int]] = []
+    real = documents.lint
+
+    def spy(text, path, config, superseded):
+        first = not outcomes and not started.is_set()
+        if first:
+            started.set()
+            assert newer.wait(30)  # version 2 was submitted while this lint runs
+        try:
+            result = real(text, path, config, superseded)
+        except Superseded:
+            outcomes.append(("superseded", 1 if first else 2))
+            raise
+        outcomes.append(("done", 1 if first else 2))
+        return result
+
+    monkeypatch.setattr(documents, "lint", spy)
+    server, uri = _Server(), "file:///tmp/job.sbatch"
+    docs = documents.Documents(server)
+    one = (CASES / "F001.sbatch").read_text()
+    two = one + "srun --ntasks-per-node=1 torchrun --nproc-per-node=8 train.py\n"
+    server.docs[uri] = _Doc(one, 1)
+    first = docs.current(uri)
+    assert await asyncio.to_thread(started.wait, 30)
+    server.docs[uri] = _Doc(two, 2)
+    second = docs.current(uri)
+    newer.set()
+    got_first, got_second = await asyncio.wait_for(asyncio.gather(first, second), 60)
+    assert outcomes == [("superseded", 1), ("done", 2)]
+    assert got_first is got_second and got_second.version == 2
+    assert got_second.result.diagnostics == lint(two, "/tmp/job.sbatch").diagnostics
+
+
+async def test_a_closed_documents_pending_lint_is_cancelled(own_gc):
+    server, uri = _Server(), "file:///tmp/job.sbatch"
+    server.docs[uri] = _Doc((CASES / "F001.sbatch").read_text(), 1)
+    docs = documents.Documents(server)
+    pending = docs.current(uri)
+    docs.forget(uri)
+    with pytest.raises(asyncio.CancelledError):
+        await pending
+
+
+async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(own_gc):
+    """The server's lint thread (own_gc) turns automatic collection off and collects itself:
+    the young objects once idle, everything when a quarter more objects than the last full
+    collection kept were made since (server/documents.py's docstring)."""
+    on_thread: list[int] = []
+    worker: documents.Worker | None = None
+
+    def seen(phase, info):
+        if phase == "stop" and worker is not None and threading.current_thread() is worker.thread:
+            on_thread.append(info["generation"])
+
+    async def collected() -> None:
+        for _ in range(100):
+            if on_thread:
+                return
+            await asyncio.sleep(documents.IDLE_COLLECT / 4)
+
+    gc.callbacks.append(seen)
+    try:
+        worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
+        assert await worker.submit(gc.isenabled).future is False
+        assert on_thread == []  # nothing collected inside the job
+        await collected()
+        assert on_thread == [1]  # the young generations, once the thread was idle
+        on_thread.clear()
+        worker.made = documents.COLLECT_FLOOR + 1  # as if a long lint had run
+        assert await worker.submit(gc.isenabled).future is False
+        await collected()
+        assert on_thread[0] == 2  # a full collection, right after the job
+        assert worker.made == 0 and worker.survivors > 0
+    finally:
+        gc.callbacks.remove(seen)
