@@ -218,11 +218,12 @@ def test_lint_stops_when_superseded_and_is_unchanged_when_not():
 
 @pytest.fixture
 def own_gc():
-    """The server's lint thread turns automatic collection off and freezes what it finds alive
-    (its own process); here it runs in the test's process: switch it back on after the test."""
+    """The server's lint thread keeps only automatic young collections and freezes what it finds
+    alive (its own process); here it runs in the test's process: restore the defaults after."""
+    before = gc.get_threshold()
     yield
     gc.unfreeze()
-    gc.enable()
+    gc.set_threshold(*before)
 
 
 class _Doc:
@@ -311,13 +312,15 @@ async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(ow
     gc.callbacks.append(seen)
     try:
         worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
-        assert await worker.submit(gc.isenabled).future is False
+        assert await worker.submit(gc.get_threshold).future == (documents.YOUNG, documents.NEVER,
+                                                                 documents.NEVER)
         assert on_thread == []  # nothing collected inside the job
         await collected()
         assert on_thread == [1]  # the young generations, once the thread was idle
         on_thread.clear()
         worker.made = documents.COLLECT_FLOOR + 1  # as if a long lint had run
-        assert await worker.submit(gc.isenabled).future is False
+        assert await worker.submit(gc.get_threshold).future == (documents.YOUNG, documents.NEVER,
+                                                                 documents.NEVER)
         await collected()
         assert on_thread[0] == 2  # a full collection, right after the job
         assert worker.made == 0 and worker.survivors > 0

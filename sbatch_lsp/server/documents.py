@@ -7,8 +7,11 @@ newer one replaces is abandoned: before it starts (it never runs) or, once start
 lint's next check (``lint(superseded=...)``: before each rule); whoever waited for it gets the
 newer result, and a result for a version that is no longer current is never published.
 
-The lint thread also runs the cyclic garbage collector itself (``own_gc``): automatic
-collection is off in the server. Once the thread has been idle for ``IDLE_COLLECT`` seconds (a
+The lint thread also runs the older generations of the cyclic garbage collector itself
+(``own_gc``): automatic collection keeps only young collections, with a larger budget
+(``YOUNG`` allocations: a lint's cyclic temporaries are freed as it runs, which bounds the
+peak memory of a long script's lint), and never starts a middle or full one. Once the thread
+has been idle for ``IDLE_COLLECT`` seconds (a
 pause in typing), or right after a lint when the next one is already waiting, it collects the
 young objects (the last lints' temporaries: a few milliseconds); a full collection runs when the objects made since the last one exceed a quarter
 of those that survived it (CPython's own rule for a full collection, which bounds memory), at a
@@ -104,6 +107,10 @@ class _Job:
 IDLE_COLLECT = 0.2
 #: objects made since the last collection that make a lint's end collect at once, at least
 COLLECT_FLOOR = 100_000
+#: allocations between automatic young collections in the server (CPython's default is 700)
+YOUNG = 20_000
+#: a threshold no count reaches: middle and full collections run only when the thread asks
+NEVER = 1 << 30
 
 
 class Worker:
@@ -137,13 +144,15 @@ class Worker:
             return self.jobs.get()
 
     def _collect_young(self) -> None:
-        self.made += gc.get_count()[0]
+        young, automatic, _ = gc.get_count()  # automatic: young collections since the last
+        self.made += young + automatic * YOUNG  # middle one, each after YOUNG allocations
         gc.collect(1)
 
     def _collect_if_due(self) -> bool:
         """A full collection when the objects made since the last one exceed a quarter of its
         survivors (at least ``COLLECT_FLOOR``); whether it ran."""
-        if self.made + gc.get_count()[0] <= max(COLLECT_FLOOR, self.survivors // 4):
+        young, automatic, _ = gc.get_count()
+        if self.made + young + automatic * YOUNG <= max(COLLECT_FLOOR, self.survivors // 4):
             return False
         gc.collect()
         self.survivors, self.made = len(gc.get_objects()), 0
@@ -151,8 +160,8 @@ class Worker:
 
     def _run(self) -> None:
         if self.own_gc:
-            gc.disable()
             gc.freeze()
+            gc.set_threshold(YOUNG, NEVER, NEVER)
         while True:
             job = self._next()
             if job.skip:
