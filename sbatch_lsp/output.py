@@ -72,8 +72,9 @@ def format_text(result: LintResult, path: str, color: bool = False) -> str:
             marked = masked(result, d.start, min(max(d.end, d.start), end))
             lead = _columns(before.expandtabs(8))
             width = _columns((before + marked).expandtabs(8)) - lead
-            out.append(f"  {line:>4} | {text}")
-            out.append(f"       | {' ' * lead}{'^' * max(1, width)}")
+            number = f"{line:>4}"  # the gutter grows with the line number (10000 and on)
+            out.append(f"  {number} | {text}")
+            out.append(f"  {' ' * len(number)} | {' ' * lead}{'^' * max(1, width)}")
         for r in d.related:
             rl, rc = _pos(result, r.start)
             out.append(f"  {path}:{rl}:{rc}: note: {r.message}")

@@ -198,3 +198,14 @@ def test_text_caret_stands_under_the_range_after_tabs_and_wide_characters():
     bar = shown.index("|")
     column = len(shown[:shown.index("torchrun")]) + 2  # two wide characters before it
     assert caret.index("^") == column and caret[bar] == "|"
+
+
+def test_caret_stays_under_its_word_past_line_9999():
+    """The gutter widens with the line number; the caret row must widen with it."""
+    from sbatch_lsp.lint import lint
+    from sbatch_lsp.output import format_text
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n" + "true\n" * 10000 +
+            "srun torchrun --nnodes=2 --nproc-per-node=8 t.py\n")
+    lines = format_text(lint(text, "x.sbatch"), "x.sbatch").split("\n")
+    src = next(i for i, s in enumerate(lines) if s.lstrip().startswith("10004 |"))
+    assert lines[src + 1].index("^") == lines[src].index("torchrun")
