@@ -44,6 +44,12 @@ def read_bounded(path: str, limit: int) -> bytes:
     return data
 
 
+def os_reason(exc: OSError) -> str:
+    """A one-phrase reason for an OSError without Python's decoration ("is a directory",
+    "no such file or directory"), for messages that already name the file."""
+    return (exc.strerror or str(exc)).lower() if isinstance(exc, OSError) else str(exc)
+
+
 def decode_with_encoding(data: bytes) -> tuple[str, str]:
     """Decode a job script's bytes to (text, encoding), the encoding being ``"utf-8"`` or
     ``"latin-1"`` so that a fix can write the file back as it was.

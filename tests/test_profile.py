@@ -449,3 +449,20 @@ def test_node_records_for_part_of_a_partition_are_marked_derived():
     text = "#!/bin/bash\n#SBATCH -p debug\n#SBATCH --gpus-per-node=4\nsrun true\n"
     assert _found(text, cfg, "SB704") == [(3, 9, Severity.WARNING)]
     assert "derived: the largest of the 1 of its 2 nodes given" in _write(site)
+
+
+def test_imported_profile_gets_the_umask_mode_not_0600(tmp_path):
+    """The README says to share the written profile: it must be as readable as any new file."""
+    import os
+    import stat
+
+    from sbatch_lsp.atomic import replace_file
+    old = os.umask(0o022)
+    try:
+        replace_file(tmp_path / "site.toml", b"[profile]\n")
+        assert stat.S_IMODE((tmp_path / "site.toml").stat().st_mode) == 0o644
+        (tmp_path / "site.toml").chmod(0o640)
+        replace_file(tmp_path / "site.toml", b"[profile]\n")  # a replaced file keeps its mode
+        assert stat.S_IMODE((tmp_path / "site.toml").stat().st_mode) == 0o640
+    finally:
+        os.umask(old)

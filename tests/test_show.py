@@ -192,3 +192,12 @@ def test_registered_in_the_cli(tmp_path, monkeypatch, capsys):
         cli.main(["show", "--help"])
     assert exc.value.code == 0
     assert "sbatch-lint show" in capsys.readouterr().out
+
+
+def test_show_names_an_unreadable_file_in_one_plain_phrase(tmp_path, capsys):
+    from sbatch_lsp.facts.show import main
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"sbatch-lint show: cannot read {tmp_path}: is a directory"
+    assert main([str(tmp_path / "missing.sbatch")]) == 2
+    assert "Errno" not in capsys.readouterr().err

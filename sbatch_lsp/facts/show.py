@@ -16,7 +16,7 @@ from typing import Any
 
 from ..config import Config, ConfigError, find_config, load_file
 from ..secrets import Masker, credential_name, credential_values, mask
-from ..source import BinaryInputError, decode_with_encoding, read_bounded
+from ..source import BinaryInputError, decode_with_encoding, os_reason, read_bounded
 from .steps import Facts, StepFacts, facts_of
 
 SCHEMA_VERSION = 1
@@ -135,7 +135,8 @@ def main(argv: list[str]) -> int:
     try:
         text = _read(args.file)
     except (OSError, BinaryInputError, UnicodeDecodeError) as exc:
-        print(f"sbatch-lint show: cannot read {args.file}: {exc}", file=sys.stderr)
+        reason = os_reason(exc) if isinstance(exc, OSError) else exc
+        print(f"sbatch-lint show: cannot read {args.file}: {reason}", file=sys.stderr)
         return 2
     try:
         found = Path(args.config) if args.config else \
