@@ -318,7 +318,7 @@ def task_variable_not_expanded(job):
             if len(late) != 1 or m is None or (m.group(1) or m.group(2)) != late[0].name:
                 continue
             e = late[0]
-            if e.name not in per_task and not e.name.startswith("SLURM_"):
+            if e.name is None or e.name not in per_task and not e.name.startswith("SLURM_"):
                 continue
             sev = Severity.ERROR if e.name in per_task else Severity.WARNING
             program = met.argv[0].value or met.argv[0].text
