@@ -335,3 +335,16 @@ def test_a_rank_placed_on_two_hosts_gets_no_node() -> None:
         for i, h in ((2, "node-a"), (3, "node-b")))
     obj = triage_text(log, "job.log").to_json()
     assert obj["first_failure"]["rank"] == 0 and obj["first_failure"]["node"] is None
+
+
+def test_the_agents_closing_signals_are_cascade() -> None:
+    """torchelastic's "Sending process N closing signal SIGTERM" (multiprocessing/api.py) is the
+    agent stopping its other workers after one failed: counted in the cascade, never the root."""
+    log = ("[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+           "W1201 12:00:01.000000 1234 torch/distributed/elastic/multiprocessing/api.py:897] "
+           "Sending process 1300 closing signal SIGTERM\n"
+           "W1201 12:00:01.000000 1234 torch/distributed/elastic/multiprocessing/api.py:897] "
+           "Sending process 1302 closing signal SIGTERM\n")
+    obj = triage_text(log, "job.log").to_json()
+    assert obj["root_cause"]["line"] == 1
+    assert [c["kind"] for c in obj["cascade"]] == ["sigterm", "sigterm"]

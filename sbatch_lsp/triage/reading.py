@@ -48,7 +48,7 @@ TRIGGERS = (
     b"exitcode", b"      : ", b"Thread 0x", b" (idle)", b" (active)", b"Current thread",
     b".py:", b"execve()", b"Lmod has detected", b"Caught signal", b"Last error:",
     b"NET/Socket : Using", b"]br-", b"]veth", b"]docker", b"]virbr", b"death signal",
-    b"No such file or directory")
+    b"No such file or directory", b"closing signal")
 #: a trigger whose next line is read too (NCCL prints the detail of ``Last error:`` below it)
 CARRY = {TRIGGERS.index(b"Last error:")}
 TRIGGER = ahocorasick_rs.BytesAhoCorasick(list(TRIGGERS))

@@ -45,6 +45,10 @@ STEPD_OOM = re.compile(r"Detected (\d+) oom[-_]kill events?(?:\(s\))? in (\S+)")
 ELASTIC_FIELD = re.compile(r"^\s+(time|host|rank|exitcode)\s+: (.*)$")
 ELASTIC_RANK = re.compile(r"(\d+) \(local_rank: (\d+)\)")
 SIGNAL_EXC = re.compile(r"got signal: (\d+)")
+#: torchelastic's agent stopping its remaining workers once one failed
+#: (torch/distributed/elastic/multiprocessing/api.py ``_close``: "Sending process %s closing
+#: signal %s")
+CLOSING = re.compile(r"Sending process (\d+) closing signal (SIG[A-Z]+)")
 NCCL_LINE = re.compile(r"^(\S+?):(\d+):(\d+) \[(\d+)\] NCCL WARN (.*)$")
 RANK_IN_TEXT = re.compile(r"\[(?:PG \S+ (?:PG GUID \S+ )?)?Rank (\d+)\]")
 #: a rank a message names in prose ("Worker rank 76 failed", "global_rank=3"); not a peer's
@@ -352,6 +356,11 @@ class Scanner:
         if m:
             cat = "preemption" if m.group(2) == "preempted" else "time-limit"
             add(Evidence(cat, ln, None, None, f"signal {m.group(1)}"))
+            return
+        m = CLOSING.search(body)
+        if m:  # the agent stops its other workers after one failed: the cascade
+            add(Evidence("sigterm", ln, ln.rank, ln.host,
+                         f"the launcher sent {m.group(2)} to worker process {m.group(1)}"))
             return
         m = re.search(r"Received (\d+) death signal", body)
         if m:

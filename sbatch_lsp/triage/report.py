@@ -101,7 +101,7 @@ def format_text(report: Report, color: bool = False) -> str:
         out.append(f"{bold}cascade{off} {dim}(folded){off}: {folded}")
         shown = [e for e in report.verdict.cascade if not e.cascade][:3]
         for e in shown:
-            out.append(f"  {dim}also failed at {e.where.path}:{e.where.line}: "
+            out.append(f"  {dim}also at {e.where.path}:{e.where.line} ({e.category}): "
                        f"{mask_line(e.where.text.strip())[:160]}{off}")
     if obj["exit_codes"]:
         out.append(f"{bold}exit codes{off}:")
