@@ -201,3 +201,17 @@ def test_show_names_an_unreadable_file_in_one_plain_phrase(tmp_path, capsys):
     assert err.strip() == f"sbatch-lint show: cannot read {tmp_path}: is a directory"
     assert main([str(tmp_path / "missing.sbatch")]) == 2
     assert "Errno" not in capsys.readouterr().err
+
+
+def test_several_agents_per_node_form_no_world():
+    """4 torchrun agents per node (SB201) each claim a place in a 4-node rendezvous: no world of
+    16 forms, so the world size is unknown while 16 processes start on each node."""
+    from sbatch_lsp.facts.show import facts_for
+    text = ("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-node=4\n"
+            "srun torchrun --nnodes=4 --nproc-per-node=4 --rdzv-backend=c10d "
+            "--rdzv-endpoint=n1:29500 train.py\n")
+    [step] = facts_for(text, "job.sbatch").steps
+    assert (step.world_size, step.ranks_per_node) == (None, 16)
+    one = text.replace("--ntasks-per-node=4", "--ntasks-per-node=1")
+    [step] = facts_for(one, "job.sbatch").steps
+    assert (step.world_size, step.ranks_per_node) == (16, 4)

@@ -205,7 +205,8 @@ def _gpus(step: Step, comp: Component | None,
 
 def _world(la: Launch | None, launcher: str | None, layout: Layout, gpn: int | None,
            script: Script) -> tuple[int | None, int | None]:
-    """(world size, ranks per node) of a step's launch; None where a count is unknown. A
+    """(world size, ranks per node) of a step's launch; None where a count is unknown (also the
+    world size of a launcher started several times per node, which forms no world). A
     count given through a variable is followed to its literal assignment in the script that
     expands it (``--nproc_per_node $GPUS_PER_NODE`` after ``GPUS_PER_NODE=8``)."""
     agents = layout.tasks_per_node if isinstance(layout.tasks_per_node, int) else None
@@ -228,6 +229,11 @@ def _world(la: Launch | None, launcher: str | None, layout: Layout, gpn: int | N
         nproc = _literal(la, "nproc-per-node", script) if "nproc-per-node" in la.args else 1
     if nproc is None or nnodes is None:
         return None, None
+    if agents is not None and agents > 1:
+        # several launcher agents per node (SB201): each claims a place in a rendezvous sized
+        # for one agent per node, so no world of the declared size forms; the processes started
+        # per node are still nproc x agents
+        return None, nproc * agents
     return nnodes * nproc, nproc * agents if agents is not None else None
 
 
