@@ -267,6 +267,12 @@ def discover(paths: list[str],
     return out
 
 
+#: words people type as a subcommand that are options here: the hint a missing "file" gets
+SUBCOMMAND_LOOKALIKES = {"explain": "explain a rule, use `sbatch-lint --explain CODE`",
+                         "rules": "list the rules, use `sbatch-lint --list-rules`",
+                         "fix": "fix the files, use `sbatch-lint --fix FILE`"}
+
+
 def _read(path: str, stdin_data: bytes | None) -> tuple[str, str]:
     """(text, encoding) of a file or of standard input; OSError or BinaryInputError."""
     if path == "-":
@@ -310,6 +316,8 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         return rep
     except OSError as exc:
         rep.error = f"{display}: cannot read: {exc}"
+        if path in SUBCOMMAND_LOOKALIKES and not Path(path).exists():
+            rep.error += f" (to {SUBCOMMAND_LOOKALIKES[path]})"
         return rep
     if not is_job_script(text, display):
         # nothing to report or fix (lint() agrees); skip loading the engine (pre-commit

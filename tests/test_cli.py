@@ -307,3 +307,15 @@ def test_a_helper_script_that_is_not_a_job_gets_nothing(tmp_path):
     items = json.loads(run(["--format", "json", str(tmp_path)]).stdout)
     assert {(Path(i["path"]).name, i["code"]) for i in items} == {("job.sh", "SB100"),
                                                                     ("job.sh", "SB101")}
+
+
+def test_a_subcommand_lookalike_gets_the_option_it_means(tmp_path, monkeypatch, capsys):
+    """`sbatch-lint explain SB201` names files "explain" and "SB201": the missing "explain"
+    says which option does that."""
+    from sbatch_lsp.cli import main
+    monkeypatch.chdir(tmp_path)
+    assert main(["explain", "SB201"]) == 2
+    err = capsys.readouterr().err
+    assert "explain: cannot read: no such file (to explain a rule, use `sbatch-lint --explain " \
+        "CODE`)" in err
+    assert "SB201: cannot read: no such file\n" in err

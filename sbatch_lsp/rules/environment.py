@@ -55,7 +55,8 @@ def _finding(job, use: CacheUse):
                 "SB401", s.start, s.end,
                 f"{s.name} points to node-local storage ({s.path}) in a {nodes}-node job: what "
                 "one node writes there, the others never see"
-                + ("" if correctness else " (each node fills its own cache)"),
+                + ("" if correctness else " (each node fills its own cache)")
+                + "; point it to shared storage that every node (and container) sees",
                 severity=bad, related=related)
         if use.storage is Storage.UNMOUNTED:
             return finding(
