@@ -8,16 +8,17 @@ from sbatch_lsp.fixer import fix_text
 from sbatch_lsp.lint import lint
 from sbatch_lsp.rules import RULES
 
-from rule_pages import examples, examples_with_profile, pages
+from rule_pages import examples, examples_with_findings, line_col, pages
 from sbatch_lsp.config import Config, Profile, from_table
+from sbatch_lsp.diagnostics import Severity
 
 CASES = []
 for page in pages():
     code = page.stem
-    ex = examples_with_profile(page)
-    for i, (kind, text, keys) in enumerate(ex):
+    ex = examples_with_findings(page)
+    for i, (kind, text, keys, at) in enumerate(ex):
         if kind in ("bad", "good"):
-            CASES.append(pytest.param(code, kind, text, None, keys, id=f"{code}-{i}-{kind}"))
+            CASES.append(pytest.param(code, kind, text, at, keys, id=f"{code}-{i}-{kind}"))
         elif kind == "fix-before" and i + 1 < len(ex) and ex[i + 1][0] == "fix-after":
             CASES.append(pytest.param(code, "fix", text, ex[i + 1][1], keys,
                                       id=f"{code}-{i}-fix"))
@@ -59,8 +60,17 @@ def test_every_rule_with_a_fix_shows_one():
         assert shown == (RULES[p.stem].fix != "none"), (p.name, RULES[p.stem].fix)
 
 
+def test_every_bad_example_states_its_findings():
+    """Every bad example says ``at=LINE:COL:SEVERITY`` for each finding of its page's rule."""
+    missing = [f"{p.stem}-{i}" for p in pages()
+               for i, (kind, _, _, at) in enumerate(examples_with_findings(p))
+               if kind == "bad" and not at]
+    assert not missing, f"bad examples without at=LINE:COL:SEVERITY: {missing}"
+
+
 @pytest.mark.parametrize("code,kind,text,after,keys", CASES)
 def test_page_example(code, kind, text, after, keys):
+    """``after`` is the fix-after text for a fix example, the ``at=`` findings for a bad one."""
     config = _config(keys)
     diags = lint(text, f"{code}.sbatch", config).diagnostics
     codes = [d.code for d in diags]
@@ -70,8 +80,14 @@ def test_page_example(code, kind, text, after, keys):
         assert offered <= RULES[d.code].fix_applicabilities, (d.code, offered, RULES[d.code].fix)
     if kind == "bad":
         assert code in codes, f"{code} did not fire; got {codes}"
+        assert after, "a bad example states its findings with at=LINE:COL:SEVERITY"
+        got = sorted((*line_col(text, d.start), d.severity.label) for d in diags if d.code == code)
+        assert got == sorted(after), f"{code} found {got}; the page states {after}"
     elif kind == "good":
         assert code not in codes, f"{code} fired on a good example"
+        loud = [(d.code, *line_col(text, d.start), d.severity.label, d.message) for d in diags
+                if d.severity >= Severity.WARNING]
+        assert not loud, f"a good example raises findings at warning or above: {loud}"
     else:
         out = fix_text(text, f"{code}.sbatch", unsafe=True, codes={code}, config=config)
         assert out.text == after
