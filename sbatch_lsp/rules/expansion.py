@@ -322,8 +322,10 @@ def task_variable_not_expanded(job):
                 continue
             sev = Severity.ERROR if e.name in per_task else Severity.WARNING
             program = met.argv[0].value or met.argv[0].text
+            # the value, not its option: `--node-rank=\$X` and `--node-rank \$X` mark the same text
+            eq = w.text.find("=") + 1 if w.text.startswith("-") else 0
             yield finding(
-                "SB303", w.start, w.end,
+                "SB303", w.start + eq, w.end,
                 f"`{program}` receives the literal text ${e.name}: srun starts it without a "
                 "shell, so nothing expands the escaped (or single-quoted) variable; run the "
                 f"command in a shell inside each task (`srun bash -c '{program} … "
