@@ -5,8 +5,7 @@ backslash (``srun \\`` / ``  python train.py``), joined by ``&&``, ``||``, ``|``
 holding command substitutions (``NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST")``).
 bashlex takes milliseconds for each; this scanner a few microseconds per line. It reads:
 
-- words as :mod:`sbatch_lsp.shell.simple` does (quotes, ``$NAME``, simple ``${...}``,
-  redirections), plus ``$(...)`` holding a list of its own (unquoted or inside double quotes; not nested: bashlex does
+- words (quotes, ``$NAME``, simple ``${...}``, redirections), plus ``$(...)`` holding a list of its own (unquoted or inside double quotes; not nested: bashlex does
   not report the commands of a ``$(...)`` inside another);
 - backslash-newline between words (bash removes the pair: bash(1), QUOTING);
 - ``;``, ``&&``, ``||``, ``|`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
@@ -26,7 +25,26 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from .simple import BRACED, DUP_TARGET, REDIRECT, RESERVED, SUBSCRIPT, Token
+
+#: words that start a compound command or change how the line parses when they come first
+RESERVED = {"if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case",
+            "esac", "select", "function", "time", "coproc", "!", "[[", "]]", "{", "}", "in"}
+#: a redirection operator at the start of a token: ``>``, ``>>``, ``2>``, ``&>``, ``>&2``, ``<``
+REDIRECT = re.compile(r"(?:\d*(?:>>|>\||<>|>&|<&|>|<)|&>>?)")
+DUP_TARGET = re.compile(r"(?:\d+|-)(?=[ \t]|$)")
+#: ``A[1]=x``: bash reads an array-element assignment, bashlex a word; left to bashlex
+SUBSCRIPT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[")
+#: the inside of ``${...}`` kept in the subset: a name with an optional operator and plain word
+BRACED = re.compile(r"\$\{[A-Za-z_#!][A-Za-z0-9_]*(?:[:#%/^,@*?+=-][^\s'\"{}\\`$]*)?\}")
+
+
+class Token(NamedTuple):
+    """A word or a redirection of a simple command; offsets into the line, end exclusive."""
+
+    start: int
+    end: int
+    redirect: bool
+
 
 #: characters that end the subset inside a word (``;``, ``&``, ``|`` end the word instead)
 _SPECIAL = frozenset("\\`()<>{}")
