@@ -36,9 +36,10 @@ async def test_symbols_and_inlay_hints(client: LanguageClient):
     assert [c.name for c in block.children][:3] == ["--job-name=gpt3-multinode", "--nodes=16",
                                                     "--ntasks-per-node=8"]
     assert step.name.startswith("srun torchrun") and step.range.start == t.Position(14, 0)
-    # the step's facts, as `sbatch-lint show` prints them: 8 torchrun agents per node
+    # the step's facts, as `sbatch-lint show` prints them: 8 torchrun agents per node start
+    # 64 processes on each node, and no world of the declared 16 x 8 forms (world unknown)
     summary = ("16 node(s) × 8 task(s)/node = 128 task(s) · 8 GPU(s)/node · container "
-               "/lustre/proj/images/pytorch.sqsh · torchrun: world 128, 64 rank(s)/node")
+               "/lustre/proj/images/pytorch.sqsh · torchrun: world ?, 64 rank(s)/node")
     assert step.detail == summary
     lenses = await client.text_document_code_lens_async(
         t.CodeLensParams(text_document=t.TextDocumentIdentifier(uri)))
