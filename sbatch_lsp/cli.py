@@ -19,7 +19,7 @@ from .atomic import replace_file
 from .cache import FIELDS, Cache
 from .config import Config, ConfigError, find_config, load_file, parse_codes
 from .diagnostics import Severity
-from .source import BinaryInputError, decode_with_encoding, is_job_script
+from .source import BinaryInputError, decode_with_encoding, is_job_script, os_reason
 
 EXTENSIONS = (".sbatch", ".slurm", ".sh")
 #: in a directory, files with these endings are another language's, whatever their comments say
@@ -282,12 +282,8 @@ def _read(path: str, stdin_data: bytes | None) -> tuple[str, str]:
         if p.stat().st_size > MAX_BYTES:
             raise OSError(f"file too large ({p.stat().st_size} bytes)")
         data = p.read_bytes()
-    except FileNotFoundError:
-        raise OSError("no such file") from None
-    except IsADirectoryError:
-        raise OSError("is a directory") from None
-    except PermissionError:
-        raise OSError("permission denied") from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        raise OSError(os_reason(exc)) from None
     return decode_with_encoding(data)
 
 

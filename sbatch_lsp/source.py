@@ -45,9 +45,15 @@ def read_bounded(path: str, limit: int) -> bytes:
 
 
 def os_reason(exc: OSError) -> str:
-    """A one-phrase reason for an OSError without Python's decoration ("is a directory",
-    "no such file or directory"), for messages that already name the file."""
-    return (exc.strerror or str(exc)).lower() if isinstance(exc, OSError) else str(exc)
+    """A one-phrase reason for an OSError without Python's decoration ("no such file", "is a
+    directory", "permission denied"), for messages that already name the file."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    return (exc.strerror or str(exc)).lower()
 
 
 def decode_with_encoding(data: bytes) -> tuple[str, str]:
