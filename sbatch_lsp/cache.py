@@ -29,13 +29,13 @@ import enum
 import hashlib
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from . import __version__
 from .atomic import replace_file
-from .facts.provenance import MAX_SIBLING_BYTES, launcher_candidates
+from .elsewhere import recording
+from .facts.provenance import launcher_candidates, read_sibling
 
 #: the cache folder's name (beside the configuration file, or in the current directory)
 FOLDER = ".sbatch-lint-cache"
@@ -78,26 +78,11 @@ def read_elsewhere(path: str) -> list[list[str]]:
     """[name, SHA-256] of each file besides ``path`` whose content its results depend on: the
     sibling launchers provenance reads (a ``submit.sh`` passing sbatch options turns findings
     into infos, facts/provenance.py); ``-`` for one that cannot be read or is too large (it is
-    then skipped there too). Contents are hashed once per process for each (path,
-    modification time, size)."""
-    out = []
-    for sib in launcher_candidates(path):
-        try:
-            st = sib.stat()
-        except OSError:
-            out.append([sib.name, "-"])
-            continue
-        out.append([sib.name, "-" if st.st_size > MAX_SIBLING_BYTES else
-                    _file_digest(str(sib), st.st_mtime_ns, st.st_size)])
-    return out
-
-
-@lru_cache(maxsize=1024)
-def _file_digest(path: str, mtime_ns: int, size: int) -> str:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return "-"
+    then skipped there too). Read through sbatch_lsp/elsewhere.py (memoised per process)."""
+    with recording() as reads:
+        for sib in launcher_candidates(path):
+            read_sibling(sib)
+    return [[Path(r.path).name, r.digest] for r in reads.files.values()]
 
 
 def _plain(obj: Any) -> Any:
