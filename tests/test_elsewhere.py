@@ -47,9 +47,8 @@ def test_recording_lists_each_read_once_with_its_digest(tmp_path):
         (str(f), hashlib.sha256(b"x\n").hexdigest()),
         (str(tmp_path / "gone.sh"), elsewhere.MISSING)]
     # outside a recording nothing is recorded, and nested recordings keep their own reads
-    with elsewhere.recording() as outer:
-        with elsewhere.recording() as inner:
-            elsewhere.read_text(f)
+    with elsewhere.recording() as outer, elsewhere.recording() as inner:
+        elsewhere.read_text(f)
     assert inner and not outer
 
 
