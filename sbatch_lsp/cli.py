@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .atomic import replace_file
-from .cache import FIELDS, Cache
+from .cache import FIELDS, Cache, dependencies
 from .config import Config, ConfigError, find_config, load_file, parse_codes
 from .diagnostics import Severity
 from .source import BinaryInputError, decode_with_encoding, is_job_script, os_reason
@@ -68,6 +68,8 @@ class FileReport:
     remaining: int = 0
     job_script: bool = True  # False: read, but not a job script, so no rule applies
     excluded: bool = False  # the configuration's exclude names it: not read
+    #: what the lint read besides the file (sbatch_lsp/cache.dependencies), for the cache
+    elsewhere: dict | None = None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -367,6 +369,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             f"{display}: internal error: {type(exc).__name__}: {exc}")
         return rep
     rep.remaining = len(result.diagnostics)
+    rep.elsewhere = dependencies(result.elsewhere, display)
     rep.worst = max((int(d.severity) for d in result.diagnostics), default=0)
     fmt = args_d["format"]
     if fmt == "json":
@@ -524,7 +527,8 @@ def _main(argv: list[str]) -> int:
     if store:
         for (f, d, c), hit, rep in zip(jobs, found, reports, strict=True):
             if hit is None and rep.error is None and not rep.excluded:
-                store.put(f, d, c, {k: getattr(rep, k) for k in FIELDS})
+                store.put(f, d, c, {k: getattr(rep, k) for k in FIELDS},
+                          rep.elsewhere or {"files": [], "listings": []})
     folders = [Path(p) for p in args.paths if p != "-" and Path(p).is_dir()]
     return _report(reports, jobs, args,
                    folders_excluded=bool(folders) and all(excluded(p, True) for p in folders))

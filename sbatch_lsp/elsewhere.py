@@ -136,7 +136,7 @@ def _read(path: str, limit: int) -> tuple[str | None, str]:
 def _read_memo(path: str, mtime_ns: int, size: int, limit: int) -> tuple[str | None, str]:
     try:
         with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+            data = fh.read()
     except (OSError, ValueError):
         return None, MISSING
     if len(data) > limit:  # grew past the limit since the stat
