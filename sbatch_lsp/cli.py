@@ -7,7 +7,6 @@ configuration or I/O error.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections.abc import Callable
@@ -15,7 +14,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import __version__
-from .atomic import replace_file
 from .cache import FIELDS, Cache, dependencies
 from .config import Config, ConfigError, find_config, load_file, parse_codes
 from .diagnostics import Severity
@@ -293,6 +291,8 @@ def _write_atomic(path: str, text: str, encoding: str) -> None:
     """Replace the file at ``path`` (through a symbolic link: the link stays) with ``text`` in
     its own ``encoding``, via a temporary file in the same folder and a rename, keeping its
     permission bits; the original stays untouched on any error."""
+    from .atomic import replace_file  # (tempfile: not needed by a run that writes nothing)
+
     p = Path(os.path.realpath(path))
     replace_file(p, text.encode(encoding), p.stat().st_mode & 0o7777, durable=True)
 
@@ -334,6 +334,8 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             # nothing changes: report (and exit on) the file as it is, and show the fixes
             outcome = fix_text(text, display, cfg, unsafe=args_d["unsafe"])
             result = outcome.before
+            import difflib
+
             d = "".join(difflib.unified_diff(text.splitlines(True), outcome.text.splitlines(True),
                                              display, display))
             rep.diff = result.mask(outcome.result.mask(d))
@@ -572,6 +574,8 @@ def conversion(text: str, display: str, cfg: Config) -> Converted:
     from .convert import convert_srun_native
     from .secrets import Masker, find_secrets
     from .source import Source
+
+    import difflib
 
     conv = convert_srun_native(text, cfg, display)
     src = Source(text, display)
