@@ -382,3 +382,26 @@ def test_malformed_dependencies_are_a_miss(tmp_path, capsys, deps):
     obj["elsewhere"] = deps
     entry.write_text(json.dumps(obj))
     assert lint_run(capsys, "--cache-dir", str(store), str(f)) == first
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "json", "github"])
+def test_a_run_of_hits_starts_no_worker_and_loads_no_engine(tmp_path, fmt):
+    """Every file looked up in the parent first: with all hits no process pool starts, and
+    neither the shell parsers nor the rules are imported (they are most of a cold start)."""
+    files = corpus_files(tmp_path / "s")[:40]  # above PARALLEL_MIN_FILES
+    store = tmp_path / "c"
+    probe = ("import sys, concurrent.futures as cf\n"
+             "from sbatch_lsp.cli import main\n"
+             "started = []\n"
+             "cf.ProcessPoolExecutor.__init__ = lambda *a, **k: started.append(1) or "
+             "(_ for _ in ()).throw(SystemExit(9))\n"
+             "code = main(sys.argv[1:])\n"
+             "engine = sorted(m for m in sys.modules if m.startswith(('sbatch_lsp.lint', "
+             "'sbatch_lsp.rules', 'sbatch_lsp.shell', 'bashlex')))\n"
+             "print('PROBE', code, len(started), engine, file=sys.stderr)\n")
+    args = ["--cache-dir", str(store), "--jobs", "2", "--format", fmt, *files]
+    fill = subprocess.run([sys.executable, "-m", "sbatch_lsp", *args], capture_output=True,
+                          text=True)
+    warm = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True)
+    assert warm.stdout == fill.stdout and fill.stdout
+    assert f"PROBE {fill.returncode} 0 []" in warm.stderr
