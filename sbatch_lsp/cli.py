@@ -234,10 +234,10 @@ def discover(paths: list[str],
 
     out: list[str] = []
     for p in paths:
-        path = Path(p)
-        if p == "-" or not path.is_dir():
+        if p == "-" or not os.path.isdir(p):
             out.append(p)
             continue
+        path = Path(p)
         specs = _gitignore(path)
         for dirpath, dirnames, filenames in os.walk(path):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
@@ -503,10 +503,16 @@ def _main(argv: list[str]) -> int:
 
     files = discover(args.paths, excluded)
     jobs = []
+    # the folder whose configuration a file gets (None: no such file, the current one's)
+    per_folder: dict[str | None, Config] = {}
     for f in files:
         display = args.stdin_filename if f == "-" and args.stdin_filename else f
-        cfg_path = Path(args.stdin_filename or ".") if f == "-" else Path(f)
-        cfg = _config_for(cfg_path if cfg_path.exists() else Path("."), args, cache)
+        named = (args.stdin_filename or ".") if f == "-" else f
+        where = os.path.abspath(named) if os.path.isdir(named) else \
+            os.path.dirname(os.path.abspath(named)) if os.path.exists(named) else None
+        cfg = per_folder.get(where)
+        if cfg is None:
+            cfg = per_folder[where] = _config_for(Path(named if where else "."), args, cache)
         jobs.append((f, display, cfg))
     if args.convert:
         return _convert_all(jobs, args, stdin_data)
@@ -531,7 +537,7 @@ def _main(argv: list[str]) -> int:
             if hit is None and rep.error is None and not rep.excluded:
                 store.put(f, d, c, {k: getattr(rep, k) for k in FIELDS},
                           rep.elsewhere or {"files": [], "listings": []})
-    folders = [Path(p) for p in args.paths if p != "-" and Path(p).is_dir()]
+    folders = [Path(p) for p in args.paths if p != "-" and os.path.isdir(p)]
     return _report(reports, jobs, args,
                    folders_excluded=bool(folders) and all(excluded(p, True) for p in folders))
 

@@ -93,6 +93,23 @@ def test_same_results_with_and_without_cache(tmp_path, capsys):
     assert not (tmp_path / "scripts" / cache.FOLDER).exists()
 
 
+def test_real_corpus_same_with_and_without_cache(tmp_path, capsys):
+    """Off unless CORPUS_DIR names a folder of real job scripts (never committed): JSON and
+    concise findings of every file afresh, while filling the cache, and from it, at --jobs 2.
+    The files stay where they are, so sibling launchers are read and checked as in use."""
+    folder = os.environ.get("CORPUS_DIR")
+    if not folder:
+        return
+    files = sorted(str(p) for p in Path(folder).iterdir()
+                   if p.is_file() and not p.name.startswith((".", "_")))
+    store = tmp_path / "cache"
+    for fmt in ("json", "concise"):
+        fresh = lint_run(capsys, "--no-cache", "--jobs", "2", "--format", fmt, *files)
+        run = ("--cache-dir", str(store), "--jobs", "2", "--format", fmt, *files)
+        assert fresh == lint_run(capsys, *run) == lint_run(capsys, *run)
+        assert fresh[1].count("SB") > 1000
+
+
 def test_text_format_hit_and_miss(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     f = tmp_path / "a.sbatch"
