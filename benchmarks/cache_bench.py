@@ -7,7 +7,10 @@ CORPUS_DIR, also takes its files. For each corpus, R rounds each run, in turn: `
 --no-cache --jobs N``, ``sbatch-lint --jobs N`` with a cache filled beforehand, and (when
 ``shellcheck`` is on PATH) ShellCheck on the same files split over N processes at once. It
 prints the median wall time of each and the ratios ShellCheck / sbatch-lint, all measured in
-this one run (nothing here asserts a time). Whole-command timings for a note: farm-bench.
+this one run (nothing here asserts a time), and the start-up (``sbatch-lint --version``) next
+to a bare interpreter (``python -I -c pass``), the fastest of 10 each. The package's bytecode
+is compiled first (as a pip install does), so that no run pays for compiling it even when
+PYTHONDONTWRITEBYTECODE is set. Whole-command timings for a note: farm-bench.
 """
 from __future__ import annotations
 
@@ -78,14 +81,31 @@ def bench(name: str, files: list[str], jobs: int, rounds: int) -> None:
         print("  shellcheck: not on PATH")
 
 
+def startup() -> None:
+    """Print the start-up of ``sbatch-lint --version`` next to ``python -I -c pass``."""
+    def fastest(cmd: list[str]) -> float:
+        return min(timed([cmd]) for _ in range(10))
+
+    bare = fastest([sys.executable, "-I", "-c", "pass"])
+    ours = fastest([sys.executable, "-m", "sbatch_lsp", "--version"])
+    print(f"start-up: sbatch-lint --version {ours * 1000:.0f} ms, bare interpreter "
+          f"{bare * 1000:.0f} ms ({ours / bare:.2f}x), fastest of 10")
+
+
 def main() -> None:
+    import compileall
+
+    import sbatch_lsp
     from sbatch_lsp.cli import cpus
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("corpus", nargs="?", type=Path, help="a folder of real job scripts")
     ap.add_argument("--jobs", type=int, default=cpus(), help="processes (default: the CPUs)")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    compileall.compile_dir(str(Path(sbatch_lsp.__file__).parent), quiet=1)
+    print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    startup()
     with tempfile.TemporaryDirectory(prefix="sbatch-corpus-") as tmp:
         bench("generated corpus (tests/sbatch_corpus.py)", generated(Path(tmp)), args.jobs,
               args.rounds)

@@ -7,10 +7,15 @@ of ``*``, so git ignores it; deleting it clears the cache.
 
 - The key is a SHA-256 of the file's bytes (never its modification time), a digest of its
   :class:`~sbatch_lsp.config.Config`, the tool's version and a digest of the package's own
-  files (so a development checkout never serves results of older code), the output format and
-  colour, the path as shown (the report names it), and the content of each sibling file the
-  result depends on (:func:`read_elsewhere`: a launcher next to the script whose sbatch options
-  demote findings).
+  files' names, sizes and modification times (so an edited development checkout never serves
+  results of older code), the output format and colour, and the path as shown (the report
+  names it).
+- An entry also holds what the lint read besides the script (sbatch_lsp/elsewhere.py: a
+  sibling launcher whose sbatch options demote findings, the folder listing that chose the
+  launchers), each as a path relative to the script's folder with its SHA-256 (``-``: absent,
+  unreadable or too large). A lookup serves the entry only while every one of them gives the
+  same digest (:func:`sbatch_lsp.elsewhere.current`, checked once per file and listing per
+  run), so an edited launcher or a new one is a miss and an unrelated new file a hit.
 - An entry holds only what the output layer shows: the formatted text or JSON/SARIF objects,
   built from findings whose secrets are already masked (:class:`sbatch_lsp.secrets.Masker`),
   the worst severity and the finding count. Fix edits with the script's own text (``--fix``,
@@ -29,18 +34,16 @@ import enum
 import hashlib
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .atomic import replace_file
-from .facts.provenance import MAX_SIBLING_BYTES, launcher_candidates
+from .elsewhere import FileRead, FolderListing, Reads, current
 
 #: the cache folder's name (beside the configuration file, or in the current directory)
 FOLDER = ".sbatch-lint-cache"
 #: bump when an entry's layout changes
-SCHEMA = 2
+SCHEMA = 3
 #: the fields of a report an entry holds, with their types
 FIELDS: dict[str, type | tuple[type, ...]] = {
     "text_out": str, "items": (list, type(None)), "worst": int, "remaining": int,
@@ -52,52 +55,40 @@ _tool: str | None = None
 
 
 def tool_digest() -> str:
-    """Hex SHA-256 of the version and every file of the installed package (path and bytes,
-    ``__pycache__`` excluded): any change to the code, rule data or pages changes it. Computed
-    once per process (about 1 MB read)."""
+    """Hex SHA-256 of the version and of every file of the installed package (path, size and
+    modification time in nanoseconds; ``__pycache__`` excluded): installing another release or
+    editing any code, rule data or page changes it. Computed once per process from one
+    ``stat`` per file (about 200), not from their bytes (1 MB read per run otherwise)."""
     global _tool
     if _tool is None:
-        root = Path(__file__).resolve().parent
+        root = os.path.dirname(os.path.abspath(__file__))
         h = hashlib.sha256(f"sbatch-lint {__version__}\0".encode())
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for name in sorted(filenames):
                 if name.endswith((".pyc", ".pyo")):
                     continue
-                p = Path(dirpath) / name
-                h.update(str(p.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
+                p = os.path.join(dirpath, name)
                 try:
-                    h.update(hashlib.sha256(p.read_bytes()).digest())
+                    st = os.stat(p)
+                    stamp = f"{st.st_size}:{st.st_mtime_ns}"
                 except OSError:
-                    h.update(b"unreadable")
+                    stamp = "unreadable"
+                h.update(f"{os.path.relpath(p, root)}\0{stamp}\0".encode(
+                    "utf-8", "surrogateescape"))
         _tool = h.hexdigest()
     return _tool
 
 
-def read_elsewhere(path: str) -> list[list[str]]:
-    """[name, SHA-256] of each file besides ``path`` whose content its results depend on: the
-    sibling launchers provenance reads (a ``submit.sh`` passing sbatch options turns findings
-    into infos, facts/provenance.py); ``-`` for one that cannot be read or is too large (it is
-    then skipped there too). Contents are hashed once per process for each (path,
-    modification time, size)."""
-    out = []
-    for sib in launcher_candidates(path):
-        try:
-            st = sib.stat()
-        except OSError:
-            out.append([sib.name, "-"])
-            continue
-        out.append([sib.name, "-" if st.st_size > MAX_SIBLING_BYTES else
-                    _file_digest(str(sib), st.st_mtime_ns, st.st_size)])
-    return out
-
-
-@lru_cache(maxsize=1024)
-def _file_digest(path: str, mtime_ns: int, size: int) -> str:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return "-"
+def dependencies(reads: Reads, script: str) -> dict[str, list[list]]:
+    """What a lint read besides ``script`` (the path it was linted as), JSON-ready: ``files``
+    as [path relative to the script's folder, byte limit, digest] and ``listings`` as [folder
+    relative to it, name pattern, digest] (:mod:`sbatch_lsp.elsewhere`)."""
+    base = os.path.dirname(os.path.abspath(script))
+    return {"files": [[os.path.relpath(os.path.abspath(r.path), base), r.limit, r.digest]
+                      for r in reads.files.values()],
+            "listings": [[os.path.relpath(os.path.abspath(r.folder), base), r.pattern, r.digest]
+                         for r in reads.listings.values()]}
 
 
 def _plain(obj: Any) -> Any:
@@ -144,16 +135,19 @@ class Cache:
         self.cache_dir = cache_dir
         self._keys: dict[tuple[str, str], str] = {}
         self._made: set[Path] = set()
+        # the digest each file or listing an entry depends on has in this run, by (kind,
+        # script folder, relative path, limit or pattern)
+        self._now: dict[tuple[str, str, str, int | str], str] = {}
         # per configuration object (kept alive here, so its id stays its own): digest, folder
         self._configs: dict[int, tuple[object, str, Path]] = {}
 
     def _key(self, path: str, display: str, cfg: object) -> tuple[Path, str] | None:
         """(folder, key) of a file as it is now; None when it cannot be read or is too large."""
         try:
-            p = Path(path)
-            if p.stat().st_size > MAX_BYTES:
-                return None
-            data = p.read_bytes()
+            with open(path, "rb") as fh:
+                if os.fstat(fh.fileno()).st_size > MAX_BYTES:
+                    return None
+                data = fh.read()
         except (OSError, ValueError):
             return None
         known = self._configs.get(id(cfg))
@@ -162,7 +156,7 @@ class Cache:
                                                folder_for(cfg, self.cache_dir))
         _, digest, folder = known
         ident = json.dumps([SCHEMA, tool_digest(), digest, self.view, display,
-                            hashlib.sha256(data).hexdigest(), read_elsewhere(path)])
+                            hashlib.sha256(data).hexdigest()])
         return folder, hashlib.sha256(ident.encode()).hexdigest()
 
     def get(self, path: str, display: str, cfg: object) -> dict | None:
@@ -177,7 +171,8 @@ class Cache:
         folder, key = found
         self._keys[(path, display)] = key
         try:
-            entry = json.loads((folder / f"{key}.json").read_text("utf-8"))
+            with open(os.path.join(folder, key + ".json"), "rb") as fh:
+                entry = json.loads(fh.read())
         except (OSError, ValueError):
             return None
         if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or \
@@ -189,17 +184,48 @@ class Cache:
             return None
         if isinstance(report["worst"], bool) or isinstance(report["remaining"], bool):
             return None
+        if not self._still(entry.get("elsewhere"), display):
+            return None
         return report
 
-    def put(self, path: str, display: str, cfg: object, report: dict) -> None:
-        """Store the report fields of ``path`` (after :meth:`get` missed), unless the file
-        changed since :meth:`get` read it; atomic, and silent on any I/O error."""
+    def _still(self, deps: object, display: str) -> bool:
+        """Whether every file and listing in an entry's ``elsewhere`` (:func:`dependencies`,
+        relative to the folder of ``display``, the path the lint read them from) gives the
+        digest stored; False for a malformed list. Each is checked once per run."""
+        if not isinstance(deps, dict) or set(deps) != {"files", "listings"}:
+            return False
+        base = os.path.dirname(os.path.abspath(display))
+        for kind, make, arg_type in (("files", FileRead, int), ("listings", FolderListing, str)):
+            rows = deps[kind]
+            if not isinstance(rows, list):
+                return False
+            for row in rows:
+                if not (type(row) is list and len(row) == 3 and type(row[0]) is str
+                        and type(row[1]) is arg_type and type(row[2]) is str):
+                    return False
+                rel, arg, digest = row
+                now = self._now.get((kind, base, rel, arg))
+                if now is None:
+                    now = self._now[(kind, base, rel, arg)] = current(
+                        make(os.path.normpath(os.path.join(base, rel)), arg, ""))
+                if now != digest:
+                    return False
+        return True
+
+    def put(self, path: str, display: str, cfg: object, report: dict,
+            elsewhere: dict[str, list[list]]) -> None:
+        """Store the report fields of ``path`` (after :meth:`get` missed) with what the lint
+        read besides it (:func:`dependencies`), unless the file changed since :meth:`get`
+        read it; atomic, and silent on any I/O error."""
         before = self._keys.get((path, display))
         found = self._key(path, display, cfg) if before else None
         if found is None or found[1] != before:
             return
         folder, key = found
-        entry = {"schema": SCHEMA, "key": key, "report": {k: report[k] for k in FIELDS}}
+        from .atomic import replace_file  # (tempfile: a run of hits writes nothing)
+
+        entry = {"schema": SCHEMA, "key": key, "report": {k: report[k] for k in FIELDS},
+                 "elsewhere": elsewhere}
         try:
             data = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
             self._ensure(folder)
@@ -212,6 +238,8 @@ class Cache:
         if folder in self._made:
             return
         folder.mkdir(parents=True, exist_ok=True)
+        from .atomic import replace_file
+
         ignore = folder / ".gitignore"
         if not ignore.exists():
             replace_file(ignore, b"# created by sbatch-lint: the whole cache folder is ignored\n*\n")

@@ -7,7 +7,6 @@ configuration or I/O error.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections.abc import Callable
@@ -15,8 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import __version__
-from .atomic import replace_file
-from .cache import FIELDS, Cache
+from .cache import FIELDS, Cache, dependencies
 from .config import Config, ConfigError, find_config, load_file, parse_codes
 from .diagnostics import Severity
 from .source import BinaryInputError, decode_with_encoding, is_job_script, os_reason
@@ -68,6 +66,8 @@ class FileReport:
     remaining: int = 0
     job_script: bool = True  # False: read, but not a job script, so no rule applies
     excluded: bool = False  # the configuration's exclude names it: not read
+    #: what the lint read besides the file (sbatch_lsp/cache.dependencies), for the cache
+    elsewhere: dict | None = None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -234,10 +234,10 @@ def discover(paths: list[str],
 
     out: list[str] = []
     for p in paths:
-        path = Path(p)
-        if p == "-" or not path.is_dir():
+        if p == "-" or not os.path.isdir(p):
             out.append(p)
             continue
+        path = Path(p)
         specs = _gitignore(path)
         for dirpath, dirnames, filenames in os.walk(path):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
@@ -291,6 +291,8 @@ def _write_atomic(path: str, text: str, encoding: str) -> None:
     """Replace the file at ``path`` (through a symbolic link: the link stays) with ``text`` in
     its own ``encoding``, via a temporary file in the same folder and a rename, keeping its
     permission bits; the original stays untouched on any error."""
+    from .atomic import replace_file  # (tempfile: not needed by a run that writes nothing)
+
     p = Path(os.path.realpath(path))
     replace_file(p, text.encode(encoding), p.stat().st_mode & 0o7777, durable=True)
 
@@ -332,6 +334,8 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             # nothing changes: report (and exit on) the file as it is, and show the fixes
             outcome = fix_text(text, display, cfg, unsafe=args_d["unsafe"])
             result = outcome.before
+            import difflib
+
             d = "".join(difflib.unified_diff(text.splitlines(True), outcome.text.splitlines(True),
                                              display, display))
             rep.diff = result.mask(outcome.result.mask(d))
@@ -367,6 +371,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             f"{display}: internal error: {type(exc).__name__}: {exc}")
         return rep
     rep.remaining = len(result.diagnostics)
+    rep.elsewhere = dependencies(result.elsewhere, display)
     rep.worst = max((int(d.severity) for d in result.diagnostics), default=0)
     fmt = args_d["format"]
     if fmt == "json":
@@ -498,10 +503,16 @@ def _main(argv: list[str]) -> int:
 
     files = discover(args.paths, excluded)
     jobs = []
+    # the folder whose configuration a file gets (None: no such file, the current one's)
+    per_folder: dict[str | None, Config] = {}
     for f in files:
         display = args.stdin_filename if f == "-" and args.stdin_filename else f
-        cfg_path = Path(args.stdin_filename or ".") if f == "-" else Path(f)
-        cfg = _config_for(cfg_path if cfg_path.exists() else Path("."), args, cache)
+        named = (args.stdin_filename or ".") if f == "-" else f
+        where = os.path.abspath(named) if os.path.isdir(named) else \
+            os.path.dirname(os.path.abspath(named)) if os.path.exists(named) else None
+        cfg = per_folder.get(where)
+        if cfg is None:
+            cfg = per_folder[where] = _config_for(Path(named if where else "."), args, cache)
         jobs.append((f, display, cfg))
     if args.convert:
         return _convert_all(jobs, args, stdin_data)
@@ -524,8 +535,9 @@ def _main(argv: list[str]) -> int:
     if store:
         for (f, d, c), hit, rep in zip(jobs, found, reports, strict=True):
             if hit is None and rep.error is None and not rep.excluded:
-                store.put(f, d, c, {k: getattr(rep, k) for k in FIELDS})
-    folders = [Path(p) for p in args.paths if p != "-" and Path(p).is_dir()]
+                store.put(f, d, c, {k: getattr(rep, k) for k in FIELDS},
+                          rep.elsewhere or {"files": [], "listings": []})
+    folders = [Path(p) for p in args.paths if p != "-" and os.path.isdir(p)]
     return _report(reports, jobs, args,
                    folders_excluded=bool(folders) and all(excluded(p, True) for p in folders))
 
@@ -568,6 +580,8 @@ def conversion(text: str, display: str, cfg: Config) -> Converted:
     from .convert import convert_srun_native
     from .secrets import Masker, find_secrets
     from .source import Source
+
+    import difflib
 
     conv = convert_srun_native(text, cfg, display)
     src = Source(text, display)

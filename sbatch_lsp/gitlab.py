@@ -15,9 +15,12 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .lint import LintResult
 from .output import masked
+
+if TYPE_CHECKING:
+    from .lint import LintResult
 
 #: sbatch-lint severity -> GitLab Code Quality severity
 SEVERITY = {"error": "major", "warning": "minor", "info": "info", "hint": "info"}

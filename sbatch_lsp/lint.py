@@ -13,6 +13,7 @@ from . import suppressions
 from .config import Config
 from .diagnostics import Diagnostic, Severity
 from .directives import DirectiveBlock, read_directives
+from .elsewhere import Reads, recording
 from .facts.provenance import Provenance
 from .job import Job
 from .rules import RULES, finding
@@ -38,6 +39,9 @@ class LintResult:
     secrets: list[Secret] = field(default_factory=list)
     masker: Masker = field(default_factory=Masker)
     unmasked: list[Diagnostic] | None = None
+    #: the files besides the script that the lint read, and the folder listings that chose
+    #: them (sbatch_lsp/elsewhere.py): the result holds while each gives the same digest
+    elsewhere: Reads = field(default_factory=Reads)
 
     @property
     def fixable(self) -> list[Diagnostic]:
@@ -76,7 +80,18 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None,
     ``superseded`` (the server's cancellation) is asked after the shell model and Job are built
     and before each rule; when it answers True the lint stops with :class:`Superseded` (the
     only exception it raises), leaving no partial state behind: every memo the lint fills is
-    keyed by its own inputs (the chunk cache, the Job's derived facts)."""
+    keyed by its own inputs (the chunk cache, the Job's derived facts).
+
+    Every file read besides ``text`` (sibling launchers) is read through
+    sbatch_lsp/elsewhere.py and listed in the result's ``elsewhere``."""
+    with recording() as reads:
+        result = _lint(text, path, config, superseded)
+    result.elsewhere = reads
+    return result
+
+
+def _lint(text: str, path: str, config: Config | None,
+          superseded: Callable[[], bool] | None) -> LintResult:
     config = config or Config()
     source = Source(text, path)
     if config.exclude or config.per_file_ignores:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
-from .lint import LintResult
-from .rules import RULES
+if TYPE_CHECKING:  # the lint and the rule table are imported where a result is formatted:
+    # a run whose every file hits the cache prints stored JSON without loading the engine
+    from .lint import LintResult
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -104,6 +106,8 @@ def _gh_escape(s: str, prop: bool = False) -> str:
 
 def format_github(result: LintResult, path: str) -> str:
     """GitHub Actions workflow commands (``::error file=…,line=…,col=…,endLine=…,…::msg``)."""
+    from .rules import RULES
+
     level = {"error": "error", "warning": "warning", "info": "notice", "hint": "notice"}
     lines = []
     for d in result.diagnostics:
@@ -151,6 +155,8 @@ def _region(result: LintResult, start: int, end: int, snippet: bool = False) -> 
 def to_sarif_results(result: LintResult, path: str) -> list[dict]:
     """SARIF ``result`` objects for one file (``ruleIndex`` follows :func:`sarif_rules`).
     Messages and inserted texts arrive masked; the snippet is a masked excerpt."""
+    from .rules import RULES
+
     index = {code: i for i, code in enumerate(sorted(RULES))}
     artifact = _artifact(path)
 
@@ -188,6 +194,8 @@ def sarif_rules() -> list[dict]:
     """Every rule as a SARIF ``reportingDescriptor``: id, name, descriptions, ``help`` (the rule
     page's Markdown, which code scanning shows; the project publishes no web page to link as
     ``helpUri``) and default level, sorted by code."""
+    from .rules import RULES
+
     return [{
         "id": code, "name": r.name,
         "shortDescription": {"text": r.summary},

@@ -93,6 +93,23 @@ def test_same_results_with_and_without_cache(tmp_path, capsys):
     assert not (tmp_path / "scripts" / cache.FOLDER).exists()
 
 
+def test_real_corpus_same_with_and_without_cache(tmp_path, capsys):
+    """Off unless CORPUS_DIR names a folder of real job scripts (never committed): JSON and
+    concise findings of every file afresh, while filling the cache, and from it, at --jobs 2.
+    The files stay where they are, so sibling launchers are read and checked as in use."""
+    folder = os.environ.get("CORPUS_DIR")
+    if not folder:
+        return
+    files = sorted(str(p) for p in Path(folder).iterdir()
+                   if p.is_file() and not p.name.startswith((".", "_")))
+    store = tmp_path / "cache"
+    for fmt in ("json", "concise"):
+        fresh = lint_run(capsys, "--no-cache", "--jobs", "2", "--format", fmt, *files)
+        run = ("--cache-dir", str(store), "--jobs", "2", "--format", fmt, *files)
+        assert fresh == lint_run(capsys, *run) == lint_run(capsys, *run)
+        assert fresh[1].count("SB") > 1000
+
+
 def test_text_format_hit_and_miss(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     f = tmp_path / "a.sbatch"
@@ -281,7 +298,7 @@ NO_GPU_REQUEST = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n
                   "--rdzv-endpoint=\"$MASTER_ADDR:29500\" train.py\n")
 
 
-def test_a_sibling_launcher_is_part_of_the_key(tmp_path, capsys, monkeypatch):
+def test_a_sibling_launcher_decides_whether_the_entry_holds(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     f = tmp_path / "train.sbatch"
     f.write_text(NO_GPU_REQUEST)
@@ -298,3 +315,110 @@ def test_a_sibling_launcher_is_part_of_the_key(tmp_path, capsys, monkeypatch):
     # removing the launcher brings the first result back
     launcher.unlink()
     assert lint_run(capsys, "--format", "concise", str(f)) == plain
+
+
+def _later(path: Path, text: str) -> None:
+    """Write ``text`` with a modification time a second on (an edit within the same clock tick
+    and of the same size must still be seen)."""
+    path.write_text(text)
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+
+
+def test_the_entry_is_checked_against_what_the_lint_read(tmp_path, capsys, monkeypatch):
+    """Dependencies, not the key: an edited launcher (same size) is a miss, a new launcher in
+    the folder is a miss, an unrelated new file is a hit, and the stored paths are relative."""
+    monkeypatch.chdir(tmp_path)
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    f = jobs / "train.sbatch"
+    f.write_text(NO_GPU_REQUEST)
+    launcher = jobs / "submit.sh"
+    launcher.write_text("#!/bin/bash\nsbatch --gpus-per-node=8 train.sbatch\n")
+    store = tmp_path / "c"
+    run = ("--cache-dir", str(store), "--format", "concise", str(f))
+    demoted = lint_run(capsys, *run)
+    assert "submit.sh next to it submits it" in demoted[1]
+    (entry,) = entries(store)
+    deps = json.loads(entry.read_text())["elsewhere"]
+    assert [row[0] for row in deps["files"]] == ["submit.sh"]
+    assert [row[0] for row in deps["listings"]] == ["."]
+    tamper(store)
+    (jobs / "notes.txt").write_text("unrelated\n")  # not a launcher name
+    (jobs / "data").mkdir()
+    assert MARK in lint_run(capsys, *run)[1]  # still a hit
+    # the launcher edited to the same size: it no longer passes GPUs
+    _later(launcher, "#!/bin/bash\nsbatch --cpus-per-task=8 train.sbatch\n")
+    plain = lint_run(capsys, *run)
+    assert MARK not in plain[1] and "submit.sh next to it" not in plain[1]
+    assert plain == lint_run(capsys, "--no-cache", "--format", "concise", str(f))
+    # a new launcher that passes the GPUs: the listing changed, so the entry is not served
+    tamper(store)
+    assert MARK in lint_run(capsys, *run)[1]
+    (jobs / "launch_big.sh").write_text("#!/bin/bash\nsbatch --gpus=16 train.sbatch\n")
+    again = lint_run(capsys, *run)
+    assert MARK not in again[1] and "launch_big.sh next to it submits it" in again[1]
+    assert again == lint_run(capsys, "--no-cache", "--format", "concise", str(f))
+
+
+def test_a_folder_moved_whole_keeps_its_entries_valid(tmp_path, capsys, monkeypatch):
+    """Paths are stored relative to the script, so a run from another directory that names the
+    same files by other paths checks the same siblings (the shown path is part of the key)."""
+    project = tmp_path / "p"
+    project.mkdir()
+    f = project / "train.sbatch"
+    f.write_text(NO_GPU_REQUEST)
+    (project / "submit.sh").write_text("#!/bin/bash\nsbatch --gpus-per-node=8 train.sbatch\n")
+    store = tmp_path / "c"
+    run = ("--cache-dir", str(store), "--format", "concise", "train.sbatch")
+    monkeypatch.chdir(project)
+    first = lint_run(capsys, *run)
+    assert "submit.sh next to it submits it" in first[1]
+    tamper(store)
+    assert MARK in lint_run(capsys, *run)[1]
+    moved = tmp_path / "q"
+    project.rename(moved)
+    monkeypatch.chdir(moved)
+    assert MARK in lint_run(capsys, *run)[1]
+    (moved / "submit.sh").unlink()
+    assert MARK not in lint_run(capsys, *run)[1]
+
+
+@pytest.mark.parametrize("deps", [
+    None, [], {"files": []}, {"files": [["x", 1]], "listings": []},
+    {"files": [["x", "1", "-"]], "listings": []}, {"files": [], "listings": [["."]]},
+    {"files": [], "listings": [[".", 3, "-"]]}, {"files": "x", "listings": []}])
+def test_malformed_dependencies_are_a_miss(tmp_path, capsys, deps):
+    f = tmp_path / "a.sbatch"
+    f.write_text(BAD)
+    store = tmp_path / "c"
+    first = lint_run(capsys, "--cache-dir", str(store), str(f))
+    (entry,) = entries(store)
+    obj = json.loads(entry.read_text())
+    obj["report"]["text_out"] = MARK
+    obj["elsewhere"] = deps
+    entry.write_text(json.dumps(obj))
+    assert lint_run(capsys, "--cache-dir", str(store), str(f)) == first
+
+
+@pytest.mark.parametrize("fmt", ["text", "concise", "json", "github"])
+def test_a_run_of_hits_starts_no_worker_and_loads_no_engine(tmp_path, fmt):
+    """Every file looked up in the parent first: with all hits no process pool starts, and
+    neither the shell parsers nor the rules are imported (they are most of a cold start)."""
+    files = corpus_files(tmp_path / "s")[:40]  # above PARALLEL_MIN_FILES
+    store = tmp_path / "c"
+    probe = ("import sys, concurrent.futures as cf\n"
+             "from sbatch_lsp.cli import main\n"
+             "started = []\n"
+             "cf.ProcessPoolExecutor.__init__ = lambda *a, **k: started.append(1) or "
+             "(_ for _ in ()).throw(SystemExit(9))\n"
+             "code = main(sys.argv[1:])\n"
+             "engine = sorted(m for m in sys.modules if m.startswith(('sbatch_lsp.lint', "
+             "'sbatch_lsp.rules', 'sbatch_lsp.shell', 'bashlex')))\n"
+             "print('PROBE', code, len(started), engine, file=sys.stderr)\n")
+    args = ["--cache-dir", str(store), "--jobs", "2", "--format", fmt, *files]
+    fill = subprocess.run([sys.executable, "-m", "sbatch_lsp", *args], capture_output=True,
+                          text=True)
+    warm = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True)
+    assert warm.stdout == fill.stdout and fill.stdout
+    assert f"PROBE {fill.returncode} 0 []" in warm.stderr

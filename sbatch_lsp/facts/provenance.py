@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
+
+from ..elsewhere import list_files, read_text
 
 #: placeholders of a template, on a directive or a command line (not in a comment): the file
 #: is a template when one of these appears (the one template detector; ``job`` reads
@@ -46,7 +47,8 @@ GENERATOR_SUFFIXES = (".j2", ".jinja", ".jinja2", ".in", ".tmpl", ".tpl", ".temp
 MAX_SIBLINGS = 16
 MAX_SIBLING_BYTES = 256 * 1024
 #: the sibling files read as possible launchers: Python files and scripts named like one
-LAUNCHER_NAME = re.compile(r"submit|launch|run|start|sweep|queue|schedul", re.IGNORECASE)
+#: (a regular expression searched in each name: sbatch_lsp/elsewhere.list_files)
+LAUNCHER_NAME = r"(?i:submit|launch|run|start|sweep|queue|schedul)|.\.py$"
 #: sbatch command-line options -> the resource they set (the names rules' ``rests_on`` use)
 RESOURCE_OF = {"-N": "nodes", "--nodes": "nodes", "-n": "ntasks", "--ntasks": "ntasks",
                "--ntasks-per-node": "ntasks-per-node", "-c": "cpus-per-task",
@@ -148,45 +150,22 @@ def _launcher(path: str) -> Provenance | None:
 def launcher_candidates(path: str) -> list[Path]:
     """The sibling files of ``path`` read as possible launchers (at most :data:`MAX_SIBLINGS`,
     in name order; empty when ``path`` is no file on disk or its folder cannot be listed). The
-    result cache keys a file's results by these files' contents too (sbatch_lsp/cache.py)."""
+    folder is listed through sbatch_lsp/elsewhere.py (once per folder and modification time),
+    which records the listing for the result cache."""
+    me = Path(path)
     try:
-        me = Path(path)
         if not me.is_file():
             return []
-        folder = me.parent
-        names = _launcher_names(str(folder), folder.stat().st_mtime_ns)
-    except OSError:
+    except (OSError, ValueError):
         return []
-    return [folder / n for n in [n for n in names if n != me.name][:MAX_SIBLINGS]]
-
-
-@lru_cache(maxsize=64)
-def _launcher_names(folder: str, mtime_ns: int) -> tuple[str, ...]:
-    """Names in ``folder`` of the files that may be launchers, sorted; memoised by the
-    folder's modification time (adding, removing or renaming a file changes it), so linting
-    every file of a folder lists it once."""
-    return tuple(sorted(p.name for p in Path(folder).iterdir()
-                        if (p.suffix == ".py" or LAUNCHER_NAME.search(p.name)) and p.is_file()))
+    names = list_files(me.parent, LAUNCHER_NAME)
+    return [me.parent / n for n in [n for n in names if n != me.name][:MAX_SIBLINGS]]
 
 
 def read_sibling(path: Path) -> str | None:
     """The text of a sibling file, or None when it is unreadable or larger than
-    :data:`MAX_SIBLING_BYTES`; memoised by path, modification time and size."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    if st.st_size > MAX_SIBLING_BYTES:
-        return None
-    return _read_text(str(path), st.st_mtime_ns, st.st_size)
-
-
-@lru_cache(maxsize=256)
-def _read_text(path: str, mtime_ns: int, size: int) -> str | None:
-    try:
-        return Path(path).read_text("utf-8", errors="replace")
-    except OSError:
-        return None
+    :data:`MAX_SIBLING_BYTES` (read through sbatch_lsp/elsewhere.py: memoised and recorded)."""
+    return read_text(path, MAX_SIBLING_BYTES)
 
 
 def submitted_options(text: str, name: str) -> set[str]:
