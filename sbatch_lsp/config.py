@@ -437,7 +437,7 @@ def _partitions(v: Any, current: Profile, where: str) -> dict[str, Any] | None:
     return {"partitions": parts}
 
 
-low_mc, high_mc = MEGATRON_CORE_RELEASES
+_MC_LOW, _MC_HIGH = MEGATRON_CORE_RELEASES
 #: ``[profile]``: in the order they are read (the first refused key is the one reported)
 PROFILE_TABLE: tuple[Key, ...] = (
     Key("slurm-version", "a string such as \"22.05\"",
@@ -452,8 +452,8 @@ PROFILE_TABLE: tuple[Key, ...] = (
         "the GPU architecture by partition name", _gpu_arch_table),
     Key("shared-prefixes", "a list of absolute paths",
         "path prefixes every node sees (/lustre, /scratch) (SB401, SB407)", _prefixes),
-    Key("megatron-core", f"a Megatron-Core release as a string, \"{low_mc[0]}.{low_mc[1]}\" to "
-        f"\"{high_mc[0]}.{high_mc[1]}\" (e.g. \"0.13\")",
+    Key("megatron-core", f"a Megatron-Core release as a string, \"{_MC_LOW[0]}.{_MC_LOW[1]}\" to "
+        f"\"{_MC_HIGH[0]}.{_MC_HIGH[1]}\" (e.g. \"0.13\")",
         "the Megatron-Core release the jobs run (SB403, SB6xx)", _megatron_core),
     Key("enforce-part-limits", "\"ALL\", \"ANY\" or \"NO\" (slurm.conf EnforcePartLimits)",
         "slurm.conf EnforcePartLimits: whether a job over a partition limit is refused or "
