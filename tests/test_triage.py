@@ -382,7 +382,8 @@ def test_eaddrinuse_takes_its_node_from_srun_s_echo_of_the_one_failed_task():
 def test_no_node_from_srun_s_echo_when_agents_were_signalled_or_several_failed():
     """torchrun turns SIGTERM into a SignalException and exits with 1 too, so a signalled agent
     makes an exit code ambiguous (the slurm tier's static-rendezvous log: node2's task 2 exited
-    with 1 after SIGTERM while the EADDRINUSE agent ran on node1); two failed tasks name no one."""
+    with 1, yet the node-rank-0 agents that bind the port ran on node1, and two agents were
+    signalled); two failed tasks name no one."""
     static = triage([str(LOGS / "slurm-tier-sb201-static.log")])
     assert static.verdict.root.category == "address-in-use"
     assert static.verdict.node is None
