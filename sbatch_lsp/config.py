@@ -7,14 +7,19 @@ ip-local-port-range, constrain-devices), extend; and
 for adoption in a repository: exclude, extend-exclude, per-file-ignores (gitignore-style patterns relative to the
 file that writes them, :mod:`sbatch_lsp.patterns`) and required-version (a PEP 440 specifier
 the running sbatch-lint must satisfy). Each file is linted with its nearest configuration file.
+The profile's keys are read through one table each (:data:`PROFILE_TABLE`,
+:data:`PARTITION_TABLE`): the reader, the "expected …" of its error and its documentation line,
+which docs/configuration-keys.md is generated from.
 """
 from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from .diagnostics import Severity
 from .options import NEWEST_RELEASE, version_key
@@ -25,14 +30,6 @@ TOP_KEYS = {"select", "ignore", "extend-select", "severity", "fail-on", "profile
             "exclude", "extend-exclude", "per-file-ignores", "required-version"}
 #: keys whose patterns are relative to the configuration file: not in editor settings
 FILE_KEYS = ("exclude", "extend-exclude", "per-file-ignores")
-PROFILE_KEYS = {"slurm-version", "pyxis", "gpus-per-node", "gpu-arch", "shared-prefixes",
-                "megatron-core", "partitions", "enforce-part-limits",
-                "enroot", "ip-local-port-range",
-                "constrain-devices", "max-array-size"}
-#: keys of one ``[profile.partitions.NAME]`` table (``sbatch-lint profile import`` writes them)
-PARTITION_KEYS = {"max-time", "max-nodes", "total-nodes", "default", "exclusive",
-                  "gpus-per-node", "gpu-type", "gpu-types", "gpu-arch", "mem-per-node",
-                  "features", "derived"}
 #: slurm.conf EnforcePartLimits values (NO: a job over a partition limit is accepted and pends)
 ENFORCE_PART_LIMITS = {"ALL", "ANY", "NO"}
 #: Linux's default net.ipv4.ip_local_port_range (Documentation/networking/ip-sysctl.rst)
@@ -322,178 +319,274 @@ def _file_patterns(table: dict, where: str, cfg: Config, folder: Path | None) ->
     return cfg
 
 
-def _profile(table, where: str, base: Profile) -> Profile:
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where}: expected a table")
-    unknown = set(table) - PROFILE_KEYS
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r} "
-                          f"(known: {', '.join(sorted(PROFILE_KEYS))})")
-    p = base
-    if "slurm-version" in table:
-        v = table["slurm-version"]
-        if not isinstance(v, str):
-            raise ConfigError(f"{where}.slurm-version: expected a string such as \"22.05\" "
-                              f"(quoted: TOML reads {v!r} as a {type(v).__name__})")
-        try:
-            major, month = version_key(v)
-        except ValueError as exc:
-            raise ConfigError(f"{where}.slurm-version: {exc}") from None
-        if month not in RELEASE_MONTHS or (major, month) > version_key(NEWEST_RELEASE):
-            raise ConfigError(f"{where}.slurm-version: {v!r} is not a Slurm release the option "
-                              f"table knows (releases are YY.02, .05, .08 or .11, up to "
-                              f"{NEWEST_RELEASE})")
-        p = replace(p, slurm_version=v)
-    if "pyxis" in table:
-        v = table["pyxis"]
-        if not isinstance(v, (bool, str)) or (isinstance(v, str) and not re.fullmatch(
-                r"v?\d+(\.\d+){0,2}", v)):
-            raise ConfigError(f"{where}.pyxis: expected true, false or a version such as \"0.20\"")
-        p = replace(p, pyxis=v)
-    if "gpus-per-node" in table:
-        v = table["gpus-per-node"]
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise ConfigError(f"{where}.gpus-per-node: expected a whole number")
-        p = replace(p, gpus_per_node=v)
-    if "gpu-arch" in table:
-        v = table["gpu-arch"]
-        if not isinstance(v, dict) or not all(isinstance(a, str) and a.lower() in ARCHS
-                                              for a in v.values()):
-            raise ConfigError(f"{where}.gpu-arch: expected a table partition = "
-                              "\"ampere\"|\"hopper\"|\"blackwell\"")
-        p = replace(p, gpu_arch={str(k): str(a).lower() for k, a in v.items()})
-    if "shared-prefixes" in table:
-        v = table["shared-prefixes"]
-        if not isinstance(v, list) or not all(isinstance(x, str) and x.startswith("/") for x in v):
-            raise ConfigError(f"{where}.shared-prefixes: expected a list of absolute paths")
-        p = replace(p, shared_prefixes=tuple(v))
-    if "megatron-core" in table:
-        v = table["megatron-core"]
-        m = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)?", v) if isinstance(v, str) else None
-        low, high = MEGATRON_CORE_RELEASES
-        if m is None or not low <= (int(m.group(1)), int(m.group(2))) <= high:
-            raise ConfigError(f"{where}.megatron-core: expected a Megatron-Core release as a "
-                              f"string, \"{low[0]}.{low[1]}\" to \"{high[0]}.{high[1]}\" "
-                              "(e.g. \"0.13\")")
-        p = replace(p, megatron_core=v)
-    if "enforce-part-limits" in table:
-        v = table["enforce-part-limits"]
-        if not isinstance(v, str) or v.upper() not in ENFORCE_PART_LIMITS:
-            raise ConfigError(f"{where}.enforce-part-limits: expected \"ALL\", \"ANY\" or "
-                              "\"NO\" (slurm.conf EnforcePartLimits)")
-        p = replace(p, enforce_part_limits=v.upper())
-    if "partitions" in table:
-        v = table["partitions"]
-        if not isinstance(v, dict):
-            raise ConfigError(f"{where}.partitions: expected a table of partitions "
-                              "([profile.partitions.NAME])")
-        parts = dict(p.partitions)
-        for name, t in v.items():
-            parts[str(name)] = _partition(t, f"{where}.partitions.{name}",
-                                          parts.get(str(name), Partition()))
-        p = replace(p, partitions=parts)
-    if "enroot" in table:
-        v = table["enroot"]
+# -- the profile's keys: one table each (reader, the "expected …" of its error, its doc) --------
+
+class _Refused(ValueError):
+    """A key's reader refuses a value with a message of its own (after ``WHERE.KEY: ``)."""
+
+
+#: a reader: (the TOML value, the dataclass being built, the table's ``where``) -> the fields it
+#: sets, or None to refuse the value with the key's ``expected`` text
+Reader = Callable[[Any, Any, str], "dict[str, Any] | None"]
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of ``[profile]`` or ``[profile.partitions.NAME]``: its TOML ``name``, what a
+    value must be (``expected``: the error says ``WHERE.NAME: expected …``), the ``doc`` line
+    docs/configuration-keys.md shows, and its ``read``er."""
+
+    name: str
+    expected: str
+    doc: str
+    read: Reader
+
+
+def _whole_number(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _whole(attr: str, low: int = 0, high: int | None = None) -> Reader:
+    """A whole number in ``low``..``high`` (inclusive) stored as ``attr``."""
+    def read(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+        ok = _whole_number(v) and v >= low and (high is None or v <= high)
+        return {attr: v} if ok else None
+    return read
+
+
+def _flag(attr: str, also: tuple[str, ...] = ()) -> Reader:
+    """true or false (or one of the strings ``also``) stored as ``attr``."""
+    def read(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+        return {attr: v} if isinstance(v, bool) or v in also else None
+    return read
+
+
+def _release(attr: str, strip_v: bool = False) -> Reader:
+    """A release string (``3.5``, ``v0.20``, ``4.0.1``) stored as ``attr``."""
+    def read(v: Any, _: Any, __: str) -> dict[str, Any] | None:
         if not isinstance(v, str) or not re.fullmatch(r"v?\d+(\.\d+){0,2}", v):
-            raise ConfigError(f"{where}.enroot: expected an enroot release as a string such as "
-                              "\"3.5\" or \"4.0.1\"")
-        p = replace(p, enroot=v.lstrip("v"))
-    if "ip-local-port-range" in table:
-        v = table["ip-local-port-range"]
-        if not (isinstance(v, list) and len(v) == 2 and
-                all(isinstance(x, int) and not isinstance(x, bool) for x in v) and
-                1 <= v[0] <= v[1] <= 65535):
-            raise ConfigError(f"{where}.ip-local-port-range: expected [first, last], two port "
-                              "numbers as in net.ipv4.ip_local_port_range (e.g. [32768, 60999])")
-        p = replace(p, ip_local_port_range=(v[0], v[1]))
-    if "constrain-devices" in table:
-        v = table["constrain-devices"]
-        if not isinstance(v, bool):
-            raise ConfigError(f"{where}.constrain-devices: expected true or false (the site's "
-                              "cgroup.conf ConstrainDevices)")
-        p = replace(p, constrain_devices=v)
-    if "max-array-size" in table:
-        v = table["max-array-size"]
-        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 4_000_001:
-            raise ConfigError(f"{where}.max-array-size: expected a whole number from 0 to "
-                              "4000001 (slurm.conf MaxArraySize, e.g. 1001)")
-        p = replace(p, max_array_size=v)
-    return p
+            return None
+        return {attr: v.lstrip("v") if strip_v else v}
+    return read
 
 
-def _strings(v, where: str) -> tuple[str, ...]:
-    """A list of non-empty strings as a tuple; ConfigError names ``where`` otherwise."""
-    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
-        raise ConfigError(f"{where}: expected a list of strings")
-    return tuple(v)
+def _string_list(attr: str) -> Reader:
+    """A list of non-empty strings stored as a tuple."""
+    def read(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+        ok = isinstance(v, list) and all(isinstance(x, str) and x for x in v)
+        return {attr: tuple(v)} if ok else None
+    return read
 
 
-def _whole(v, where: str, what: str) -> int:
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-        raise ConfigError(f"{where}: expected {what} (a whole number)")
-    return v
+def _slurm_version(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+    if not isinstance(v, str):
+        raise _Refused(f"expected a string such as \"22.05\" (quoted: TOML reads {v!r} as a "
+                       f"{type(v).__name__})")
+    try:
+        major, month = version_key(v)
+    except ValueError as exc:
+        raise _Refused(str(exc)) from None
+    if month not in RELEASE_MONTHS or (major, month) > version_key(NEWEST_RELEASE):
+        raise _Refused(f"{v!r} is not a Slurm release the option table knows (releases are "
+                       f"YY.02, .05, .08 or .11, up to {NEWEST_RELEASE})")
+    return {"slurm_version": v}
 
 
-def _partition(table, where: str, base: Partition) -> Partition:
-    """One ``[profile.partitions.NAME]`` table over ``base`` (what ``extend`` brought)."""
+def _pyxis(v: Any, current: Any, where: str) -> dict[str, Any] | None:
+    return {"pyxis": v} if isinstance(v, bool) else _release("pyxis")(v, current, where)
+
+
+def _gpu_arch_table(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+    if not isinstance(v, dict) or not all(isinstance(a, str) and a.lower() in ARCHS
+                                          for a in v.values()):
+        return None
+    return {"gpu_arch": {str(k): str(a).lower() for k, a in v.items()}}
+
+
+def _prefixes(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+    ok = isinstance(v, list) and all(isinstance(x, str) and x.startswith("/") for x in v)
+    return {"shared_prefixes": tuple(v)} if ok else None
+
+
+def _megatron_core(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+    m = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)?", v) if isinstance(v, str) else None
+    low, high = MEGATRON_CORE_RELEASES
+    if m is None or not low <= (int(m.group(1)), int(m.group(2))) <= high:
+        return None
+    return {"megatron_core": v}
+
+
+def _enforce(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+    ok = isinstance(v, str) and v.upper() in ENFORCE_PART_LIMITS
+    return {"enforce_part_limits": v.upper()} if ok else None
+
+
+def _port_range(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+    ok = isinstance(v, list) and len(v) == 2 and all(_whole_number(x) for x in v) and \
+        1 <= v[0] <= v[1] <= 65535
+    return {"ip_local_port_range": (v[0], v[1])} if ok else None
+
+
+def _partitions(v: Any, current: Profile, where: str) -> dict[str, Any] | None:
+    if not isinstance(v, dict):
+        return None
+    parts = dict(current.partitions)
+    for name, t in v.items():
+        parts[str(name)] = _partition(t, f"{where}.partitions.{name}",
+                                      parts.get(str(name), Partition()))
+    return {"partitions": parts}
+
+
+_MC_LOW, _MC_HIGH = MEGATRON_CORE_RELEASES
+#: ``[profile]``: in the order they are read (the first refused key is the one reported)
+PROFILE_TABLE: tuple[Key, ...] = (
+    Key("slurm-version", "a string such as \"22.05\"",
+        "the Slurm release of the cluster (YY.MM); default: the newest release in the option "
+        "table (SB112)", _slurm_version),
+    Key("pyxis", "true, false or a version such as \"0.20\"",
+        "whether the pyxis SPANK plugin is loaded (a version says yes); default unknown "
+        "(SB111)", _pyxis),
+    Key("gpus-per-node", "a whole number", "GPUs on each node when no partition says",
+        _whole("gpus_per_node")),
+    Key("gpu-arch", "a table partition = \"ampere\"|\"hopper\"|\"blackwell\"",
+        "the GPU architecture by partition name", _gpu_arch_table),
+    Key("shared-prefixes", "a list of absolute paths",
+        "path prefixes every node sees (/lustre, /scratch) (SB401, SB407)", _prefixes),
+    Key("megatron-core", f"a Megatron-Core release as a string, \"{_MC_LOW[0]}.{_MC_LOW[1]}\" to "
+        f"\"{_MC_HIGH[0]}.{_MC_HIGH[1]}\" (e.g. \"0.13\")",
+        "the Megatron-Core release the jobs run (SB403, SB6xx)", _megatron_core),
+    Key("enforce-part-limits", "\"ALL\", \"ANY\" or \"NO\" (slurm.conf EnforcePartLimits)",
+        "slurm.conf EnforcePartLimits: whether a job over a partition limit is refused or "
+        "pends (SB7xx)", _enforce),
+    Key("partitions", "a table of partitions ([profile.partitions.NAME])",
+        "the site's partitions, one table each (keys below; `profile import` writes them)",
+        _partitions),
+    Key("enroot", "an enroot release as a string such as \"3.5\" or \"4.0.1\"",
+        "the enroot release of the nodes (SB405)", _release("enroot", strip_v=True)),
+    Key("ip-local-port-range", "[first, last], two port numbers as in "
+        "net.ipv4.ip_local_port_range (e.g. [32768, 60999])",
+        "the nodes' net.ipv4.ip_local_port_range (SB220); default [32768, 60999]",
+        _port_range),
+    Key("constrain-devices", "true or false (the site's cgroup.conf ConstrainDevices)",
+        "cgroup.conf ConstrainDevices: a step sees only the GPUs Slurm gave it; default "
+        "unknown (SB203)", _flag("constrain_devices")),
+    Key("max-array-size", "a whole number from 0 to 4000001 (slurm.conf MaxArraySize, e.g. 1001)",
+        "slurm.conf MaxArraySize (SB224); default unknown (Slurm's default is 1001)",
+        _whole("max_array_size", 0, 4_000_001)),
+)
+
+
+def _max_time(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+    secs = time_seconds(v) if isinstance(v, str) else None
+    if secs is None:
+        return None
+    return {"max_time": secs if secs >= 0 else None, "max_time_text": v if secs >= 0 else None}
+
+
+def _gpu_type(v: Any, current: Partition, _: str) -> dict[str, Any] | None:
+    if not isinstance(v, str) or not v:
+        return None
+    return {"gpu_type": v, "gpu_types": current.gpu_types if current.gpu_types is not None
+            else (v,)}
+
+
+def _part_arch(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+    return {"gpu_arch": v.lower()} if isinstance(v, str) and v.lower() in ARCHS else None
+
+
+def _derived(v: Any, current: Any, where: str) -> dict[str, Any] | None:
+    got = _string_list("derived")(v, current, where)
+    if got is None:
+        raise _Refused("expected a list of strings")
+    bad = [k for k in got["derived"] if k not in DERIVED_KEYS]
+    if bad:
+        raise _Refused(f"{bad[0]!r} is not a derived key ({', '.join(DERIVED_KEYS)})")
+    return got
+
+
+#: the partition keys a profile may mark as derived (computed, not read from every node)
+DERIVED_KEYS = ("gpus-per-node", "mem-per-node")
+#: ``[profile.partitions.NAME]``, in the order they are read
+PARTITION_TABLE: tuple[Key, ...] = (
+    Key("max-time", "a Slurm time as a string, such as \"2-00:00:00\", \"48:00:00\" or "
+        "\"UNLIMITED\"", "MaxTime (SB702)", _max_time),
+    Key("max-nodes", "a node count (a whole number)", "MaxNodes: the most nodes one job may "
+        "take (SB703)", _whole("max_nodes")),
+    Key("total-nodes", "a node count (a whole number)", "TotalNodes: the partition's nodes (SB703)",
+        _whole("total_nodes")),
+    Key("gpus-per-node", "a GPU count (a whole number)", "the GPUs of its largest node (SB704)",
+        _whole("gpus_per_node")),
+    Key("mem-per-node", "megabytes (a whole number)", "RealMemory of its largest node, in MB (SB706)",
+        _whole("mem_per_node")),
+    Key("default", "true or false", "Default=YES: the partition a job without --partition "
+        "gets", _flag("default")),
+    Key("exclusive", "true, false or \"user\"", "OverSubscribe=EXCLUSIVE (true) or "
+        "ExclusiveUser=YES (\"user\")", _flag("exclusive", also=("user",))),
+    Key("gpu-type", "a GRES type such as \"h100\"", "the GRES type of its GPUs, when one (SB705)",
+        _gpu_type),
+    Key("gpu-types", "a list of strings", "the GRES types of its nodes' GPUs ([] for "
+        "untyped GPUs) (SB705)", _string_list("gpu_types")),
+    Key("gpu-arch", "\"ampere\", \"hopper\" or \"blackwell\"", "its GPUs' architecture",
+        _part_arch),
+    Key("features", "a list of strings", "its nodes' AvailableFeatures (SB707)",
+        _string_list("features")),
+    Key("derived", "a list of strings", "the keys computed from the TRES sum or from some of "
+        "its nodes only (findings resting on them are warnings)", _derived),
+)
+PROFILE_KEYS = {k.name for k in PROFILE_TABLE}
+#: keys of one ``[profile.partitions.NAME]`` table (``sbatch-lint profile import`` writes them)
+PARTITION_KEYS = {k.name for k in PARTITION_TABLE}
+
+
+def _read_keys(table: Any, where: str, base: Any, keys: tuple[Key, ...]) -> Any:
+    """``base`` (a Profile or Partition) with the keys of ``table`` read through ``keys``;
+    ConfigError names ``where`` and the key for an unknown key and for a refused value."""
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: expected a table")
-    unknown = set(table) - PARTITION_KEYS
+    known = {k.name for k in keys}
+    unknown = set(table) - known
     if unknown:
         raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r} "
-                          f"(known: {', '.join(sorted(PARTITION_KEYS))})")
-    p = base
-    if "max-time" in table:
-        v = table["max-time"]
-        secs = time_seconds(v) if isinstance(v, str) else None
-        if secs is None:
-            raise ConfigError(f"{where}.max-time: expected a Slurm time as a string, such as "
-                              "\"2-00:00:00\", \"48:00:00\" or \"UNLIMITED\"")
-        p = replace(p, max_time=secs if secs >= 0 else None,
-                    max_time_text=v if secs >= 0 else None)
-    if "max-nodes" in table:
-        p = replace(p, max_nodes=_whole(table["max-nodes"], f"{where}.max-nodes", "a node count"))
-    if "total-nodes" in table:
-        p = replace(p, total_nodes=_whole(table["total-nodes"], f"{where}.total-nodes",
-                                          "a node count"))
-    if "gpus-per-node" in table:
-        p = replace(p, gpus_per_node=_whole(table["gpus-per-node"], f"{where}.gpus-per-node",
-                                            "a GPU count"))
-    if "mem-per-node" in table:
-        p = replace(p, mem_per_node=_whole(table["mem-per-node"], f"{where}.mem-per-node",
-                                           "megabytes"))
-    if "default" in table:
-        if not isinstance(table["default"], bool):
-            raise ConfigError(f"{where}.default: expected true or false")
-        p = replace(p, default=table["default"])
-    if "exclusive" in table:
-        v = table["exclusive"]
-        if not (isinstance(v, bool) or v == "user"):
-            raise ConfigError(f"{where}.exclusive: expected true, false or \"user\"")
-        p = replace(p, exclusive=v)
-    if "gpu-type" in table:
-        v = table["gpu-type"]
-        if not isinstance(v, str) or not v:
-            raise ConfigError(f"{where}.gpu-type: expected a GRES type such as \"h100\"")
-        p = replace(p, gpu_type=v, gpu_types=p.gpu_types if p.gpu_types is not None else (v,))
-    if "gpu-types" in table:
-        p = replace(p, gpu_types=_strings(table["gpu-types"], f"{where}.gpu-types"))
-    if "gpu-arch" in table:
-        v = table["gpu-arch"]
-        if not isinstance(v, str) or v.lower() not in ARCHS:
-            raise ConfigError(f"{where}.gpu-arch: expected \"ampere\", \"hopper\" or "
-                              "\"blackwell\"")
-        p = replace(p, gpu_arch=v.lower())
-    if "features" in table:
-        p = replace(p, features=_strings(table["features"], f"{where}.features"))
-    if "derived" in table:
-        d = _strings(table["derived"], f"{where}.derived")
-        bad = [k for k in d if k not in ("gpus-per-node", "mem-per-node")]
-        if bad:
-            raise ConfigError(f"{where}.derived: {bad[0]!r} is not a derived key "
-                              "(gpus-per-node, mem-per-node)")
-        p = replace(p, derived=d)
-    return p
+                          f"(known: {', '.join(sorted(known))})")
+    out = base
+    for key in keys:
+        if key.name not in table:
+            continue
+        try:
+            fields = key.read(table[key.name], out, where)
+        except _Refused as exc:
+            raise ConfigError(f"{where}.{key.name}: {exc}") from None
+        if fields is None:
+            raise ConfigError(f"{where}.{key.name}: expected {key.expected}")
+        out = replace(out, **fields)
+    return out
+
+
+def _profile(table: Any, where: str, base: Profile) -> Profile:
+    return _read_keys(table, where, base, PROFILE_TABLE)
+
+
+def _partition(table: Any, where: str, base: Partition) -> Partition:
+    """One ``[profile.partitions.NAME]`` table over ``base`` (what ``extend`` brought)."""
+    return _read_keys(table, where, base, PARTITION_TABLE)
+
+
+def keys_markdown() -> str:
+    """docs/configuration-keys.md: the profile's and a partition's keys, what each value must
+    be and what it means, from the tables the validation reads (``python -m
+    sbatch_lsp.config --write docs/configuration-keys.md``)."""
+    out = ["# Configuration keys of the profile", "",
+           ("Generated from `sbatch_lsp/config.py` (`PROFILE_TABLE`, `PARTITION_TABLE`): "
+            "`python -m sbatch_lsp.config --write docs/configuration-keys.md`. A key not "
+            "listed is an error naming it, and so is a value that is not what the table says."),
+           ""]
+    for title, keys in (("`[profile]`", PROFILE_TABLE),
+                        ("`[profile.partitions.NAME]`", PARTITION_TABLE)):
+        out += [f"## {title}", "", "| key | value | meaning |", "|---|---|---|"]
+        out += [f"| `{k.name}` | {k.expected.replace('|', chr(92) + '|')} | "
+                f"{k.doc.replace('|', chr(92) + '|')} |" for k in keys]
+        out.append("")
+    return "\n".join(out)
 
 
 def _read_toml(path: Path) -> dict:
@@ -550,3 +643,12 @@ def find_config(start: Path) -> Path | None:
                 if OWN_TABLE.search(py.read_text("utf-8", "replace")):
                     return py
     return None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    if sys.argv[1:2] == ["--write"] and len(sys.argv) == 3:
+        Path(sys.argv[2]).write_text(keys_markdown(), "utf-8")
+    else:
+        sys.stdout.write(keys_markdown())

@@ -93,7 +93,7 @@ def test_cluster_22_05_site():
     assert debug.default and debug.max_time is None and debug.max_nodes is None
     assert (short.max_time, short.max_nodes, short.total_nodes) == (600, 1, 1)
     # Gres=gpu:2 (untyped) on both nodes; RealMemory=1000; short holds node1 only
-    assert (debug.gpus_per_node, debug.gpu_types, debug.mem_per_node) == (2, [], 1000)
+    assert (debug.gpus_per_node, debug.gpu_types, debug.mem_per_node) == (2, (), 1000)
     assert short.gpus_per_node == 2 and not short.derived
 
 
@@ -101,9 +101,9 @@ def test_typed_gpus_features_and_partitions_from_nodes_alone():
     site = build([_read("slurm-25.05-node.txt"), _read("slurm-24.05-node.txt")])
     assert sorted(site.partitions) == ["compute100", "tn"]
     tn = site.partitions["tn"]
-    assert (tn.gpus_per_node, tn.gpu_types, tn.mem_per_node) == (1, ["a40"], 245760)
-    assert tn.features == ["a40", "esc8000a"]
-    assert site.partitions["compute100"].gpu_types == ["nvidia-rtx-3090"]
+    assert (tn.gpus_per_node, tn.gpu_types, tn.mem_per_node) == (1, ("a40",), 245760)
+    assert tn.features == ("a40", "esc8000a")
+    assert site.partitions["compute100"].gpu_types == ("nvidia-rtx-3090",)
     none = build([_read("slurm-25.11-node.txt")]).partitions["all"]
     assert none.gpus_per_node == 0 and none.gpu_types is None  # Gres=(null): no GPUs
 
@@ -113,7 +113,7 @@ def test_slurm_23_02_node_features_memory_and_no_gpus():
     assert rec["Version"] == "23.02.7" and rec["CPUEfctv"] == "256"
     zen4 = build([_read("slurm-23.02-node.txt")]).partitions["cpu_zen4"]
     assert (zen4.total_nodes, zen4.mem_per_node) == (1, 644096)  # RealMemory, not CfgTRES mem=629G
-    assert zen4.features == ["amd_cpu", "rack17", "zen4"]
+    assert zen4.features == ("amd_cpu", "rack17", "zen4")
     assert zen4.gpus_per_node == 0 and zen4.gpu_types is None  # Gres=(null), no gres/gpu in CfgTRES
     assert zen4.max_time is None and not zen4.default  # node records say nothing of limits
 
@@ -430,8 +430,8 @@ def test_tres_with_typed_gpus():
     rec = ("PartitionName=h100 MaxTime=2-00:00:00 TotalNodes=3 TRES=cpu=192,mem=1500G,node=3,"
            "billing=192,gres/gpu=7,gres/gpu:nvidia_h100_80gb_hbm3=4,gres/gpu:nvidia_h100_nvl=3\n")
     p = build([read_text("p.txt", rec)]).partitions["h100"]
-    assert p.gpu_types == ["nvidia_h100_80gb_hbm3", "nvidia_h100_nvl"]
-    assert p.gpus_per_node is None and p.mem_per_node == 512000 and p.derived == ["mem-per-node"]
+    assert p.gpu_types == ("nvidia_h100_80gb_hbm3", "nvidia_h100_nvl")
+    assert p.gpus_per_node is None and p.mem_per_node == 512000 and p.derived == ("mem-per-node",)
     even = build([read_text("p.txt", rec.replace("TotalNodes=3", "TotalNodes=7"))])
     assert even.partitions["h100"].gpus_per_node == 1
 
@@ -442,9 +442,9 @@ def test_node_records_for_part_of_a_partition_are_marked_derived():
     one = read_text("n.txt", (DATA / "slurm-22.05.8-node.txt").read_text().split("\n\n")[0])
     site = build([_read("slurm-22.05.8-partition.txt"), one])
     debug, short = site.partitions["debug"], site.partitions["short"]
-    assert debug.partial == (1, 2) and debug.derived == ["gpus-per-node", "mem-per-node"]
+    assert debug.partial == (1, 2) and debug.derived == ("gpus-per-node", "mem-per-node")
     assert debug.gpu_types is None and debug.features is None
-    assert short.partial is None and short.gpu_types == []  # node1 is all of short
+    assert short.partial is None and short.gpu_types == ()  # node1 is all of short
     cfg = from_table(tomllib.loads(_write(site)), "partial")
     text = "#!/bin/bash\n#SBATCH -p debug\n#SBATCH --gpus-per-node=4\nsrun true\n"
     assert _found(text, cfg, "SB704") == [(3, 9, Severity.WARNING)]

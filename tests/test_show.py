@@ -215,3 +215,58 @@ def test_several_agents_per_node_form_no_world():
     one = text.replace("--ntasks-per-node=4", "--ntasks-per-node=1")
     [step] = facts_for(one, "job.sbatch").steps
     assert (step.world_size, step.ranks_per_node) == (16, 4)
+
+
+@pytest.mark.parametrize("name,content,why", [
+    ("empty.sbatch", "", "empty"),
+    ("blank.sbatch", " \n\t\n", "only whitespace"),
+    ("train.py", "import torch\nprint(torch.cuda.device_count())\n", "no #SBATCH line"),
+    # a README whose heading matches DESIGN's loose `# sbatch` test: no directive sbatch
+    # reads, no srun step, no #! line
+    ("README.md", "# sbatch-tools\n\nRun `sbatch job.sbatch`.\n", "no #SBATCH directive"),
+])
+def test_a_file_that_is_no_job_script_is_said_to_be_none(tmp_path, capsys, name, content, why):
+    """No default job (1 node, 1 task) is invented for it: text and JSON say it is no job script,
+    with empty components and steps; exit 0 like the linter on named files that are none."""
+    p = tmp_path / name
+    p.write_text(content)
+    assert main([str(p)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{p}: not a job script: ") and why in out
+    assert "node(s)" not in out
+    assert main(["--format", "json", str(p)]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    jsonschema.validate(obj, schema())
+    assert why in obj["not_a_job_script"]
+    assert (obj["components"], obj["steps"]) == ([], [])
+
+
+def test_a_job_script_has_no_not_a_job_script_reason():
+    obj = show("#!/bin/bash\npython train.py\n")  # a .sbatch name, no directive: sbatch's defaults
+    assert obj["not_a_job_script"] is None
+    assert obj["components"][0]["nodes"] == 1
+    bad = dict(obj, not_a_job_script="empty")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema())  # a reason with components is not a valid object
+
+
+@pytest.mark.parametrize("gpus,nodes", [("1", 1), ("a100:1", 1), ("8", None)])
+def test_gpus_without_nodes(gpus, nodes):
+    """sbatch(1) --nodes: without it, "enough nodes to satisfy ... -n, -c and --gpus": one GPU
+    fits on one node; eight may need several (the site's nodes decide)."""
+    obj = show(f"#!/bin/bash\n#SBATCH --array=0-3\n#SBATCH --gpus={gpus}\nsrun python t.py\n")
+    assert obj["components"][0]["nodes"] == nodes
+    assert obj["steps"][0]["nodes"] == nodes
+    if nodes == 1:
+        assert obj["steps"][0]["tasks"] == 1 and obj["components"][0]["gpus_per_node"] == 1
+
+
+def test_text_says_why_the_node_count_is_unknown():
+    from sbatch_lsp.facts.show import show_text
+    text = show_text(facts_for("#!/bin/bash\n#SBATCH --gpus=8\nsrun python t.py\n",
+                               "job.sbatch"), "job.sbatch")
+    assert "? node(s)" in text
+    assert "node count unknown: no --nodes: sbatch allocates enough nodes for --gpus=8" in text
+    known = show_text(facts_for("#!/bin/bash\n#SBATCH --gpus=1\nsrun python t.py\n",
+                                "job.sbatch"), "job.sbatch")
+    assert "job: 1 node(s), 1 task(s)" in known and "unknown" not in known

@@ -348,3 +348,45 @@ def test_the_agents_closing_signals_are_cascade() -> None:
     obj = triage_text(log, "job.log").to_json()
     assert obj["root_cause"]["line"] == 1
     assert [c["kind"] for c in obj["cascade"]] == ["sigterm", "sigterm"]
+
+
+# -- the failing agent's node from srun's echo ------------------------------------------------
+
+EADDRINUSE_TRACE = (
+    "[E socket.cpp:500] [c10d] The server socket has failed to listen on any local network "
+    "address.\n"
+    "Traceback (most recent call last):\n"
+    '  File "/opt/venv/bin/torchrun", line 8, in <module>\n'
+    "    sys.exit(main())\n"
+    '  File "/opt/venv/lib/python3.10/site-packages/torch/distributed/elastic/rendezvous/'
+    'static_tcp_rendezvous.py", line 55, in next_rendezvous\n'
+    "    self._store = TCPStore(\n"
+    "torch.distributed.DistNetworkError: The server socket has failed to listen on any local "
+    "network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address "
+    "already in use).\n")
+
+
+def test_eaddrinuse_takes_its_node_from_srun_s_echo_of_the_one_failed_task():
+    """A torchrun agent that cannot bind the store's port exits with code 1; srun's echo names
+    the node of that task (its task id is an agent's, not a rank, so only the node is read)."""
+    text = EADDRINUSE_TRACE + "srun: error: gpu-node-07: task 0: Exited with exit code 1\n"
+    obj = triage_text(text, "job.log").to_json()
+    check_schema(obj)
+    assert obj["root_cause"]["category"] == "address-in-use"
+    ff = obj["first_failure"]
+    assert (ff["rank"], ff["node"], ff["confidence"]) == (0, "gpu-node-07", "likely")
+    assert "first failure: rank 0, node gpu-node-07 (likely)" in format_text(
+        triage_text(text, "job.log"), color=False)
+
+
+def test_no_node_from_srun_s_echo_when_agents_were_signalled_or_several_failed():
+    """torchrun turns SIGTERM into a SignalException and exits with 1 too, so a signalled agent
+    makes an exit code ambiguous (the slurm tier's static-rendezvous log: node2's task 2 exited
+    with 1, yet the node-rank-0 agents that bind the port ran on node1, and two agents were
+    signalled); two failed tasks name no one."""
+    static = triage([str(LOGS / "slurm-tier-sb201-static.log")])
+    assert static.verdict.root.category == "address-in-use"
+    assert static.verdict.node is None
+    two = EADDRINUSE_TRACE + ("srun: error: gpu-node-07: task 0: Exited with exit code 1\n"
+                              "srun: error: gpu-node-08: task 1: Exited with exit code 1\n")
+    assert triage_text(two, "job.log").to_json()["first_failure"]["node"] is None

@@ -27,7 +27,9 @@ job's ``--ntasks-per-node`` no longer fits, warns "can't honor --ntasks-per-node
 (``src/srun/libsrun/opt.c``): ``srun --nodes=1`` in a 2 × 2 job asks for 4 tasks on one node.
 Without ``--nodes`` and any job-wide count (``--ntasks``, ``--gpus``, ``--nodelist``) sbatch
 allocates one node (sbatch(1) ``--nodes``: "enough nodes to satisfy the requested resources as
-expressed by per-job specification options").
+expressed by per-job specification options"); one node also holds ``--gpus=1`` (an array job's
+usual request: each array task is a job of its own with the same resources, sbatch(1)
+``--array``).
 """
 from __future__ import annotations
 
@@ -187,8 +189,11 @@ def _component(block: DirectiveBlock, k: int) -> Component:
         return Request(use is not None, parse_count(use.value) if use is not None else None)
 
     nodes, ntasks, tpn = request("nodes"), request("ntasks"), request("ntasks-per-node")
-    if not nodes.given and (ntasks.value == 1 or not ntasks.given and not
-                            {"gpus", "nodelist", "ntasks"} & set(eff)):
+    # one GPU for the job (--gpus=1) fits on one node, like one task does
+    one_gpu = "gpus" in eff and (gpu_count(eff["gpus"].value) or 0) <= 1 and \
+        gpu_count(eff["gpus"].value) is not None
+    if not nodes.given and (ntasks.value == 1 or not ntasks.given and "nodelist" not in eff
+                            and ("gpus" not in eff or one_gpu)):
         nodes = Request(False, 1)
     per_task = gpu_count(eff["gpus-per-task"].value) if "gpus-per-task" in eff else None
     comp = Component(k, nodes, ntasks, tpn, None, per_task,

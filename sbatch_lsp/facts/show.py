@@ -3,7 +3,9 @@
 Per heterogeneous-job component its resources; per srun step, in script order, its nodes,
 tasks, tasks per node, GPUs, container, launcher, world size, ranks per node, the task ids on
 each node, and the batch-shell variables with whether they reach its tasks. Unknown is null,
-never guessed. Exit 0, or 2 for unreadable input or bad usage.
+never guessed. A file that is no job script (empty, or with neither an ``#SBATCH`` line nor
+a .sbatch/.slurm name: a README, a Python file) is said to be none, with no resources. Exit 0 (for a file that is no job script too, as the linter's exit 0 for named files
+that are none), or 2 for unreadable input or bad usage.
 """
 from __future__ import annotations
 
@@ -16,16 +18,45 @@ from typing import Any
 
 from ..config import Config, ConfigError, find_config, load_file
 from ..secrets import Masker, credential_name, credential_values, mask
-from ..source import BinaryInputError, decode_with_encoding, os_reason, read_bounded
+from ..source import BinaryInputError, decode_with_encoding, is_job_script, os_reason, read_bounded
+from .layout import Component, gpu_count
 from .steps import Facts, StepFacts, facts_of
 
-SCHEMA_VERSION = 1
+#: 2: ``not_a_job_script`` added (components and steps are empty when it is set)
+SCHEMA_VERSION = 2
 MAX_BYTES = 64 * 1024 * 1024
 
 
+def not_a_job_script(facts: Facts) -> str | None:
+    """Why the file is no job script (one sentence), or None when it is one.
+
+    sbatch refuses an empty or whitespace-only script ("Batch script is empty!", "Batch script
+    contains only whitespace!": ``_get_script_buffer`` in Slurm's ``src/sbatch/sbatch.c``).
+    A file the linter skips (:func:`~sbatch_lsp.source.is_job_script`: no ``#SBATCH``-like line
+    and no .sbatch/.slurm name) is none either, and neither is one whose only ``sbatch``-like
+    lines are prose (a README's ``# sbatch-lsp`` heading): no directive sbatch reads, no srun
+    step, no ``#!`` line and no .sbatch/.slurm name."""
+    job = facts.job
+    text, path = job.source.text, job.source.path
+    if not text:
+        return "the file is empty (sbatch refuses it: \"Batch script is empty!\")"
+    if not text.strip():
+        return ("the file holds only whitespace (sbatch refuses it: \"Batch script contains "
+                "only whitespace!\")")
+    if not is_job_script(text, path):
+        return ("no #SBATCH line and not named *.sbatch or *.slurm (sbatch-lint neither lints "
+                "nor shows it)")
+    named = path.lower().endswith((".sbatch", ".slurm"))
+    if named or text.lstrip("\ufeff \t\r\n").startswith("#!") or job.directives.lines or \
+            job.directives.late_lines or facts.steps:
+        return None
+    return "no #SBATCH directive, no srun step, no #! line and not named *.sbatch or *.slurm"
+
+
 def show_object(facts: Facts) -> dict[str, Any]:
-    """The ``show --format json`` object: ``schema_version``, ``components`` and ``steps``
-    (every key always present; null when unknown or not applicable). A variable's value that
+    """The ``show --format json`` object: ``schema_version``, ``not_a_job_script`` (null, or
+    why the file is none: then ``components`` and ``steps`` are empty), ``components`` and
+    ``steps`` (every key always present; null when unknown or not applicable). A variable's value that
     holds a detected secret, or any value of a credential-named variable, is masked."""
     masker = Masker.of(facts.job.source.text, credential_values(facts.job))
 
@@ -34,8 +65,13 @@ def show_object(facts: Facts) -> dict[str, Any]:
             return None
         return mask(value) if credential_name(name) else masker.text(value)
 
+    why = not_a_job_script(facts)
+    if why is not None:
+        return {"schema_version": SCHEMA_VERSION, "not_a_job_script": why, "components": [],
+                "steps": []}
     return {
         "schema_version": SCHEMA_VERSION,
+        "not_a_job_script": None,
         "components": [{
             "nodes": c.nodes.value, "tasks": c.tasks, "tasks_per_node": c.tasks_per_node,
             "gpus_per_node": c.gpus_per_node, "partition": shown("", c.partition),
@@ -68,12 +104,17 @@ def _n(v: object) -> str:
 def show_text(facts: Facts, path: str) -> str:
     """A readable rendering of the same facts."""
     obj = show_object(facts)
+    if obj["not_a_job_script"] is not None:
+        return f"{path}: not a job script: {obj['not_a_job_script']}\n"
     out = [f"{path}:"]
-    for k, c in enumerate(obj["components"]):
+    for k, (c, comp) in enumerate(zip(obj["components"], facts.components, strict=True)):
         name = f"component {k}" if len(obj["components"]) > 1 else "job"
         out.append(f"  {name}: {_n(c['nodes'])} node(s), {_n(c['tasks'])} task(s), "
                    f"{_n(c['tasks_per_node'])} per node, {_n(c['gpus_per_node'])} GPU(s) per "
                    f"node, partition {_n(c['partition'])}, time {_n(c['time'])}")
+        why = nodes_unknown(comp)
+        if why:
+            out.append(f"    node count unknown: {why}")
     if not obj["steps"]:
         out.append("  no srun steps")
     for s, f in zip(obj["steps"], facts.steps, strict=True):
@@ -98,6 +139,23 @@ def show_text(facts: Facts, path: str) -> str:
         if kept:
             out.append("    not exported (unset in the tasks): " + ", ".join(kept))
     return "\n".join(out) + "\n"
+
+
+def nodes_unknown(c: Component) -> str | None:
+    """Why a component's node count is unknown (None when it is known): without ``--nodes``
+    sbatch allocates "enough nodes to satisfy the requested resources as expressed by per-job
+    specification options, e.g. -n, -c and --gpus" (sbatch(1) ``--nodes``), which the site's
+    CPUs and GPUs per node decide."""
+    if c.nodes.value is not None:
+        return None
+    if c.nodes.given:
+        return f"--nodes={c.options['nodes'].value} is not a node count"
+    asked = [f"--{k}={c.options[k].value}" for k in ("ntasks", "gpus", "nodelist")
+             if k in c.options]
+    if "gpus" in c.options and gpu_count(c.options["gpus"].value) is None:
+        return f"--gpus={c.options['gpus'].value} is not a GPU count"
+    return (f"no --nodes: sbatch allocates enough nodes for {' and '.join(asked)} "
+            "(sbatch(1) --nodes), which depends on the site's nodes")
 
 
 def _ranges(ids: list[int]) -> str:

@@ -19,10 +19,12 @@ Slurm facts read here (slurm.conf(5) and scontrol(1), 22.05 to 25.05):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import hostlist
 
+from ..config import Partition
 from ..values import mbytes, time_seconds
 from .readers import ProfileInputError, SlurmText, split_list, value
 
@@ -42,29 +44,19 @@ class Node:
         return sum(self.gpus.values())
 
 
-@dataclass
-class Partition:
-    """One partition as the profile describes it. Times in seconds (None: unlimited),
-    memory in MB; ``derived`` names the keys computed from the partition's TRES sum."""
+@dataclass(frozen=True)
+class ReadPartition(Partition):
+    """One partition as the saved output describes it: the profile's facts
+    (:class:`sbatch_lsp.config.Partition`, what the written file holds) and how they were read:
+    its ``name``, ``node_names`` (``Nodes=`` expanded), ``tres`` (its ``TRES=`` sum),
+    ``heterogeneous`` (keys whose value differs between its nodes: the largest is kept) and
+    ``partial`` ((node records read, TotalNodes) when the node data covers only some of its
+    nodes)."""
 
-    name: str
-    max_time: int | None = None
-    max_time_text: str | None = None
-    max_nodes: int | None = None
-    total_nodes: int | None = None
-    default: bool = False
-    exclusive: bool | str = False
-    node_names: list[str] = field(default_factory=list)
+    name: str = ""
+    node_names: tuple[str, ...] = ()
     tres: dict[str, str] = field(default_factory=dict)
-    gpus_per_node: int | None = None
-    #: the GRES types of its nodes' GPUs ([] for untyped GPUs), None when unknown
-    gpu_types: list[str] | None = None
-    mem_per_node: int | None = None
-    #: its nodes' AvailableFeatures ([] for none), None when no node data is given
-    features: list[str] | None = None
-    derived: list[str] = field(default_factory=list)
-    heterogeneous: list[str] = field(default_factory=list)
-    #: (node records read, TotalNodes) when the node data covers only some of its nodes
+    heterogeneous: tuple[str, ...] = ()
     partial: tuple[int, int] | None = None
 
 
@@ -72,7 +64,7 @@ class Partition:
 class Site:
     """Everything the given files say, and which file said it."""
 
-    partitions: dict[str, Partition] = field(default_factory=dict)
+    partitions: dict[str, ReadPartition] = field(default_factory=dict)
     nodes: dict[str, Node] = field(default_factory=dict)
     release: str | None = None
     enforce_part_limits: str | None = None
@@ -125,36 +117,37 @@ def _tres_gpus(t: dict[str, str]) -> dict[str | None, int]:
     return {}
 
 
-def _partition(rec: dict[str, str]) -> Partition:
-    p = Partition(rec["PartitionName"])
+def _partition(rec: dict[str, str]) -> ReadPartition:
+    name = rec["PartitionName"]
+    got: dict[str, Any] = {"name": name}
     mt = value(rec, "MaxTime")
     if mt is not None:
         secs = time_seconds(mt)
         if secs is None:
-            raise ValueError(f"partition {p.name}: MaxTime={mt} is not a Slurm time")
+            raise ValueError(f"partition {name}: MaxTime={mt} is not a Slurm time")
         if secs >= 0:
-            p.max_time, p.max_time_text = secs, mt
+            got.update(max_time=secs, max_time_text=mt)
     mn = value(rec, "MaxNodes")
     if mn is not None and mn.isdigit():
-        p.max_nodes = int(mn)
+        got["max_nodes"] = int(mn)
     tn = value(rec, "TotalNodes")
     if tn is not None and tn.isdigit():
-        p.total_nodes = int(tn)
-    p.default = (value(rec, "Default") or "").upper() == "YES"
+        got["total_nodes"] = int(tn)
+    got["default"] = (value(rec, "Default") or "").upper() == "YES"
     over = (value(rec, "OverSubscribe") or value(rec, "Shared") or "").upper()
     if over.startswith("EXCLUSIVE") or (value(rec, "Exclusive") or "").upper() == "YES":
-        p.exclusive = True
+        got["exclusive"] = True
     elif (value(rec, "ExclusiveUser") or "").upper() == "YES" or \
             (value(rec, "Exclusive") or "").upper() == "USER":
-        p.exclusive = "user"
+        got["exclusive"] = "user"
     nodes = value(rec, "Nodes")
     if nodes:
         try:
-            p.node_names = hostlist.expand_hostlist(nodes)
+            got["node_names"] = tuple(hostlist.expand_hostlist(nodes))
         except hostlist.BadHostlist:
-            raise ValueError(f"partition {p.name}: Nodes={nodes} is not a host list") from None
-    p.tres = tres(value(rec, "TRES"))
-    return p
+            raise ValueError(f"partition {name}: Nodes={nodes} is not a host list") from None
+    got["tres"] = tres(value(rec, "TRES"))
+    return ReadPartition(**got)
 
 
 def _node(rec: dict[str, str]) -> Node:
@@ -198,50 +191,50 @@ def build(texts: list[SlurmText]) -> Site:
     if not site.partitions:  # nodes alone: their Partitions= names the partitions
         for n in site.nodes.values():
             for name in n.partitions:
-                site.partitions.setdefault(name, Partition(name))
-    for p in site.partitions.values():
-        _fill(p, site)
+                site.partitions.setdefault(name, ReadPartition(name=name))
+    site.partitions = {name: _fill(p, site) for name, p in site.partitions.items()}
     return site
 
 
-def _fill(p: Partition, site: Site) -> None:
-    """A partition's per-node facts from its nodes, else (no node data) from its TRES sum."""
+def _fill(p: ReadPartition, site: Site) -> ReadPartition:
+    """A partition with its per-node facts from its nodes, else (no node data) from its TRES
+    sum."""
     nodes = [n for n in site.nodes.values() if p.name in n.partitions or n.name in p.node_names]
     if site.nodes:
-        if p.total_nodes is None:
-            p.total_nodes = len(nodes)
+        total = p.total_nodes if p.total_nodes is not None else len(nodes)
         if not nodes:
-            return
-        if len(nodes) < p.total_nodes:  # `scontrol show node n1` saved for a larger partition:
-            p.partial = (len(nodes), p.total_nodes)  # the others may hold more, or other kinds
+            return replace(p, total_nodes=total)
+        # `scontrol show node n1` saved for a larger partition: the others may hold more, or
+        # other kinds
+        partial = (len(nodes), total) if len(nodes) < total else None
         counts = {n.gpu_count for n in nodes}
-        p.gpus_per_node = max(counts)
-        if len(counts) > 1:
-            p.heterogeneous.append("gpus-per-node")
-        if p.gpus_per_node and not p.partial:
-            p.gpu_types = sorted({k for n in nodes for k in n.gpus if k is not None})
         mems = {n.memory_mb for n in nodes if n.memory_mb is not None}
-        if mems:
-            p.mem_per_node = max(mems)
-            if len(mems) > 1:
-                p.heterogeneous.append("mem-per-node")
-        if not p.partial:
-            p.features = sorted({f for n in nodes for f in n.features})
-        else:
-            p.derived += [k for k, v in (("gpus-per-node", p.gpus_per_node),
-                                         ("mem-per-node", p.mem_per_node)) if v is not None]
-        return
+        gpus, mem = max(counts), (max(mems) if mems else None)
+        mixed = tuple(k for k, n in (("gpus-per-node", len(counts)),
+                                     ("mem-per-node", len(mems))) if n > 1)
+        return replace(
+            p, total_nodes=total, partial=partial, gpus_per_node=gpus, mem_per_node=mem if mem is not None else p.mem_per_node,
+            heterogeneous=p.heterogeneous + mixed,
+            gpu_types=tuple(sorted({k for n in nodes for k in n.gpus if k is not None}))
+            if gpus and not partial else p.gpu_types,
+            features=tuple(sorted({f for n in nodes for f in n.features}))
+            if not partial else p.features,
+            derived=p.derived + tuple(k for k, v in (("gpus-per-node", gpus),
+                                                     ("mem-per-node", mem)) if v is not None)
+            if partial else p.derived)
     count = p.total_nodes or (int(p.tres["node"]) if p.tres.get("node", "").isdigit() else 0)
     if not count:
-        return
-    gpus = _tres_gpus(p.tres)  # absent unless accounting tracks GPUs: then unknown, not 0
-    total = sum(gpus.values())
-    if gpus and total % count == 0:
-        p.gpus_per_node = total // count
-        p.derived.append("gpus-per-node")
-    if any(k is not None for k in gpus):  # typed entries: the types; untyped says nothing
-        p.gpu_types = sorted(k for k in gpus if k is not None)
-    mem = mbytes(p.tres["mem"]) if "mem" in p.tres else None
-    if mem is not None and mem % count == 0:
-        p.mem_per_node = mem // count
-        p.derived.append("mem-per-node")
+        return p
+    gpus_by_type = _tres_gpus(p.tres)  # absent unless accounting tracks GPUs: unknown, not 0
+    total_gpus = sum(gpus_by_type.values())
+    mem_sum = mbytes(p.tres["mem"]) if "mem" in p.tres else None
+    derived = p.derived
+    if gpus_by_type and total_gpus % count == 0:
+        p = replace(p, gpus_per_node=total_gpus // count)
+        derived += ("gpus-per-node",)
+    if any(k is not None for k in gpus_by_type):  # typed entries: the types; untyped: nothing
+        p = replace(p, gpu_types=tuple(sorted(k for k in gpus_by_type if k is not None)))
+    if mem_sum is not None and mem_sum % count == 0:
+        p = replace(p, mem_per_node=mem_sum // count)
+        derived += ("mem-per-node",)
+    return replace(p, derived=derived)

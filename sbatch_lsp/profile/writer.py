@@ -10,7 +10,7 @@ import tomlkit
 from tomlkit.items import Table
 
 from ..config import PARTITION_KEYS, PROFILE_KEYS
-from .site import Partition, Site
+from .site import ReadPartition, Site
 
 
 def release_key(release: str) -> str:
@@ -18,7 +18,7 @@ def release_key(release: str) -> str:
     return ".".join(release.split(".")[:2])
 
 
-def _partition_table(p: Partition) -> Table:
+def _partition_table(p: ReadPartition) -> Table:
     t = tomlkit.table()
     rows: list[tuple[str, object, str | None]] = []
     if p.max_time_text:
@@ -62,7 +62,7 @@ def _item(val: object, note: str | None):
     return it
 
 
-def _note(p: Partition, key: str) -> str | None:
+def _note(p: ReadPartition, key: str) -> str | None:
     if key in p.derived and p.partial:
         return f"derived: the largest of the {p.partial[0]} of its {p.partial[1]} nodes given"
     if key in p.derived:

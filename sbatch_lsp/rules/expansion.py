@@ -102,6 +102,16 @@ class _Flow:
         return self.carried
 
 
+def _unquoted_heredoc(job, offset: int) -> str | None:
+    """The delimiter word of the unquoted here-document whose body holds ``offset`` (the shell
+    that writes it expands ``$…`` in the body: bash(1) "Here Documents"), or None."""
+    text = job.source.text
+    for h in job.script.heredocs:
+        if not h.quoted and h.start <= offset < h.end:
+            return text[h.end:].split("\n", 1)[0].strip() or "EOF"
+    return None
+
+
 @rule("SB301", "early-expanded-task-variable", Severity.ERROR,
       "a per-task variable expanded once by the batch shell: 0 on every node", fix="unsafe")
 def early_expanded_task_variable(job):
@@ -169,7 +179,15 @@ def early_expanded_task_variable(job):
         sev = h.severity
         value = "0" if e.name in ("SLURM_PROCID", "SLURM_NODEID", "SLURM_LOCALID") else \
             "the batch host's value"
-        if sev is Severity.ERROR:
+        delimiter = _unquoted_heredoc(job, e.start)
+        if sev is Severity.ERROR and delimiter is not None:
+            msg = (f"${e.name} is expanded once by the batch shell when it writes this "
+                   f"here-document (task 0 on node 0), so every task gets {value}: all launchers "
+                   "claim the same rank and the rendezvous hangs or fails with EADDRINUSE; quote "
+                   f"the delimiter (<<'{delimiter}') so the body is written as it is and "
+                   f"${e.name} is expanded where the body runs (or escape it as \\${e.name} "
+                   "if other lines need the batch shell's values)")
+        elif sev is Severity.ERROR:
             msg = (f"${e.name} is expanded once by the batch shell (task 0 on node 0), so every "
                    f"task gets {value}: all launchers claim the same rank and the rendezvous "
                    "hangs or fails with EADDRINUSE; expand it inside the task (escape it as "
@@ -179,6 +197,9 @@ def early_expanded_task_variable(job):
             msg = (f"${e.name} is expanded by the batch shell, where it is always {value} "
                    "(the batch script is task 0 on node 0); harmless only if nothing relies on "
                    "it differing between tasks")
+            if delimiter is not None:
+                msg += (f" (it is expanded when the here-document is written: <<'{delimiter}' "
+                        "keeps it for where the body runs)")
         fixes = []
         if sev is Severity.ERROR and h.escape and e.quoting == DOUBLE:
             fixes.append(Fix(f"escape it so each task expands ${e.name}",

@@ -110,6 +110,8 @@ def decide(scan: Scan, paths: list[str]) -> Verdict:
             rank, node, first_conf = echo_rank, echo_node, "likely"
     if rank is None and root.category == "address-in-use":
         rank, first_conf = 0, "likely"  # the store's server is rank 0 (node rank 0's agent)
+    if node is None:
+        node = _failed_task_node(scan)
     if rank is None and node is None:
         first_conf = "unknown"
     return Verdict(root, root_conf, rank, node, root, first_conf, cascade)
@@ -129,6 +131,21 @@ def _from_srun_echo(scan: Scan, root: Evidence) -> tuple[int | None, str | None]
     if len(tasks) == 1:
         return tasks.pop()
     return None, None
+
+
+def _failed_task_node(scan: Scan) -> str | None:
+    """The node srun's echo names for the one task that exited with an error code ("srun:
+    error: NODE: task N: Exited with exit code C"), a launcher's agent or the program itself,
+    unless a launcher in the log was stopped by a signal: torchrun turns SIGTERM into a
+    SignalException and exits with code 1 as well
+    (``torch/distributed/elastic/multiprocessing/api.py`` ``_terminate_process_handler``), so an
+    exit code then does not single out the task that failed."""
+    if any(e.category == "sigterm" and e.detail.startswith(("signal ", "received signal"))
+           for e in scan.evidence):
+        return None
+    failed = {(t, r.node) for r in scan.exits if r.source == "srun" and r.node and
+              r.code.isdigit() and r.code != "0" for t in r.tasks}
+    return failed.pop()[1] if len(failed) == 1 else None
 
 
 def _rank_from_reports(scan: Scan, node: str | None) -> int | None:
