@@ -41,3 +41,30 @@ def test_stdin_heredoc_to_a_shell_with_a_script_is_no_script() -> None:
 def test_heredoc_on_another_descriptor_is_no_script() -> None:
     text = HEAD + "srun bash 3<<EOF\n" + TORCHRUN + "EOF\n"
     assert not [f for f in _found(text) if f[0] == "SB301"]
+
+
+# ---- a global batch the micro batch does not divide --------------------------------------------
+MEGATRON = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=8\n"
+            "export CUDA_DEVICE_MAX_CONNECTIONS=1\n")
+
+
+def _sb604(text: str) -> list[tuple[str, str, str]]:
+    return [f for f in _found(text) if f[0] == "SB604"]
+
+
+def test_gbs_not_a_multiple_of_mbs_fails_whatever_the_unknown_sizes() -> None:
+    # TP from the submitting environment: DP is unknown, but 30 % 4 fails for every DP
+    text = MEGATRON + ("srun torchrun --nproc-per-node=8 pretrain_gpt.py "
+                       "--tensor-model-parallel-size $TP --num-layers 24 --hidden-size 2048 "
+                       "--num-attention-heads 16 --micro-batch-size 4 --global-batch-size 30\n")
+    assert _sb604(text) == [("SB604", "error", "30")]
+    # a multiple of the micro batch: whether it divides micro × DP depends on the unknown TP
+    assert _sb604(text.replace("size 30", "size 32")) == []
+
+
+def test_gbs_check_keeps_its_exemptions_when_sizes_are_unknown() -> None:
+    base = MEGATRON + ("srun torchrun --nproc-per-node=8 pretrain_gpt.py "
+                       "--tensor-model-parallel-size $TP --num-layers 24 --hidden-size 2048 "
+                       "--num-attention-heads 16 --micro-batch-size 4 --global-batch-size 30")
+    assert _sb604(base + " --decrease-batch-size-if-needed\n") == []
+    assert _sb604(base + " --rampup-batch-size 16 16 5000000 --train-samples 100000\n") == []
