@@ -68,3 +68,39 @@ def test_gbs_check_keeps_its_exemptions_when_sizes_are_unknown() -> None:
                        "--num-attention-heads 16 --micro-batch-size 4 --global-batch-size 30")
     assert _sb604(base + " --decrease-batch-size-if-needed\n") == []
     assert _sb604(base + " --rampup-batch-size 16 16 5000000 --train-samples 100000\n") == []
+
+
+# ---- exported runtime settings kept out of the tasks --------------------------------------------
+NONE_HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n#SBATCH --export=NONE\n"
+
+
+def _sb302(text: str) -> list[tuple[str, str, str]]:
+    return [f for f in _found(text) if f[0] == "SB302"]
+
+
+def test_runtime_setting_under_export_none_is_a_warning_at_its_export() -> None:
+    text = NONE_HEAD + "export NCCL_DEBUG=INFO\nexport I_MPI_PIN=1\nsrun ./solver\n"
+    assert _sb302(text) == [("SB302", "warning", "NCCL_DEBUG=INFO"),
+                            ("SB302", "warning", "I_MPI_PIN=1")]
+
+
+def test_runtime_setting_that_reaches_the_tasks_is_not_reported() -> None:
+    for fix in ("export SLURM_EXPORT_ENV=ALL\n", ""):
+        srun = "srun ./solver\n" if fix else "srun --export=ALL ./solver\n"
+        assert _sb302(NONE_HEAD + fix + "export OMP_NUM_THREADS=4\n" + srun) == [], (fix, srun)
+    named = NONE_HEAD + "export OMP_NUM_THREADS=4\nsrun --export=OMP_NUM_THREADS ./solver\n"
+    assert _sb302(named) == []
+    # without --export=NONE the export reaches every step
+    assert _sb302(NONE_HEAD.replace("#SBATCH --export=NONE\n", "") +
+                  "export OMP_NUM_THREADS=4\nsrun ./solver\n") == []
+
+
+def test_srun_export_list_without_the_setting_keeps_it_out() -> None:
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\nexport OMP_NUM_THREADS=4\n"
+            "srun --export=PATH,HOME ./solver\n")
+    assert _sb302(text) == [("SB302", "warning", "OMP_NUM_THREADS=4")]
+
+
+def test_other_exported_names_need_a_read_in_the_task() -> None:
+    # nothing shows that the tasks read WORKDIR: no finding (the read must be in the script)
+    assert _sb302(NONE_HEAD + "export WORKDIR=/scratch/run\nsrun ./solver\n") == []

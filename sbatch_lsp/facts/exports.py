@@ -143,3 +143,22 @@ def _split_flags(args: list[Word]) -> tuple[set[str], list[Word]]:
             rest.append(w)
     return flags, rest
 
+
+
+#: environment variables that libraries every task process loads read at start-up, with no read
+#: in the script: exporting one is a setting meant for the tasks. OpenMP (OpenMP API 5.2 §21
+#: "Environment Variables": OMP_*), NCCL (NCCL User Guide "Environment Variables": NCCL_*),
+#: UCX (ucx_info -c: UCX_*), libfabric (fi_provider(7): FI_*), Intel MPI (I_MPI_*), Open MPI
+#: (MCA parameters from OMPI_MCA_*), PyTorch (TORCH_*, PYTORCH_*), oneMKL and OpenBLAS thread
+#: counts, and the CUDA runtime's CUDA_DEVICE_MAX_CONNECTIONS / CUDA_LAUNCH_BLOCKING (CUDA C++
+#: Programming Guide, "CUDA Environment Variables").
+RUNTIME_PREFIXES = ("OMP_", "NCCL_", "UCX_", "FI_", "I_MPI_", "OMPI_MCA_", "TORCH_", "PYTORCH_")
+RUNTIME_NAMES = frozenset({"MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                           "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_LAUNCH_BLOCKING"})
+
+
+def read_by_task_runtime(name: str) -> bool:
+    """Whether a library every task process loads reads ``name`` from its environment at
+    start-up (:data:`RUNTIME_PREFIXES`, :data:`RUNTIME_NAMES`): its reader is the program's
+    runtime, which the script does not show."""
+    return name in RUNTIME_NAMES or name.startswith(RUNTIME_PREFIXES)
