@@ -104,3 +104,15 @@ def test_srun_export_list_without_the_setting_keeps_it_out() -> None:
 def test_other_exported_names_need_a_read_in_the_task() -> None:
     # nothing shows that the tasks read WORKDIR: no finding (the read must be in the script)
     assert _sb302(NONE_HEAD + "export WORKDIR=/scratch/run\nsrun ./solver\n") == []
+
+
+# ---- SB201's explanation follows the rendezvous -------------------------------------------------
+def test_standalone_copies_form_separate_worlds_not_a_port_clash() -> None:
+    head = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=4\n#SBATCH --gres=gpu:4\n"
+    standalone = lint(head + "srun torchrun --standalone --nproc_per_node=4 train.py\n", "j").diagnostics
+    static = lint(head + "srun torchrun --nnodes=1 --nproc_per_node=4 --master_addr=localhost "
+                  "--master_port=29500 train.py\n", "j").diagnostics
+    (s,) = [d for d in standalone if d.code == "SB201"]
+    (t,) = [d for d in static if d.code == "SB201"]
+    assert "separate trainings" in s.message and "EADDRINUSE" not in s.message
+    assert "EADDRINUSE" in t.message

@@ -260,7 +260,9 @@ def _runtime_settings_kept_out(job, reported: set[str]):
             var = sf.env.get(name)
             if var is None or var.exported:
                 continue  # it reaches the tasks
-            a = assignments.get(var.start)
+            # point at the assignment that gives the value (`N=v` of `N=v; export N` too)
+            a = next((x for x in reversed(job.batch_assignments(name))
+                      if x.start <= var.start and x.value is not None), assignments.get(var.start))
             if a is None or a.command is None or a.command.script is not job.script:
                 continue
             done.add(name)

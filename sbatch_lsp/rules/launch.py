@@ -79,11 +79,16 @@ def torchrun_per_task(job):
         fixes = [job.derived(plan).fix(), _one_task_per_node(step)]
         unless = (f" (unless {step.hidden[0].text}, whose value is not known, sets another "
                   "layout)" if step.hidden else "")
+        # --standalone: a c10d rendezvous on localhost:0, a free port per agent
+        # (torch/distributed/run.py): no port clash, but one separate world per copy
+        clash = (f"each forms its own one-node world on a free port, so every node runs {tpn} "
+                 "separate trainings that double-book the GPUs" if la.has("standalone") else
+                 "they all bind the same master port (EADDRINUSE: address already in use) and "
+                 "double-book the GPUs")
         yield finding(
             "SB201", la.anchor.start, la.anchor.end,
             f"srun starts {tpn} copies of this launcher on every node{unless}, each with "
-            f"--nproc-per-node={nproc}: they all bind the same master port (EADDRINUSE: "
-            "address already in use) and double-book the GPUs; run one launcher per node "
+            f"--nproc-per-node={nproc}: {clash}; run one launcher per node "
             "(`srun --ntasks-per-node=1 --ntasks=<nodes>`) or drop torchrun and launch one "
             "task per GPU with srun", severity=Severity.WARNING if step.hidden else None,
             related=related, fixes=[f for f in fixes if f])
