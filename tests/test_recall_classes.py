@@ -116,3 +116,31 @@ def test_standalone_copies_form_separate_worlds_not_a_port_clash() -> None:
     (t,) = [d for d in static if d.code == "SB201"]
     assert "separate trainings" in s.message and "EADDRINUSE" not in s.message
     assert "EADDRINUSE" in t.message
+
+
+# ---- a loopback MASTER_ADDR reaching srun-native tasks on several nodes ---------------------------
+MULTI = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n#SBATCH --gres=gpu:4\n"
+
+
+def _sb206(text: str) -> list[tuple[str, str, str]]:
+    return [f for f in _found(text) if f[0] == "SB206"]
+
+
+def test_exported_loopback_reaching_srun_native_tasks() -> None:
+    for addr in ("localhost", "127.0.0.1"):
+        env = MULTI + f"export MASTER_ADDR={addr}\nsrun python train.py --init-method env://\n"
+        assert _sb206(env) == [("SB206", "error", f"MASTER_ADDR={addr}")], addr
+    # no env:// word: the program's read is not shown, the export is for nothing else
+    plain = MULTI + "export MASTER_ADDR=localhost\nsrun python train.py\n"
+    assert _sb206(plain) == [("SB206", "warning", "MASTER_ADDR=localhost")]
+
+
+def test_loopback_that_no_srun_native_task_reads_on_another_node() -> None:
+    one_node = MULTI.replace("--nodes=2", "--nodes=1") + \
+        "export MASTER_ADDR=localhost\nsrun python train.py --init-method env://\n"
+    assert _sb206(one_node) == []
+    unexported = MULTI + "MASTER_ADDR=localhost\nsrun python train.py --init-method env://\n"
+    assert _sb206(unexported) == []
+    first_host = MULTI + ('export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" '
+                          "| head -n1)\nsrun python train.py --init-method env://\n")
+    assert _sb206(first_host) == []

@@ -474,6 +474,7 @@ def master_addr_per_node(job):
     for cmd in job.script.walk():
         if id(cmd) in task_cmds:
             yield from _task_assignments(job, ev, cmd, task_cmds, reported)
+    yield from _loopback_reaching_tasks(job, reported)
     for site in launch_specs(job):
         if site.step is None:
             continue
@@ -483,6 +484,45 @@ def master_addr_per_node(job):
             yield from _endpoint(job, ev, site, endpoint, task_cmds)
         elif "master-addr" in la.args:
             yield from _master_addr(job, ev, site, la.args["master-addr"], task_cmds, reported)
+
+
+#: a word that names torch.distributed's env:// rendezvous (``--dist-url env://``,
+#: ``init_method=env://``): the program reads MASTER_ADDR/MASTER_PORT from its environment
+ENV_RENDEZVOUS = re.compile(r"(^|[=:\s])env://")
+
+
+def _loopback_reaching_tasks(job, reported):
+    """A loopback MASTER_ADDR that the batch shell exports into a multi-node step whose tasks
+    run the program itself (srun-native, no torchrun-style launcher to replace it): each task
+    that joins torch.distributed's ``env://`` rendezvous (torch/distributed/rendezvous.py
+    ``_env_rendezvous_handler`` reads MASTER_ADDR) points it at its own node. An error when the
+    tasks' words name ``env://``, else a warning: the read is inside the program, but the
+    variable is exported for nothing else. One finding per assignment."""
+    done: set[int] = set()
+    for sf in facts_of(job).steps:
+        var = sf.env.get("MASTER_ADDR")
+        nodes = sf.layout.nodes
+        if var is None or not var.exported or var.value is None or \
+                not LOCAL_ADDR.match(var.value) or sf.launcher not in (None, "srun") or \
+                nodes is None or nodes <= 1 or var.start in done:
+            continue
+        a = job.script.value_at("MASTER_ADDR", sf.step.command.start)
+        if a is None or a.value is None or a.start != var.start:
+            continue
+        done.add(var.start)
+        reported.add((id(job.script), "MASTER_ADDR"))
+        env_url = any(ENV_RENDEZVOUS.search(w.value or w.text)
+                      for cmd in sf.step.task_commands for w in cmd.words)
+        yield finding("SB206", a.start, a.end,
+                      f"MASTER_ADDR={var.value} reaches every task of this {nodes}-node step, "
+                      "whose tasks run the program without a launcher: each one that joins "
+                      "torch.distributed's env:// rendezvous looks for rank 0 on its own node, "
+                      "and init_process_group waits until the timeout; export the first host "
+                      "of the allocation: `export MASTER_ADDR=$(scontrol show hostnames "
+                      "\"$SLURM_JOB_NODELIST\" | head -n1)`",
+                      severity=None if env_url else Severity.WARNING,
+                      related=[Related(sf.step.srun.start, sf.step.srun.end,
+                                       f"this step runs on {nodes} nodes")])
 
 
 def _task_assignments(job, ev, cmd, task_cmds, reported):
