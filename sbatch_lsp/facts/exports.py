@@ -19,7 +19,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from ..shell.model import Command, Script, Word
+from ..shell.model import Assignment, Command, Script, Word
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
@@ -162,3 +162,11 @@ def read_by_task_runtime(name: str) -> bool:
     start-up (:data:`RUNTIME_PREFIXES`, :data:`RUNTIME_NAMES`): its reader is the program's
     runtime, which the script does not show."""
     return name in RUNTIME_NAMES or name.startswith(RUNTIME_PREFIXES)
+
+
+def value_assignment(assignments: list[Assignment], at: int) -> Assignment | None:
+    """The last of one variable's batch-shell ``assignments`` (text order) that gives it a value
+    at or before offset ``at``: the ``N=v`` of ``export N=v`` and of ``N=v; export N`` alike
+    (a bare ``export N`` gives none), so a finding about the value points at the text to edit."""
+    return next((a for a in reversed(assignments) if a.start <= at and a.value is not None),
+                None)

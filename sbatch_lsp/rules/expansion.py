@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..facts.exports import read_by_task_runtime
+from ..facts.exports import read_by_task_runtime, value_assignment
 from ..facts.steps import facts_of
 from ..facts.wrappers import unwrap_all
 from ..options import per_task_variables
@@ -260,9 +260,8 @@ def _runtime_settings_kept_out(job, reported: set[str]):
             var = sf.env.get(name)
             if var is None or var.exported:
                 continue  # it reaches the tasks
-            # point at the assignment that gives the value (`N=v` of `N=v; export N` too)
-            a = next((x for x in reversed(job.batch_assignments(name))
-                      if x.start <= var.start and x.value is not None), assignments.get(var.start))
+            a = value_assignment(job.batch_assignments(name), var.start) or \
+                assignments.get(var.start)
             if a is None or a.command is None or a.command.script is not job.script:
                 continue
             done.add(name)

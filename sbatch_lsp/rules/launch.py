@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .. import options as opts
 from ..facts.control import agents_per_node
+from ..facts.exports import value_assignment
 from ..facts.launches import launch_specs
 from ..facts.layout import parse_count
 from ..facts.resources import Strength, gpu_resources, job_counts
@@ -506,8 +507,8 @@ def _loopback_reaching_tasks(job, reported):
                 not LOCAL_ADDR.match(var.value) or sf.launcher not in (None, "srun") or \
                 nodes is None or nodes <= 1 or var.start in done:
             continue
-        a = job.script.value_at("MASTER_ADDR", sf.step.command.start)
-        if a is None or a.value is None or a.start != var.start:
+        a = value_assignment(job.batch_assignments("MASTER_ADDR"), var.start)
+        if a is None or a.command is None or a.command.script is not job.script:
             continue
         done.add(var.start)
         reported.add((id(job.script), "MASTER_ADDR"))
