@@ -19,7 +19,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from ..shell.model import Command, Script, Word
+from ..shell.model import Assignment, Command, Script, Word
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
@@ -143,3 +143,30 @@ def _split_flags(args: list[Word]) -> tuple[set[str], list[Word]]:
             rest.append(w)
     return flags, rest
 
+
+
+#: environment variables that libraries every task process loads read at start-up, with no read
+#: in the script: exporting one is a setting meant for the tasks. OpenMP (OpenMP API 5.2 §21
+#: "Environment Variables": OMP_*), NCCL (NCCL User Guide "Environment Variables": NCCL_*),
+#: UCX (ucx_info -c: UCX_*), libfabric (fi_provider(7): FI_*), Intel MPI (I_MPI_*), Open MPI
+#: (MCA parameters from OMPI_MCA_*), PyTorch (TORCH_*, PYTORCH_*), oneMKL and OpenBLAS thread
+#: counts, and the CUDA runtime's CUDA_DEVICE_MAX_CONNECTIONS / CUDA_LAUNCH_BLOCKING (CUDA C++
+#: Programming Guide, "CUDA Environment Variables").
+RUNTIME_PREFIXES = ("OMP_", "NCCL_", "UCX_", "FI_", "I_MPI_", "OMPI_MCA_", "TORCH_", "PYTORCH_")
+RUNTIME_NAMES = frozenset({"MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                           "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_LAUNCH_BLOCKING"})
+
+
+def read_by_task_runtime(name: str) -> bool:
+    """Whether a library every task process loads reads ``name`` from its environment at
+    start-up (:data:`RUNTIME_PREFIXES`, :data:`RUNTIME_NAMES`): its reader is the program's
+    runtime, which the script does not show."""
+    return name in RUNTIME_NAMES or name.startswith(RUNTIME_PREFIXES)
+
+
+def value_assignment(assignments: list[Assignment], at: int) -> Assignment | None:
+    """The last of one variable's batch-shell ``assignments`` (text order) that gives it a value
+    at or before offset ``at``: the ``N=v`` of ``export N=v`` and of ``N=v; export N`` alike
+    (a bare ``export N`` gives none), so a finding about the value points at the text to edit."""
+    return next((a for a in reversed(assignments) if a.start <= at and a.value is not None),
+                None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..facts.exports import read_by_task_runtime, value_assignment
 from ..facts.steps import facts_of
 from ..facts.wrappers import unwrap_all
 from ..options import per_task_variables
@@ -219,6 +220,7 @@ def unexported_task_variable(job):
     it: in ``if [ -z "$MASTER_ADDR" ]; then MASTER_ADDR=localhost; fi`` the test still reads the
     (empty) inherited value (examples/bad/unexported-master-addr.sbatch)."""
     assignments = {a.start: a for a in job.script.assignments}
+    reported: set[str] = set()
     for sf in facts_of(job).steps:
         step = sf.step
         given = {a.name for a in step.command.assignments}  # NAME=x srun …
@@ -256,6 +258,45 @@ def unexported_task_variable(job):
                 yield finding("SB302", e.start, e.end, msg,
                               related=[Related(a.start, a.end, f"{e.name} is set here")],
                               fixes=fixes)
+                reported.add(e.name)
+    yield from _runtime_settings_kept_out(job, reported)
+
+
+def _runtime_settings_kept_out(job, reported: set[str]):
+    """An exported setting that the tasks' libraries read (OMP_NUM_THREADS, NCCL_*, …: no read
+    in the script, :func:`read_by_task_runtime`) which a step's --export keeps out of its tasks
+    (sbatch --export=NONE sets SLURM_EXPORT_ENV=NONE, inherited by every srun: sbatch(1)
+    --export). Certain that it does not reach them; whether the program loads that library is
+    not shown, so a warning. One finding per variable, at its assignment."""
+    assignments = {a.start: a for a in job.script.assignments}
+    names = sorted({a.name for a in job.script.assignments if read_by_task_runtime(a.name)})
+    done = set(reported)
+    for sf in facts_of(job).steps if names else ():
+        step = sf.step
+        given = {a.name for a in step.command.assignments}
+        for name in names:
+            if name in done or name in given or \
+                    not job.exported(name, before=step.command.start):
+                continue
+            var = sf.env.get(name)
+            if var is None or var.exported:
+                continue  # it reaches the tasks
+            a = value_assignment(job.batch_assignments(name), var.start) or \
+                assignments.get(var.start)
+            if a is None or a.command is None or a.command.script is not job.script:
+                continue
+            done.add(name)
+            mode, _ = step.exports()
+            why = (f"this srun's --export={step.options['export'].text} keeps it out"
+                   if mode is not None else
+                   "--export=NONE keeps batch-script exports out of every srun step")
+            yield finding("SB302", a.start, a.end,
+                          f"{name} is exported for the tasks (their runtime reads it at start-up), "
+                          f"but {why}: the tasks never see it; add `--export=ALL` to the srun or "
+                          "`export SLURM_EXPORT_ENV=ALL` after the directives",
+                          severity=Severity.WARNING,
+                          related=[Related(step.srun.start, step.srun.end,
+                                           "the step whose tasks do not get it")])
 
 
 #: what torchrun's agent sets in every worker's environment, replacing an inherited value

@@ -337,15 +337,31 @@ def _expert_weights(run: FrameworkRun, local: int, etp: int | None) -> str | Non
       rests_on=("nodes", "gpus", "ntasks-per-node"))
 def global_batch_divisibility(job):
     """Megatron-Core's ConstantNumMicroBatchesCalculator asserts global % (micro × DP) == 0
-    unless --decrease-batch-size-if-needed; batch-size ramp-up uses another calculator."""
+    unless --decrease-batch-size-if-needed; batch-size ramp-up uses another calculator. When
+    the world or a parallel size is not known (NeMo and Bridge configs bring defaults the script
+    does not show), a global batch that the micro batch does not divide still fails: it is a
+    multiple of micro × DP for no DP at all."""
     for run in framework_runs(job):
         world = run.world.size
         sizes = _sizes(run, "tp", "pp", "cp")
         gbs, mbs = run.size("gbs", None), run.size("mbs", None)
-        if world is None or sizes is None or gbs is None or mbs is None:
+        if gbs is None or mbs is None or mbs <= 0:
             continue
         if run.get("rampup") or run.on("decrease_gbs") or run.kind == "megatron-deepspeed":
             continue  # Megatron-DeepSpeed takes the batch from the DeepSpeed config
+        if world is None or sizes is None:
+            if gbs % mbs:
+                g = run.settings["gbs"]
+                yield finding("SB604", g.start, g.end,
+                              f"global batch {gbs} is not a multiple of micro batch {mbs}, so "
+                              "it is a multiple of micro batch × data-parallel size for no "
+                              "data-parallel size: Megatron stops at start-up (`global batch "
+                              f"size ({gbs}) is not divisible by micro batch size ({mbs}) times "
+                              "data parallel size`) whatever the parallel sizes are; use a "
+                              f"multiple of {mbs} × DP",
+                              related=[Related(run.settings["mbs"].start, run.settings["mbs"].end,
+                                               f"micro batch {mbs}")])
+            continue
         model = _mul(sizes)
         if world % model:
             continue  # SB601 reports the world first

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .. import options as opts
 from ..facts.control import agents_per_node
+from ..facts.exports import value_assignment
 from ..facts.launches import launch_specs
 from ..facts.layout import parse_count
 from ..facts.resources import Strength, gpu_resources, job_counts
@@ -79,11 +80,16 @@ def torchrun_per_task(job):
         fixes = [job.derived(plan).fix(), _one_task_per_node(step)]
         unless = (f" (unless {step.hidden[0].text}, whose value is not known, sets another "
                   "layout)" if step.hidden else "")
+        # --standalone: a c10d rendezvous on localhost:0, a free port per agent
+        # (torch/distributed/run.py): no port clash, but one separate world per copy
+        clash = (f"each forms its own one-node world on a free port, so every node runs {tpn} "
+                 "separate trainings that double-book the GPUs" if la.has("standalone") else
+                 "they all bind the same master port (EADDRINUSE: address already in use) and "
+                 "double-book the GPUs")
         yield finding(
             "SB201", la.anchor.start, la.anchor.end,
             f"srun starts {tpn} copies of this launcher on every node{unless}, each with "
-            f"--nproc-per-node={nproc}: they all bind the same master port (EADDRINUSE: "
-            "address already in use) and double-book the GPUs; run one launcher per node "
+            f"--nproc-per-node={nproc}: {clash}; run one launcher per node "
             "(`srun --ntasks-per-node=1 --ntasks=<nodes>`) or drop torchrun and launch one "
             "task per GPU with srun", severity=Severity.WARNING if step.hidden else None,
             related=related, fixes=[f for f in fixes if f])
@@ -469,6 +475,7 @@ def master_addr_per_node(job):
     for cmd in job.script.walk():
         if id(cmd) in task_cmds:
             yield from _task_assignments(job, ev, cmd, task_cmds, reported)
+    yield from _loopback_reaching_tasks(job, reported)
     for site in launch_specs(job):
         if site.step is None:
             continue
@@ -478,6 +485,45 @@ def master_addr_per_node(job):
             yield from _endpoint(job, ev, site, endpoint, task_cmds)
         elif "master-addr" in la.args:
             yield from _master_addr(job, ev, site, la.args["master-addr"], task_cmds, reported)
+
+
+#: a word that names torch.distributed's env:// rendezvous (``--dist-url env://``,
+#: ``init_method=env://``): the program reads MASTER_ADDR/MASTER_PORT from its environment
+ENV_RENDEZVOUS = re.compile(r"(^|[=:\s])env://")
+
+
+def _loopback_reaching_tasks(job, reported):
+    """A loopback MASTER_ADDR that the batch shell exports into a multi-node step whose tasks
+    run the program itself (srun-native, no torchrun-style launcher to replace it): each task
+    that joins torch.distributed's ``env://`` rendezvous (torch/distributed/rendezvous.py
+    ``_env_rendezvous_handler`` reads MASTER_ADDR) points it at its own node. An error when the
+    tasks' words name ``env://``, else a warning: the read is inside the program, but the
+    variable is exported for nothing else. One finding per assignment."""
+    done: set[int] = set()
+    for sf in facts_of(job).steps:
+        var = sf.env.get("MASTER_ADDR")
+        nodes = sf.layout.nodes
+        if var is None or not var.exported or var.value is None or \
+                not LOCAL_ADDR.match(var.value) or sf.launcher not in (None, "srun") or \
+                nodes is None or nodes <= 1 or var.start in done:
+            continue
+        a = value_assignment(job.batch_assignments("MASTER_ADDR"), var.start)
+        if a is None or a.command is None or a.command.script is not job.script:
+            continue
+        done.add(var.start)
+        reported.add((id(job.script), "MASTER_ADDR"))
+        env_url = any(ENV_RENDEZVOUS.search(w.value or w.text)
+                      for cmd in sf.step.task_commands for w in cmd.words)
+        yield finding("SB206", a.start, a.end,
+                      f"MASTER_ADDR={var.value} reaches every task of this {nodes}-node step, "
+                      "whose tasks run the program without a launcher: each one that joins "
+                      "torch.distributed's env:// rendezvous looks for rank 0 on its own node, "
+                      "and init_process_group waits until the timeout; export the first host "
+                      "of the allocation: `export MASTER_ADDR=$(scontrol show hostnames "
+                      "\"$SLURM_JOB_NODELIST\" | head -n1)`",
+                      severity=None if env_url else Severity.WARNING,
+                      related=[Related(sf.step.srun.start, sf.step.srun.end,
+                                       f"this step runs on {nodes} nodes")])
 
 
 def _task_assignments(job, ev, cmd, task_cmds, reported):

@@ -9,6 +9,12 @@ where it runs decides what it sees (bash(1), "Here Documents", "COMMAND EXECUTIO
   inherits the exported environment only (``CHILD``);
 - ``srun … bash FILE`` / ``srun … ./FILE``: in every task of the step (``TASKS``).
 
+A shell that reads its script from a here-document on its standard input (``bash <<'EOF'``,
+``srun … bash -s <<'EOF'``) runs the body the same way, without a file: in a child shell, or in
+every task of an srun step, since srun forwards its standard input to all tasks (srun(1) "IO
+Redirection", Slurm 22.05: "stdin will be redirected from the standard input of srun to all
+remote tasks").
+
 A quoted delimiter (``<<'EOF'``) writes the body as it stands; an unquoted one lets the writing
 shell expand ``$X``, ``$(…)`` and ``$((…))`` first, so a per-task variable in it is frozen at
 its batch-shell value. The file is matched by the text of its name word (``"$RUN"`` and
@@ -135,10 +141,37 @@ def run_of(cmd: Command, files: list[Written], script: Script) -> Run | None:
     return None
 
 
+#: a here-document operator on standard input (``<<``, ``<<-``, ``0<<``), not another descriptor
+STDIN_HEREDOC = re.compile(r"(?:^|[^\d<])0?<<(?!<)")
+
+
+def stdin_run(cmd: Command, text: str) -> Run | None:
+    """How ``cmd`` runs a here-document as a shell script on its standard input: a shell in
+    command position (after ``srun``/``exec``/… and their options) with only option flags
+    (none with ``c``) before ``-s`` or the end of its words, and the here-document on fd 0.
+    ``srun … bash <<EOF`` runs it in every task (``TASKS``), ``bash <<EOF`` in a child shell."""
+    if not cmd.heredocs or not cmd.words or cmd.in_substitution:
+        return None
+    doc = cmd.heredocs[0]
+    if not STDIN_HEREDOC.search(text[cmd.start:doc.start].split("\n", 1)[0]):
+        return None
+    k = next((j for j, w in enumerate(cmd.words) if _base(w) in SHELLS), None)
+    if k is None or not _in_command_position(cmd.words[:k]):
+        return None
+    for w in cmd.words[k + 1:]:
+        v = w.value or ""
+        if not v.startswith("-") or (not v.startswith("--") and "c" in v[1:]):
+            return None  # a script operand or a command string: stdin is not the script
+        if v == "-s":
+            break  # the words after -s are positional parameters
+    place = TASKS if "srun" in [_base(w) for w in cmd.words[:k]] else CHILD
+    return Run(Written("", doc, cmd), cmd, k, place)
+
+
 def runs(script: Script, text: str) -> list[Run]:
-    """Every command of the batch script that runs a file the script wrote, in text order."""
+    """Every command of the batch script that runs a file the script wrote, or a here-document
+    on a shell's standard input, in text order."""
     files = written_files(script, text)
-    if not files:
-        return []
-    found = (run_of(c, files, script) for c in script.commands)
+    found = ((run_of(c, files, script) if files else None) or stdin_run(c, text)
+             for c in script.commands)
     return [r for r in found if r is not None]

@@ -427,6 +427,11 @@ def parse_script(text: str) -> Script:
     script = parse(tmap)
     found = generated.runs(script, text)
     _inline_bodies(script, tmap, [r for r in found if r.place != generated.TASKS])
+    # an inlined body's own `srun … bash <<EOF` (a generated script that starts a step so)
+    seen = {id(r.command) for r in found}
+    found += [r for c in script.commands if id(c) not in seen
+              for r in (generated.stdin_run(c, text),) if r is not None and
+              r.place == generated.TASKS]
     _substitute_calls(script)
     for r in found:
         doc = r.written.doc
