@@ -275,29 +275,40 @@ class _Reader:
 
     def _plain_redirects(self, i: int) -> int:
         """Skip the redirections after a compound command; none may hold a substitution."""
-        text = self.text
         while True:
             j = self._blanks(i, False, False)
-            redirect = REDIRECT.match(text, j) if j < self.n else None
-            if redirect is None:
-                return j
-            op = redirect.group()
-            if op.startswith("<<") or text.startswith("(", redirect.end()):
-                raise _Outside
-            k = redirect.end()
-            if op.endswith("&") and op != "&":
-                target = DUP_TARGET.match(text, k)
-                if not target:
-                    raise _Outside
-                i = target.end()
-                continue
-            while k < self.n and text[k] in _BLANK:
-                k += 1
             inner: list[Command] = []
-            end = self._word_end(k, False, inner)
-            if end == k or inner:
+            end = self._redirect(j, False, inner)
+            if end is None:
+                return j
+            if inner:
                 raise _Outside
             i = end
+
+    def _redirect(self, i: int, subst: bool, inner: list[Command]) -> int | None:
+        """The end of the redirection at ``i`` (operator, blanks, target word), or None when
+        no redirection operator stands there; substitutions in the target add their commands
+        to ``inner``. A here-document, a process substitution as target, a ``>&N`` target
+        followed by a backslash-newline, or no target leave the subset."""
+        text = self.text
+        redirect = REDIRECT.match(text, i)
+        if redirect is None:
+            return None
+        op = redirect.group()
+        if op.startswith("<<") or text.startswith("(", redirect.end()):
+            raise _Outside
+        k = redirect.end()
+        if op.endswith("&"):  # `>&2`, `<&0`, `2>&-`: a descriptor, not a word
+            target = DUP_TARGET.match(text, k)
+            if not target or text.startswith("\\\n", target.end()):
+                raise _Outside
+            return target.end()
+        while k < self.n and text[k] in _BLANK:
+            k += 1
+        end = self._word_end(k, subst, inner)
+        if end == k:
+            raise _Outside
+        return end
 
     # ---- commands -------------------------------------------------------------------------
     def _command(self, i: int, subst: bool, out: list[Command]) -> int:
@@ -312,24 +323,8 @@ class _Reader:
             if i >= n or text[i] in ";&|\n" or text[i] == "#" or subst and text[i] == ")":
                 break
             start = i
-            redirect = REDIRECT.match(text, i)
-            if redirect:
-                op = redirect.group()
-                if op.startswith("<<") or text.startswith("(", redirect.end()):
-                    raise _Outside
-                i = redirect.end()
-                if op.endswith("&") and op != "&":
-                    target = DUP_TARGET.match(text, i)
-                    if not target or text.startswith("\\\n", target.end()):
-                        raise _Outside
-                    tokens.append(Token(start, target.end(), True))
-                    i = target.end()
-                    continue
-                while i < n and text[i] in _BLANK:
-                    i += 1
-                end = self._word_end(i, subst, inner)
-                if end == i:
-                    raise _Outside
+            end = self._redirect(i, subst, inner)
+            if end is not None:
                 tokens.append(Token(start, end, True))
                 i = end
                 continue
