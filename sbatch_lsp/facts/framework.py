@@ -234,7 +234,8 @@ def _value_words(name: str, before: int, script: Script) -> list[Word] | None:
         return None
     found = _literal_words(base.value)
     for a in _appends(script, name):
-        if found is not None and base.start < a.start and a.end <= before:
+        if found is not None and a.value is not None and base.start < a.start and \
+                a.end <= before:
             more = _literal_words(a.value)
             found = None if more is None else found + more
     return found

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Callable
 
 from . import masks
@@ -72,8 +73,8 @@ class TextMap:
         if self._bounds is None:
             starts = [s for s, _, _ in self.early]
             ends = [e for _, e, _ in self.early]
-            ordered = all(a <= b for a, b in zip(starts, starts[1:])) and \
-                all(a <= b for a, b in zip(ends, ends[1:]))
+            ordered = all(a <= b for a, b in pairwise(starts)) and \
+                all(a <= b for a, b in pairwise(ends))
             self._bounds = (ordered, starts, ends)
         ordered, starts, ends = self._bounds
         return (starts, ends) if ordered else None
