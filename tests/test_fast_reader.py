@@ -124,6 +124,14 @@ TRICKY = [
     'read a b <<< "$X"',
     "read -a x <<< $(echo a b)",
     "cat 0<<<$X >out",
+    # backquotes
+    'echo "a `hostname` b" `c d | e`',
+    'A=`echo $X` B="`pwd`"',
+    "echo `a $(b)`",
+    "echo `a \\` b`",
+    "f() { X=`a`; }",
+    "X=`a; b`",
+    "X=`a)`",
 ]
 
 
@@ -155,9 +163,9 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "echo \"$(date)\"", "a &&\n  b", "if [ -f x ]; then a; else b; fi",
                  "for x in a b; do c; done", "while a; do b; done < f", "f() { a; }",
                  "[[ -n $X ]] && a", "PORT=$((1 + 2))", 'X="a \\" b"', "arr=(a b)",
-                 'srun "${ARGS[@]}"', 'read -r a <<< "$X"']:
+                 'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`"]:
         assert fast.read(text) is not None, text
-    for text in ["a && b &", "X=`date`", "echo $(a &)", "echo $( )",
+    for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
                  "a && ", "a |& b", "echo x\\\ny", "cat <<EOF\nx\nEOF",
                  "echo a>b", "diff <(a) <(b)", "! a && b", "time srun x", "echo 'multi\nline'",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",

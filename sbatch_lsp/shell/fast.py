@@ -7,10 +7,10 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 
 - words (quotes, backslash escapes inside double quotes, ``$NAME``, ``${...}`` with subscripts
   and plain operands, ``$((...))``, array values ``NAME=(...)``, redirections and here-strings),
-  plus ``$(...)`` holding a list of its own (unquoted or inside double quotes; not nested:
-  bashlex does not report the commands of a ``$(...)`` inside another); arithmetic, array
-  values and parameter operands are opaque to bashlex behind its masks (shell/masks.py), so
-  they hold no commands here either;
+  plus ``$(...)`` and backquotes holding a list of their own (unquoted or inside double
+  quotes; not nested: bashlex does not report the commands of a ``$(...)`` inside another);
+  arithmetic, array values and parameter operands are opaque to bashlex behind its masks
+  (shell/masks.py), so they hold no commands here either;
 - backslash-newline between words (bash removes the pair: bash(1), QUOTING);
 - ``;``, ``&&``, ``||``, ``|`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
   where bashlex drops what follows a newline);
@@ -18,10 +18,10 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
   the last command as background, and not inside ``$(...)``).
 
 :func:`read` returns ``None`` for anything else (``case``, here-documents, escapes outside
-double quotes, backquotes, words spanning lines, comments inside ``$(...)``, and the spots where
-bashlex's reading is off: a ``$(...)`` after a backslash-newline in the same word, or inside an
-assignment's single quotes, which bashlex reads as a command) and the caller hands the chunk
-to bashlex, the parser of record. The commands come in bashlex's walk order (a command, then the
+double quotes, backslashes inside backquotes, words spanning lines, comments inside ``$(...)``,
+and the spots where bashlex's reading is off: a ``$(...)`` after a backslash-newline in the same
+word, or inside an assignment's single quotes, which bashlex reads as a command) and the caller
+hands the chunk to bashlex, the parser of record. The commands come in bashlex's walk order (a command, then the
 commands of its substitutions, then the next command) with bashlex's spans, so the shell model is
 the same: tests/test_fast_reader.py checks it chunk by chunk against bashlex on every page example,
 case and generated script, and on the real corpus with ``CORPUS_DIR``.
@@ -411,6 +411,8 @@ class _Reader:
                 i = self._double_quoted(i + 1, inner)
             elif c == "$":
                 i = self._dollar(i, False, inner)
+            elif c == "`":
+                i = self._backquoted(i, inner)
             elif c == ")" and subst:
                 return i
             elif c == "(" and ARRAY_HEAD.fullmatch(text, start, i) \
@@ -435,8 +437,11 @@ class _Reader:
                 self.continued = self.continued or text[i + 1] == "\n"
                 i += 2
                 continue
-            if c in "`\n":
+            if c == "\n":
                 raise _Outside
+            if c == "`":
+                i = self._backquoted(i, inner)
+                continue
             i = self._dollar(i, True, inner) if c == "$" else i + 1
         raise _Outside
 
@@ -467,6 +472,23 @@ class _Reader:
         if not quoted and text.startswith(("$'", '$"'), i):
             raise _Outside
         return i + 1
+
+    def _backquoted(self, i: int, inner: list[Command]) -> int:
+        """Offset after the backquoted command substitution at ``i``, its commands added to
+        ``inner`` (as for ``$(…)``); one holding a backslash (its own quoting rules), a
+        newline, a ``$(…)`` or another substitution leaves the subset."""
+        text = self.text
+        j = text.find("`", i + 1)
+        if j < 0 or self.in_substitution or self.continued or any(
+                c in "\\\n" for c in text[i + 1:j]) or "$(" in text[i + 1:j]:
+            raise _Outside
+        sub = _Reader(text[:j])
+        sub.in_substitution, sub.function = True, self.function
+        commands, end = sub.read_list(i + 1, subst=True)
+        if end != j or not commands:
+            raise _Outside
+        inner.extend(commands)
+        return j + 1
 
     def _arith_end(self, i: int) -> int:
         """Offset after the ``$((…))`` at ``i``: from its second ``(`` to the parenthesis that
