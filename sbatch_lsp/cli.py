@@ -552,6 +552,9 @@ def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: 
 
         if multiprocessing.get_start_method() == "fork":
             from . import lint  # noqa: F401  (forked workers inherit the engine: one import)
+            from .secrets import preload
+
+            preload()  # and detect-secrets' formats, which a lint loads on first need
 
         with ProcessPoolExecutor(max_workers=n) as ex:
             return list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_data)

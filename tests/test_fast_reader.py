@@ -92,6 +92,46 @@ TRICKY = [
     "echo ${X:-$(date)}",
     "exec > >(tee log) 2>&1",
     "srun bash -c \"torchrun --node-rank=$SLURM_NODEID train.py\" &",
+    # backslashes inside double quotes (bashlex misplaces a `$(…)` after a backslash-newline
+    # in the same word, so that word goes to bashlex)
+    'echo "a \\" $(b) c"',
+    'X="\\$(a) $(b)"',
+    'echo "a\\\\" $(b)',
+    'export CMD=" \\\n    $(pwd)/x.py \\\n    --tp $TP \\\n    "',
+    'echo "x \\\n y" $(b)',
+    'A="\\`date\\`" $(c)',
+    'x=$(echo "a \\\n b")',
+    # arithmetic, arrays, wider parameter expansions, here-strings
+    "PORT=$((10000 + RANDOM % 100))",
+    'echo $((a*(b+1))) "$((c))" $(( ${#X} - 1 ))',
+    "x=$(seq 1 $((N-1)))",
+    "N=$(( $(nproc) / 2 ))",
+    "X=$(( 16#ff ))",
+    'arr=(a b "c d")',
+    "arr=()",
+    "arr+=(--x 1)\nsrun ${arr[@]}",
+    "declare -a A=(1 2) B",
+    "arr=(a\n  b # c )\n  d)",
+    "arr=($(ls) x)",
+    "arr=(`ls`)",
+    "X='$(ls)'",
+    "A=1 B='$(x)' c",
+    'a=${arr[@]} b "${#arr[*]}" ${a[$i]}',
+    'X=${X:-$HOME/x} ${1} ${10:-a} ${X:-${Y}}',
+    'MODEL="${1:-\'Q/Qwen\'}"',
+    'X=${X:-"a b"} Y=${Y:-\'c d\'}',
+    ': "${F:=/l/${J}_$(basename ${C}).sq}"',
+    'read a b <<< "$X"',
+    "read -a x <<< $(echo a b)",
+    "cat 0<<<$X >out",
+    # backquotes
+    'echo "a `hostname` b" `c d | e`',
+    'A=`echo $X` B="`pwd`"',
+    "echo `a $(b)`",
+    "echo `a \\` b`",
+    "f() { X=`a`; }",
+    "X=`a; b`",
+    "X=`a)`",
 ]
 
 
@@ -122,9 +162,10 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "a | b &", "NODES=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\")",
                  "echo \"$(date)\"", "a &&\n  b", "if [ -f x ]; then a; else b; fi",
                  "for x in a b; do c; done", "while a; do b; done < f", "f() { a; }",
-                 "[[ -n $X ]] && a"]:
+                 "[[ -n $X ]] && a", "PORT=$((1 + 2))", 'X="a \\" b"', "arr=(a b)",
+                 'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`"]:
         assert fast.read(text) is not None, text
-    for text in ["a && b &", "X=`date`", "PORT=$((1 + 2))", "echo $(a &)", "echo $( )",
+    for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
                  "a && ", "a |& b", "echo x\\\ny", "cat <<EOF\nx\nEOF",
                  "echo a>b", "diff <(a) <(b)", "! a && b", "time srun x", "echo 'multi\nline'",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",

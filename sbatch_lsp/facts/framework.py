@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from weakref import WeakKeyDictionary
 
 from ..job import Step
 from ..launchers import Launch, find_launch
-from ..shell.model import Script, Word
+from ..shell.model import Assignment, Script, Word
 
 #: Megatron-LM flags (megatron/training/arguments.py) -> key; the value kind is in KINDS
 MEGATRON_FLAGS = {
@@ -226,16 +227,36 @@ def expand(words: list[Word], script: Script, depth: int = 0) -> list[Word]:
 
 
 def _value_words(name: str, before: int, script: Script) -> list[Word] | None:
+    """The words of ``name``'s value at offset ``before``: its last assignment's, then those
+    of the ``+=`` appends after it that end before the point; None when one is not literal."""
     base = script.value_at(name, before)
     if base is None or base.value is None:
         return None
     found = _literal_words(base.value)
-    for a in script.assignments:
-        if found is not None and a.name == name and a.append and a.value is not None and \
-                base.start < a.start and a.end <= before:
+    for a in _appends(script, name):
+        if found is not None and a.value is not None and base.start < a.start and \
+                a.end <= before:
             more = _literal_words(a.value)
             found = None if more is None else found + more
     return found
+
+
+#: script -> (assignment count when built, name -> its ``+=`` assignments with a value, in the
+#: script's order): one pass over the assignments instead of one per word read
+_APPENDS: WeakKeyDictionary[Script, tuple[int, dict[str, list[Assignment]]]] = \
+    WeakKeyDictionary()
+
+
+def _appends(script: Script, name: str) -> list[Assignment]:
+    """The ``NAME+=value`` assignments of ``script`` to ``name``, in the script's order."""
+    count, index = _APPENDS.get(script, (-1, {}))
+    if count != len(script.assignments):
+        index = {}
+        for a in script.assignments:
+            if a.append and a.value is not None:
+                index.setdefault(a.name, []).append(a)
+        _APPENDS[script] = (len(script.assignments), index)
+    return index.get(name, [])
 
 
 def _int(w: Word | None, script: Script, job_nodes: int | None = None,

@@ -5,17 +5,23 @@ backslash (``srun \\`` / ``  python train.py``), joined by ``&&``, ``||``, ``|``
 holding command substitutions (``NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST")``).
 bashlex takes milliseconds for each; this scanner a few microseconds per line. It reads:
 
-- words (quotes, ``$NAME``, simple ``${...}``, redirections), plus ``$(...)`` holding a list of its own (unquoted or inside double quotes; not nested: bashlex does
-  not report the commands of a ``$(...)`` inside another);
+- words (quotes, backslash escapes inside double quotes, ``$NAME``, ``${...}`` with subscripts
+  and plain operands, ``$((...))``, array values ``NAME=(...)``, redirections and here-strings),
+  plus ``$(...)`` and backquotes holding a list of their own (unquoted or inside double
+  quotes; not nested: bashlex does not report the commands of a ``$(...)`` inside another);
+  arithmetic, array values and parameter operands are opaque to bashlex behind its masks
+  (shell/masks.py), so they hold no commands here either;
 - backslash-newline between words (bash removes the pair: bash(1), QUOTING);
 - ``;``, ``&&``, ``||``, ``|`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
   where bashlex drops what follows a newline);
 - a trailing ``&`` after a pipeline (not in a list with ``&&``/``||``, where bashlex marks only
   the last command as background, and not inside ``$(...)``).
 
-:func:`read` returns ``None`` for anything else (compound commands, heredocs, escapes, backquotes,
-arithmetic, arrays, words spanning lines, comments inside ``$(...)``) and the caller hands the chunk
-to bashlex, the parser of record. The commands come in bashlex's walk order (a command, then the
+:func:`read` returns ``None`` for anything else (``case``, here-documents, escapes outside
+double quotes, backslashes inside backquotes, words spanning lines, comments inside ``$(...)``,
+and the spots where bashlex's reading is off: a ``$(...)`` after a backslash-newline in the same
+word, or inside an assignment's single quotes, which bashlex reads as a command) and the caller
+hands the chunk to bashlex, the parser of record. The commands come in bashlex's walk order (a command, then the
 commands of its substitutions, then the next command) with bashlex's spans, so the shell model is
 the same: tests/test_fast_reader.py checks it chunk by chunk against bashlex on every page example,
 case and generated script, and on the real corpus with ``CORPUS_DIR``.
@@ -25,17 +31,33 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from . import masks
+
 
 #: words that start a compound command or change how the line parses when they come first
 RESERVED = {"if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done", "case",
             "esac", "select", "function", "time", "coproc", "!", "[[", "]]", "{", "}", "in"}
-#: a redirection operator at the start of a token: ``>``, ``>>``, ``2>``, ``&>``, ``>&2``, ``<``
-REDIRECT = re.compile(r"(?:\d*(?:>>|>\||<>|>&|<&|>|<)|&>>?)")
+#: a redirection operator at the start of a token: ``>``, ``>>``, ``2>``, ``&>``, ``>&2``, ``<``,
+#: ``<<<`` (a here-string: its word is a target like any other)
+REDIRECT = re.compile(r"(?:\d*(?:>>|>\||<>|>&|<&|<<<|>|<)|&>>?)")
 DUP_TARGET = re.compile(r"(?:\d+|-)(?=[ \t]|$)")
 #: ``A[1]=x``: bash reads an array-element assignment, bashlex a word; left to bashlex
 SUBSCRIPT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[")
 #: the inside of ``${...}`` kept in the subset: a name with an optional operator and plain word
 BRACED = re.compile(r"\$\{[A-Za-z_#!][A-Za-z0-9_]*(?:[:#%/^,@*?+=-][^\s'\"{}\\`$]*)?\}")
+#: ``${...}`` with a subscript or an operand holding ``$NAME``/``${NAME}``/quoted words
+#: (``${arr[@]}``, ``${#a[*]}``, ``${X:-$HOME/x}``, ``${X:-"a b"}``): bashlex reads a
+#: parameter expansion as one part of its word and reports no command inside one (the masks
+#: hide a ``$(…)`` there), so only where it ends matters; no backslash, backquote, ``$(``,
+#: newline or nested braces beyond a plain ``${NAME}``
+_WIDE = (r"""\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[[^\]\s'"`\\${}()]*\])?"""
+         r"""(?:[^\s'"`\\${}()]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}%s)*\}""")
+WIDE_BRACED = re.compile(_WIDE % (r"|'[^'\n]*'" + r'|"[^"\n`\\$]*"'))
+#: the same inside double quotes, where quotes in the operand are read differently: none
+WIDE_BRACED_QUOTED = re.compile(_WIDE % "")
+#: ``NAME=`` or ``NAME+=`` before ``(``: an array assignment, which bashlex reads (behind its
+#: mask) as one word up to the matching ``)``
+ARRAY_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
 class Token(NamedTuple):
@@ -87,6 +109,7 @@ class _Reader:
         self.compound = 0  # depth of compound commands around the current position
         self.function: str | None = None
         self.functions: list[tuple[str, int, int]] = []
+        self.continued = False  # the current word holds a backslash-newline inside quotes
 
     # ---- lists ----------------------------------------------------------------------------
     def read_list(self, i: int, subst: bool, stop: frozenset[str] = frozenset()
@@ -188,7 +211,7 @@ class _Reader:
         if m is None:
             return None
         if m.group(2) is not None:
-            return "()"
+            return None if m.group(1).endswith("=") else "()"  # `a=()`: an empty array
         word = m.group(1)
         return word if word in RESERVED else None
 
@@ -275,29 +298,40 @@ class _Reader:
 
     def _plain_redirects(self, i: int) -> int:
         """Skip the redirections after a compound command; none may hold a substitution."""
-        text = self.text
         while True:
             j = self._blanks(i, False, False)
-            redirect = REDIRECT.match(text, j) if j < self.n else None
-            if redirect is None:
-                return j
-            op = redirect.group()
-            if op.startswith("<<") or text.startswith("(", redirect.end()):
-                raise _Outside
-            k = redirect.end()
-            if op.endswith("&") and op != "&":
-                target = DUP_TARGET.match(text, k)
-                if not target:
-                    raise _Outside
-                i = target.end()
-                continue
-            while k < self.n and text[k] in _BLANK:
-                k += 1
             inner: list[Command] = []
-            end = self._word_end(k, False, inner)
-            if end == k or inner:
+            end = self._redirect(j, False, inner)
+            if end is None:
+                return j
+            if inner:
                 raise _Outside
             i = end
+
+    def _redirect(self, i: int, subst: bool, inner: list[Command]) -> int | None:
+        """The end of the redirection at ``i`` (operator, blanks, target word), or None when
+        no redirection operator stands there; substitutions in the target add their commands
+        to ``inner``. A here-document, a process substitution as target, a ``>&N`` target
+        followed by a backslash-newline, or no target leave the subset."""
+        text = self.text
+        redirect = REDIRECT.match(text, i)
+        if redirect is None:
+            return None
+        op = redirect.group()  # (a here-document's `<<` reads as `<` and a target that starts
+        if text.startswith("(", redirect.end()):  # with `<`: it leaves the subset below)
+            raise _Outside
+        k = redirect.end()
+        if op.endswith("&"):  # `>&2`, `<&0`, `2>&-`: a descriptor, not a word
+            target = DUP_TARGET.match(text, k)
+            if not target or text.startswith("\\\n", target.end()):
+                raise _Outside
+            return target.end()
+        while k < self.n and text[k] in _BLANK:
+            k += 1
+        end = self._word_end(k, subst, inner)
+        if end == k:
+            raise _Outside
+        return end
 
     # ---- commands -------------------------------------------------------------------------
     def _command(self, i: int, subst: bool, out: list[Command]) -> int:
@@ -312,24 +346,8 @@ class _Reader:
             if i >= n or text[i] in ";&|\n" or text[i] == "#" or subst and text[i] == ")":
                 break
             start = i
-            redirect = REDIRECT.match(text, i)
-            if redirect:
-                op = redirect.group()
-                if op.startswith("<<") or text.startswith("(", redirect.end()):
-                    raise _Outside
-                i = redirect.end()
-                if op.endswith("&") and op != "&":
-                    target = DUP_TARGET.match(text, i)
-                    if not target or text.startswith("\\\n", target.end()):
-                        raise _Outside
-                    tokens.append(Token(start, target.end(), True))
-                    i = target.end()
-                    continue
-                while i < n and text[i] in _BLANK:
-                    i += 1
-                end = self._word_end(i, subst, inner)
-                if end == i:
-                    raise _Outside
+            end = self._redirect(i, subst, inner)
+            if end is not None:
                 tokens.append(Token(start, end, True))
                 i = end
                 continue
@@ -378,21 +396,28 @@ class _Reader:
         """End of the word starting at ``i`` (``i`` itself for none); substitutions in it add
         their commands to ``inner``."""
         text, n = self.text, self.n
+        self.continued = False
+        start = i
         while i < n:
             c = text[i]
             if c in " \t\n;&|":
                 return i
             if c == "'":
                 j = text.find("'", i + 1)
-                if j < 0 or "\n" in text[i:j]:
-                    raise _Outside
+                if j < 0 or "\n" in text[i:j] or "$(" in text[i:j] or "`" in text[i:j]:
+                    raise _Outside  # (bashlex reads `$(…)` in an assignment's quotes as code)
                 i = j + 1
             elif c == '"':
                 i = self._double_quoted(i + 1, inner)
             elif c == "$":
                 i = self._dollar(i, False, inner)
+            elif c == "`":
+                i = self._backquoted(i, inner)
             elif c == ")" and subst:
                 return i
+            elif c == "(" and ARRAY_HEAD.fullmatch(text, start, i) \
+                    and not text.startswith("((", i):
+                i = self._array_end(i)
             elif c in _SPECIAL:
                 raise _Outside
             else:
@@ -406,8 +431,17 @@ class _Reader:
             c = text[i]
             if c == '"':
                 return i + 1
-            if c in "\\`\n":
+            if c == "\\":  # `\"`, `\$`, `\\`, a backslash-newline: the next character is text
+                if i + 1 >= n or text[i + 1] == "\n" and self.in_substitution:
+                    raise _Outside
+                self.continued = self.continued or text[i + 1] == "\n"
+                i += 2
+                continue
+            if c == "\n":
                 raise _Outside
+            if c == "`":
+                i = self._backquoted(i, inner)
+                continue
             i = self._dollar(i, True, inner) if c == "$" else i + 1
         raise _Outside
 
@@ -416,13 +450,18 @@ class _Reader:
         characters, a simple ``${...}`` and a ``$(list)`` whole."""
         text = self.text
         if text.startswith("${", i):
-            m = BRACED.match(text, i)
+            m = BRACED.match(text, i) or (WIDE_BRACED_QUOTED if quoted else WIDE_BRACED).match(
+                text, i)
             if not m:
                 raise _Outside
             return m.end()
+        if text.startswith("$((", i):
+            return self._arith_end(i)
         if text.startswith("$(", i):
-            if text.startswith("$((", i) or self.in_substitution:
+            if self.in_substitution:
                 raise _Outside  # bashlex does not report the commands of a nested `$(…)`
+            if self.continued:  # bashlex places a `$(…)` after a backslash-newline in the
+                raise _Outside  # same word as if the pair were not there
             self.in_substitution = True
             commands, end = self.read_list(i + 2, subst=True)
             self.in_substitution = False
@@ -433,6 +472,50 @@ class _Reader:
         if not quoted and text.startswith(("$'", '$"'), i):
             raise _Outside
         return i + 1
+
+    def _backquoted(self, i: int, inner: list[Command]) -> int:
+        """Offset after the backquoted command substitution at ``i``, its commands added to
+        ``inner`` (as for ``$(…)``); one holding a backslash (its own quoting rules), a
+        newline, a ``$(…)`` or another substitution leaves the subset."""
+        text = self.text
+        j = text.find("`", i + 1)
+        if j < 0 or self.in_substitution or self.continued or any(
+                c in "\\\n" for c in text[i + 1:j]) or "$(" in text[i + 1:j]:
+            raise _Outside
+        sub = _Reader(text[:j])
+        sub.in_substitution, sub.function = True, self.function
+        commands, end = sub.read_list(i + 1, subst=True)
+        if end != j or not commands:
+            raise _Outside
+        inner.extend(commands)
+        return j + 1
+
+    def _arith_end(self, i: int) -> int:
+        """Offset after the ``$((…))`` at ``i``: from its second ``(`` to the parenthesis that
+        matches its first, as the arithmetic mask reads it (masks.spans), which bashlex then
+        sees as one opaque ``$___`` part; no quotes, escapes, backquotes, ``#`` or newlines
+        inside, no command substitution."""
+        end = masks.match_paren(self.text, i + 1)
+        if end < 0 or not _no_code(self.text, i, end) or "$(" in self.text[i + 3:end].replace(
+                "$((", ""):
+            raise _Outside
+        return end + 1
+
+    def _array_end(self, i: int) -> int:
+        """Offset after the ``( … )`` of an array assignment whose ``(`` is at ``i``: the array
+        mask (masks.m_array) turns it into one single-quoted string for bashlex, so it reports
+        no command inside and the word ends at the matching ``)`` (masks.match_paren, the
+        mask's own reading)."""
+        end = masks.match_paren(self.text, i)
+        if end < 0 or "$(" in self.text[i:end] or "`" in self.text[i:end]:
+            raise _Outside  # bashlex reads a `$(…)` inside an assignment's quotes as a command
+        return end + 1
+
+
+def _no_code(text: str, s: int, e: int) -> bool:
+    """Whether ``text[s:e]`` holds no quote, backslash, backquote, newline or ``#``: nothing
+    that could make the masks and this reader disagree about where a construct ends."""
+    return not any(c in "'\"\\`\n#" for c in text[s:e])
 
 
 def _assignment_like(text: str, s: int, e: int) -> bool:

@@ -7,7 +7,9 @@ This works on raw source text, so it also sees inside regions the parser masked
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Callable
 
 from . import masks
@@ -23,13 +25,18 @@ class TextMap:
     """A text and, for each character, the offset in the original script it came from.
 
     ``offsets`` is None for the original text itself (identity). ``early`` lists
-    ``(start, end, Expansion)`` ranges of the text that are values the batch shell substituted.
+    ``(start, end, Expansion)`` ranges of the text that are values the batch shell substituted;
+    :func:`expand_for_shell` makes them in text order, disjoint, and nothing changes them after.
     """
 
     text: str
     offsets: list[int] | None = None
     early: list[tuple[int, int, Expansion]] = field(default_factory=list)
     _first: dict[int, int] | None = field(default=None, repr=False, compare=False)
+    #: whether ``early``'s ranges are in order, with their starts and ends (for bisection);
+    #: built on first use
+    _bounds: tuple[bool, list[int], list[int]] | None = field(default=None, repr=False,
+                                                               compare=False)
 
     def orig(self, i: int) -> int:
         """Original offset of text index ``i`` (an end index maps past the previous char)."""
@@ -61,10 +68,48 @@ class TextMap:
             return s, s
         return self.orig(start), self.orig(end - 1) + 1
 
+    def _early_bounds(self) -> tuple[list[int], list[int]] | None:
+        """(starts, ends) of ``early`` when both ascend (ranges in text order), else None."""
+        if self._bounds is None:
+            starts = [s for s, _, _ in self.early]
+            ends = [e for _, e, _ in self.early]
+            ordered = all(a <= b for a, b in pairwise(starts)) and \
+                all(a <= b for a, b in pairwise(ends))
+            self._bounds = (ordered, starts, ends)
+        ordered, starts, ends = self._bounds
+        return (starts, ends) if ordered else None
+
     def early_in(self, start: int, end: int) -> list[Expansion]:
+        """The substituted values whose range overlaps ``[start, end)``, in text order;
+        O(log n + found) in the ranges when they are in order."""
         if not self.early:
             return []
-        return [e for s, t, e in self.early if s < end and t > start]
+        bounds = self._early_bounds()
+        if bounds is None:
+            return [e for s, t, e in self.early if s < end and t > start]
+        starts, ends = bounds
+        out = []
+        for k in range(bisect_right(ends, start), len(starts)):
+            if starts[k] >= end:
+                break
+            out.append(self.early[k][2])
+        return out
+
+    def early_around(self, start: int, end: int) -> Expansion | None:
+        """The last substituted value (in ``early``'s order) whose range holds ``[start,
+        end)``, or None; O(log n) when the ranges are in order."""
+        if not self.early:
+            return None
+        bounds = self._early_bounds()
+        if bounds is None:
+            found = None
+            for es, ee, exp in self.early:
+                if es <= start and end <= ee:
+                    found = exp
+            return found
+        starts, ends = bounds
+        j = bisect_right(starts, start) - 1
+        return self.early[j][2] if j >= bisect_left(ends, end) and j >= 0 else None
 
 
 def _match_brace(text: str, i: int, end: int) -> int:
@@ -91,10 +136,7 @@ class _Scanner:
 
     def add(self, name, kind, quoting, s, e, nested=False):
         os_, oe = self.map.orig_span(s, e)
-        early = None
-        for es, ee, exp in self.map.early:
-            if es <= s and e <= ee:
-                early = exp
+        early = self.map.early_around(s, e)
         self.expansions.append(Expansion(name, kind, quoting, os_, oe, self.t[s:e], nested, early))
 
     def inner_refs(self, s: int, e: int, quoting: str, arith: bool = False) -> None:
