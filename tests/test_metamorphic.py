@@ -73,10 +73,6 @@ REASONS: dict[str, str] = {
     "heredoc": (
         "a here-document inside a body that is itself a here-document (the rewrite wraps the "
         "script in one) is not read as a generated script: SB301 on its body is lost"),
-    "nsys-var": (
-        "a here-document on the stdin of a wrapped shell (`srun nsys profile -o F bash <<EOF`) "
-        "is not read as the tasks' script: shell/generated.py knows srun/exec-style starters, "
-        "not the wrapper table of facts/wrappers.py (a lower layer cannot import it)"),
 }
 #: rewrite -> the originals whose variant fails today, for the reason above
 FAILING: dict[str, tuple[str, ...]] = {
@@ -88,8 +84,6 @@ FAILING: dict[str, tuple[str, ...]] = {
         "SB301-4-bad", "SB301-9-good",),
     "heredoc": (
         "SB301-4-bad",),
-    "nsys-var": (
-        "cases/RC03",),
 }
 KNOWN: dict[tuple[str, str], str] = {(ex, rw): REASONS[rw] for rw, ids in FAILING.items()
                                      for ex in ids}

@@ -144,3 +144,9 @@ def test_loopback_that_no_srun_native_task_reads_on_another_node() -> None:
     first_host = MULTI + ('export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" '
                           "| head -n1)\nsrun python train.py --init-method env://\n")
     assert _sb206(first_host) == []
+
+
+def test_stdin_heredoc_through_a_wrapper_or_a_container_runtime() -> None:
+    for pre in ('nsys profile -o "$OUT" ', "singularity exec --nv img.sif ", "numactl -N 0 "):
+        text = HEAD + f"srun --ntasks-per-node=1 {pre}bash <<EOF\n" + TORCHRUN + "EOF\n"
+        assert ("SB301", "error", "$SLURM_NODEID") in _found(text), pre

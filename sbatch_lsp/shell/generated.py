@@ -147,8 +147,9 @@ STDIN_HEREDOC = re.compile(r"(?:^|[^\d<])0?<<(?!<)")
 
 def stdin_run(cmd: Command, text: str) -> Run | None:
     """How ``cmd`` runs a here-document as a shell script on its standard input: a shell in
-    command position (after ``srun``/``exec``/… and their options) with only option flags
-    (none with ``c``) before ``-s`` or the end of its words, and the here-document on fd 0.
+    command position (after ``srun``/``exec``/… and their options; after ``srun`` also after
+    a wrapper or a container runtime and its words) with only option flags (none with ``c``)
+    before ``-s`` or the end of its words, and the here-document on fd 0.
     ``srun … bash <<EOF`` runs it in every task (``TASKS``), ``bash <<EOF`` in a child shell."""
     if not cmd.heredocs or not cmd.words or cmd.in_substitution:
         return None
@@ -156,7 +157,10 @@ def stdin_run(cmd: Command, text: str) -> Run | None:
     if not STDIN_HEREDOC.search(text[cmd.start:doc.start].split("\n", 1)[0]):
         return None
     k = next((j for j, w in enumerate(cmd.words) if _base(w) in SHELLS), None)
-    if k is None or not _in_command_position(cmd.words[:k]):
+    # after srun, wrappers and container runtimes may stand before the shell
+    # (`srun nsys profile -o F bash <<EOF`, `srun singularity exec IMG bash <<EOF`)
+    under_srun = k is not None and k > 0 and _base(cmd.words[0]) == "srun"
+    if k is None or not (_in_command_position(cmd.words[:k]) or under_srun):
         return None
     for w in cmd.words[k + 1:]:
         v = w.value or ""
