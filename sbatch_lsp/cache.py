@@ -155,9 +155,10 @@ class Cache:
             known = self._configs[id(cfg)] = (cfg, config_digest(cfg),
                                                folder_for(cfg, self.cache_dir))
         _, digest, folder = known
-        ident = json.dumps([SCHEMA, tool_digest(), digest, self.view, display,
-                            hashlib.sha256(data).hexdigest()])
-        return folder, hashlib.sha256(ident.encode()).hexdigest()
+        # NUL-separated: no path, view or digest holds a NUL
+        ident = "\0".join((str(SCHEMA), tool_digest(), digest, self.view, display,
+                           hashlib.sha256(data).hexdigest()))
+        return folder, hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()
 
     def get(self, path: str, display: str, cfg: object) -> dict | None:
         """The stored report fields (:data:`FIELDS`) of ``path`` shown as ``display`` and
