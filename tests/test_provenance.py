@@ -67,6 +67,8 @@ FILLED = ("#!/bin/bash\n#SBATCH --chdir ./job/${case_name}\n#SBATCH --ntasks ${j
           "#SBATCH --partition gpu\n#SBATCH --gres gpu:${job_np}\n\n"
           "cd src && mpirun -np ${job_np} ./solver >> ../log\n")
 FILLER = ("import os\n\ndef prepare(case_name, config):\n"
+          "    substitute_keys(config, dimen_tmp, dimen)\n\n\n"
+          "    print('write jobsub...')\n"
           "    tmp = os.path.join(PATH['src'], 'jobsub')\n"
           "    out = os.path.join(case_path, 'src', case_name + '_src')\n"
           "    params = {'case_name': case_name, 'job_np': config['job_np']}\n"
@@ -89,7 +91,8 @@ def test_a_program_elsewhere_in_the_repository_that_fills_the_file_demotes_sb107
     script = _repo(tmp_path, FILLER)
     got = [d for d in lint(FILLED, str(script)).diagnostics if d.code == "SB107"]
     assert len(got) == 3 and all(d.severity is Severity.INFO for d in got)
-    assert "prc/app_pre.py in its repository fills it in (`substitute_keys` on line 7" \
+    # the call next to the name (line 11), not the one filling another file (line 4)
+    assert "prc/app_pre.py in its repository fills it in (`substitute_keys` on line 11" \
         in got[0].message
 
 

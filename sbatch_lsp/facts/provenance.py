@@ -339,15 +339,16 @@ def naming_files(path: str) -> list[tuple[Path, str]]:
 def fill_near(text: str, name: str) -> tuple[int, str] | None:
     """(1-based line, fill call) of the first fill call (:data:`FILL`) within
     :data:`FILL_WINDOW` lines of a line naming ``name`` as a whole file name (quoted, or the
-    last part of a path), in ``text`` (a code file), the nearest first; lines that run
+    last part of a path), in ``text`` (a code file), the nearest first (after the name
+    before before it at equal distance); lines that run
     ``sbatch`` count for neither; None when there is none."""
-    named = re.compile(r"(?<![\w.-])" + re.escape(name) + r"(?![\w-])")
+    named = re.compile(r"(?<![\w.-])" + re.escape(name) + r"(?![\w.-])")
     lines = text.splitlines()
     for n, line in enumerate(lines):
         if not named.search(line) or SUBMIT.search(line):
             continue
         for k in sorted(range(max(0, n - FILL_WINDOW), min(len(lines), n + FILL_WINDOW + 1)),
-                        key=lambda k: abs(k - n)):
+                        key=lambda k: (abs(k - n), k < n)):
             m = FILL.search(lines[k])
             if m is not None and not SUBMIT.search(lines[k]):
                 return k + 1, m.group(0)
