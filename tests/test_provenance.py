@@ -117,3 +117,29 @@ def test_the_repository_files_read_are_recorded_for_the_cache(tmp_path):
     reads = lint(FILLED, str(script)).elsewhere
     assert str(tmp_path / "prc" / "app_pre.py") in {r.path for r in reads.files.values()}
     assert str(tmp_path / "prc") in {r.folder for r in reads.listings.values()}
+
+
+def test_comments_that_tell_the_user_to_set_a_variable_before_submitting():
+    from sbatch_lsp.facts.provenance import told_to_set
+    text = ("#!/bin/bash\n# Usage:\n#   1. Export HF_TOKEN, HF_HOME, and UV_CACHE_DIR on shared "
+            "storage.\n#   PROMPT=\"hi there\" DEBUG=1 sbatch run.sh\n"
+            "# export NEMO_HOME=/path/to/shared\n#SBATCH --export=TRAIN_DIR=/x\n"
+            "# HF_HOME left unset on purpose; the job is CPU-only\necho $X  # set X here\n")
+    told = told_to_set(text)
+    assert sorted(told) == ["DEBUG", "HF_HOME", "HF_TOKEN", "NEMO_HOME", "PROMPT",
+                            "UV_CACHE_DIR"]
+    line = text[told["HF_HOME"].start:told["HF_HOME"].end]
+    assert line.startswith("#   1. Export HF_TOKEN")  # the first comment that says so
+    # "unset" is not "set", #SBATCH lines and trailing comments after code are no comments here
+    assert "TRAIN_DIR" not in told and "X" not in told
+
+
+def test_sb401_on_an_unset_cache_the_comments_ask_for_is_an_info_naming_them():
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+            "#SBATCH --gpus-per-node=8\n# export HF_HOME=/lustre/$USER/hf\n"
+            "srun python finetune.py --model_name_or_path meta-llama/Llama-3.1-8B\n")
+    got = [d for d in lint(text, "x.sbatch").diagnostics if d.code == "SB401"]
+    assert len(got) == 1 and got[0].severity is Severity.INFO
+    assert "the comment on line 5 tells you to set HF_HOME before submitting" in got[0].message
+    plain = text.replace("# export HF_HOME=/lustre/$USER/hf\n", "")
+    assert severities(plain, "x.sbatch")["SB401"] is Severity.WARNING

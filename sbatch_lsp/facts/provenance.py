@@ -371,3 +371,55 @@ def _filler(path: str) -> Provenance | None:
                           "script that is submitted", 0, 0, GENERATED)
     return None
 
+
+
+#: a commented-out assignment, with or without ``export``: ``# export HF_HOME="/path/..."``
+COMMENTED_ASSIGNMENT = re.compile(r"^\s*#+\s*(?:export\s+)?([A-Z_][A-Z0-9_]*)=")
+#: a comment that tells the user to set variables: ``Export HF_TOKEN, HF_HOME and UV_CACHE_DIR``,
+#: ``set CONTAINER_IMAGE before running``; the names are the upper-case words after the verb
+TELL = re.compile(r"\b(?:export|set|define|provide)\b(.*)", re.IGNORECASE)
+#: an upper-case variable name in prose (two characters or more after the first)
+NAME = re.compile(r"(?<![\w$])\$?\{?([A-Z_][A-Z0-9_]{2,})\b")
+#: a submission with variables in its environment: ``PROMPT="..." sbatch job.sh``
+SUBMIT_WITH = re.compile(r"^\s*#+\s*((?:[A-Z_][A-Z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S+)\s+)+)"
+                         r"(?:\S*/)?sbatch\b")
+
+
+@dataclass(frozen=True)
+class Told:
+    """A comment of the script that tells the user to set ``name`` before submitting: the
+    span of the comment line (offsets into the script)."""
+
+    name: str
+    start: int
+    end: int
+
+
+def told_to_set(text: str) -> dict[str, Told]:
+    """The variables the script's comments tell the user to set in the submitting environment,
+    each with the first comment line that says so: a commented-out ``export NAME=...`` or
+    ``NAME=...``, a sentence that tells to export or set upper-case names (``Export HF_TOKEN
+    and HF_HOME on shared storage``), or a submission ``NAME=... sbatch ...``. sbatch passes
+    the submitting environment to the job (its default ``--export=ALL``, sbatch(1)), so a
+    finding that rests on such a variable being unset rests on what the user was told to do.
+    ``#SBATCH`` lines are no comments here."""
+    out: dict[str, Told] = {}
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\n")
+        stripped = body.lstrip()
+        if stripped.startswith("#") and not stripped.startswith(("#SBATCH", "#!")):
+            names: list[str] = []
+            m = COMMENTED_ASSIGNMENT.match(body)
+            if m is not None:
+                names.append(m.group(1))
+            m2 = SUBMIT_WITH.match(body)
+            if m2 is not None:
+                names += re.findall(r"([A-Z_][A-Z0-9_]*)=", m2.group(1))
+            m3 = TELL.search(stripped)
+            if m is None and m3 is not None:
+                names += NAME.findall(m3.group(1))
+            for n in names:
+                out.setdefault(n, Told(n, pos, pos + len(body)))
+        pos += len(line)
+    return out
