@@ -90,7 +90,8 @@ def master_port_ephemeral(job):
                 f"can take {n} of its {r.size} values inside" if r.size > 1 else "is inside")
         what = f"port {_span(r)}" if r.fixed else f"this port ({_span(r)})"
         fixes = []
-        if r.fixed and r.word.value is not None and r.word.text == r.word.value:
+        if r.fixed and r.word.value is not None and r.word.text == r.word.value and \
+                r.word.value.isdigit():  # the port alone, not a host:port endpoint
             fixes.append(Fix(f"derive the port from the job id, outside {first}–{last}",
                              (Edit(r.word.start, r.word.end, JOB_PORT),), safe=False))
         yield finding(
@@ -137,7 +138,7 @@ def fixed_port_shared_node(job):
         if not r.fixed:
             continue
         fixes = []
-        if r.word.value is not None and r.word.text == r.word.value:
+        if r.word.value is not None and r.word.text == r.word.value and r.word.value.isdigit():
             fixes.append(Fix("derive the port from the job id",
                              (Edit(r.word.start, r.word.end, JOB_PORT),), safe=False))
         yield finding(
