@@ -235,13 +235,9 @@ def _use(job: Job, step: Step, kind: CacheKind, ev: Word) -> CacheUse:
     use = CacheUse(kind, step, ev, step.nodes or job.nodes.value, setting(job, step, kind),
                    inner, container, mounts, home, home_ev)
     use.storage = _storage(job, use)
-    told = job.derived(_told)
+    told = told_to_set(job.source.text)
     use.told = next((told[v] for v in kind.variables if v in told), None)
     return use
-
-
-def _told(job: Job) -> dict[str, Told]:
-    return told_to_set(job.source.text)
 
 
 def setting(job: Job, step: Step, kind: CacheKind) -> Setting | None:

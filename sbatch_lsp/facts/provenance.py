@@ -30,9 +30,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
 from ..elsewhere import list_files, read_text
 
@@ -395,14 +397,16 @@ class Told:
     end: int
 
 
-def told_to_set(text: str) -> dict[str, Told]:
+@lru_cache(maxsize=8)
+def told_to_set(text: str) -> Mapping[str, Told]:
     """The variables the script's comments tell the user to set in the submitting environment,
     each with the first comment line that says so: a commented-out ``export NAME=...`` or
     ``NAME=...``, a sentence that tells to export or set upper-case names (``Export HF_TOKEN
     and HF_HOME on shared storage``), or a submission ``NAME=... sbatch ...``. sbatch passes
     the submitting environment to the job (its default ``--export=ALL``, sbatch(1)), so a
     finding that rests on such a variable being unset rests on what the user was told to do.
-    ``#SBATCH`` lines are no comments here."""
+    ``#SBATCH`` lines are no comments here. Memoised by the text (several rules ask); the
+    mapping is read-only."""
     out: dict[str, Told] = {}
     pos = 0
     for line in text.splitlines(keepends=True):
@@ -422,4 +426,4 @@ def told_to_set(text: str) -> dict[str, Told]:
             for n in names:
                 out.setdefault(n, Told(n, pos, pos + len(body)))
         pos += len(line)
-    return out
+    return MappingProxyType(out)
