@@ -397,6 +397,13 @@ class Told:
     end: int
 
 
+def told_note(told: Told, line: int) -> str:
+    """The clause a finding that rests on ``told.name`` being unset adds when it drops to info
+    (``line``: the comment's 1-based line)."""
+    return (f" (info only: the comment on line {line} tells you to set {told.name} before "
+            "submitting, and sbatch passes your environment to the job)")
+
+
 @lru_cache(maxsize=8)
 def told_to_set(text: str) -> Mapping[str, Told]:
     """The variables the script's comments tell the user to set in the submitting environment,

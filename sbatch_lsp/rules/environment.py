@@ -18,6 +18,7 @@ from ..facts.caches import (
     setting,
     shared_path,
 )
+from ..facts.provenance import told_note
 from ..shell.model import Word
 from . import Fix, Related, Severity, finding, insert_line_before, rule
 
@@ -119,9 +120,7 @@ def _finding(job, use: CacheUse):
         # the script tells the user to set it before sbatch, which passes the submitting
         # environment on (--export=ALL): the finding rests on the user not doing so
         sev = Severity.INFO
-        line = job.source.line_of(use.told.start) + 1
-        told = (f" (info only: the comment on line {line} tells you to set {use.told.name} "
-                "before submitting, and sbatch passes your environment to the job)")
+        told = told_note(use.told, job.source.line_of(use.told.start) + 1)
         related.append(Related(use.told.start, use.told.end,
                                f"this comment says to set {use.told.name}"))
     return finding(

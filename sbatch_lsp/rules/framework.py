@@ -21,7 +21,7 @@ from ..facts.framework import (
     framework_runs,
     megatron_core_release,
 )
-from ..facts.provenance import told_to_set
+from ..facts.provenance import told_note, told_to_set
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 
 
@@ -576,9 +576,7 @@ def _missing_one(job, run: FrameworkRun, why: str, arch, arch_use, release: Rele
         # the script tells the user to set it before sbatch, which passes the submitting
         # environment on (--export=ALL): the finding rests on the user not doing so
         sev = Severity.INFO
-        text += (f" (info only: the comment on line {job.source.line_of(told.start) + 1} tells "
-                 "you to set CUDA_DEVICE_MAX_CONNECTIONS before submitting, and sbatch passes "
-                 "your environment to the job)")
+        text += told_note(told, job.source.line_of(told.start) + 1)
         related.append(Related(told.start, told.end,
                                "this comment says to set CUDA_DEVICE_MAX_CONNECTIONS"))
     key = next((k for k in ("tp", "cp", "sp") if k in run.settings), None)
