@@ -143,3 +143,15 @@ def test_sb401_on_an_unset_cache_the_comments_ask_for_is_an_info_naming_them():
     assert "the comment on line 5 tells you to set HF_HOME before submitting" in got[0].message
     plain = text.replace("# export HF_HOME=/lustre/$USER/hf\n", "")
     assert severities(plain, "x.sbatch")["SB401"] is Severity.WARNING
+
+
+def test_the_repository_search_stops_at_its_entry_budget(tmp_path, monkeypatch):
+    from sbatch_lsp.facts import provenance
+    script = _repo(tmp_path, FILLER)
+    for n in range(30):
+        (tmp_path / f"data{n:02}.bin").write_text("")
+    provenance._subfolders.cache_clear()
+    monkeypatch.setattr(provenance, "MAX_REPO_ENTRIES", 20)  # the root alone holds more
+    assert provenance.repository_files(str(script)) == []
+    assert severities(FILLED, str(script))["SB107"] is Severity.ERROR
+    provenance._subfolders.cache_clear()

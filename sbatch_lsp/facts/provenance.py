@@ -23,7 +23,8 @@ in its own folder only Python files and files named like a launcher (:data:`LAUN
 at most :data:`MAX_SIBLINGS`; in its repository (the nearest folder at most
 :data:`REPO_LEVELS` levels up that holds ``.git``; none: no search) only code files
 (:data:`FILLER_NAME`) at most :data:`REPO_DEPTH` folders below the root, skipping hidden and
-vendored folders, at most :data:`MAX_REPO_FILES` files and :data:`MAX_REPO_BYTES` bytes in all.
+vendored folders, at most :data:`MAX_REPO_ENTRIES` directory entries looked at,
+:data:`MAX_REPO_FILES` files and :data:`MAX_REPO_BYTES` bytes in all.
 """
 from __future__ import annotations
 
