@@ -3,7 +3,7 @@ its findings), join every finding to the verdict files, and print per code and s
 findings there are, how many were reviewed and how many are true.
 
     python benchmarks/corpus_review.py /work/corpus [--dump F.json | --from-dump F.json]
-        [--unreviewed OUT.tsv] [--stamp]
+        [--unreviewed OUT.tsv] [--stamp] [--repos DIR]
 
 A verdict file (``tests/corpus_review/*.tsv``) is a tab-separated table with a header naming at
 least ``repository path line code verdict``; ``severity``, ``reason`` and ``message`` (a digest
@@ -21,7 +21,12 @@ counted as not true, and as true.
 
 The corpus folder holds the flattened files that ``../shared/corpus/MANIFEST.tsv`` maps to
 (repository, path); the scripts are never printed, only the findings' own messages (masked by
-the engine).
+the engine). Flattened, a script has no repository around it, so what the engine reads beside
+it (a launcher in its folder, a program elsewhere in its repository that fills it in:
+facts/provenance.py) is missing; ``--repos DIR`` lints the scripts whose origin repository has
+a checkout ``DIR/OWNER+NAME`` (with its ``.git``) at their place in that checkout (the corpus's
+text, the checkout's neighbours; the manifest's ``origin_repo``, and for jobspec-database rows
+the path after ``data/OWNER/NAME/``).
 """
 from __future__ import annotations
 
@@ -110,10 +115,30 @@ def read_verdicts(folder: Path) -> list[Verdict]:
     return out
 
 
-def lint_corpus(corpus: Path, manifest: dict[str, tuple[str, str]]) -> tuple[list[Finding], dict]:
+def origin_path(repo: str, path: str, origin: str) -> tuple[str, str]:
+    """(origin repository, path in it) of a corpus file: jobspec-database keeps other
+    repositories' scripts under ``data/OWNER/NAME/``."""
+    parts = path.split("/")
+    if repo.endswith("/jobspec-database") and len(parts) > 3 and parts[0] == "data":
+        return f"{parts[1]}/{parts[2]}", "/".join(parts[3:])
+    return origin or repo, path
+
+
+def read_origins(path: Path) -> dict[str, tuple[str, str]]:
+    """``local_file`` -> (origin repository, path in it) from the corpus manifest."""
+    with path.open(newline="") as f:
+        return {r["local_file"]: origin_path(r["repo"], r["path"], r.get("origin_repo") or "")
+                for r in csv.DictReader(f, delimiter="\t")}
+
+
+def lint_corpus(corpus: Path, manifest: dict[str, tuple[str, str]],
+                repos: Path | None = None,
+                origins: dict[str, tuple[str, str]] | None = None
+                ) -> tuple[list[Finding], dict]:
     """Lint every manifest file present in ``corpus``; return the findings and a summary
-    (files, crashes, SB003 count, chunks, chunks modelled). A file the engine cannot decode is
-    skipped and counted."""
+    (files, crashes, SB003 count, chunks, chunks modelled, and ``in-checkout``: files linted at
+    their place in a checkout under ``repos``, see the module docstring). A file the engine
+    cannot decode is skipped and counted."""
     from sbatch_lsp.lint import lint
     from sbatch_lsp.source import BinaryInputError, decode
 
@@ -130,8 +155,15 @@ def lint_corpus(corpus: Path, manifest: dict[str, tuple[str, str]]) -> tuple[lis
         except BinaryInputError:
             summary["binary"] += 1
             continue
+        where = f.name
+        origin = (origins or {}).get(local)
+        if repos is not None and origin is not None:
+            checkout = repos / origin[0].replace("/", "+")
+            if (checkout / ".git").exists() and (checkout / origin[1]).is_file():
+                where = str(checkout / origin[1])
+                summary["in-checkout"] += 1
         try:
-            r = lint(text, f.name)
+            r = lint(text, where)
         except Exception:  # noqa: BLE001  (the engine must never raise: count it)
             summary["crashes"] += 1
             continue
@@ -272,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from-dump", type=Path, help="read the findings from a --dump file")
     ap.add_argument("--unreviewed", type=Path, help="write unreviewed errors/warnings here")
     ap.add_argument("--stamp", action="store_true", help="fill the verdicts' message digests")
+    ap.add_argument("--repos", type=Path, help="folder of checkouts OWNER+NAME: lint a script "
+                    "at its place there when its origin repository is checked out")
     args = ap.parse_args(argv)
     try:
         verdicts = read_verdicts(args.verdicts)
@@ -280,7 +314,8 @@ def main(argv: list[str] | None = None) -> int:
             findings = [Finding(**f) for f in data["findings"]]
             summary = data.get("summary", {})
         elif args.corpus:
-            findings, summary = lint_corpus(args.corpus, read_manifest(args.manifest))
+            findings, summary = lint_corpus(args.corpus, read_manifest(args.manifest),
+                                            args.repos, read_origins(args.manifest))
         else:
             ap.error("give the corpus folder or --from-dump")
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -294,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
         ch = summary.get("chunks", 0)
         print(f"files: {summary.get('files', 0)}  crashes: {summary.get('crashes', 0)}  "
               f"SB003: {summary.get('SB003', 0)}  chunks modelled: {summary.get('modelled', 0)}"
-              f"/{ch} ({100 * summary.get('modelled', 0) / max(ch, 1):.2f}%)")
+              f"/{ch} ({100 * summary.get('modelled', 0) / max(ch, 1):.2f}%)"
+              + (f"  in a checkout: {summary['in-checkout']}" if "in-checkout" in summary
+                 else ""))
     pairs = [(f, v) for f, v in zip(findings, joined, strict=True) if v is not None]
     print(f"verdicts: {len(verdicts)} rows, {len(pairs)} joined to a current finding "
           f"({sum(1 for f, v in pairs if v.line != f.line)} by message at a moved line)")

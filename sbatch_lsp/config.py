@@ -86,7 +86,9 @@ class Profile:
     release the jobs run (``"0.13"``), None when unknown; ``enroot`` the enroot release
     (``"3.5"``), None when unknown; ``ip_local_port_range`` the kernel's ephemeral port range;
     ``constrain_devices``: the site's cgroup.conf has ``ConstrainDevices=yes``, so a step sees
-    only the GPUs Slurm gave it; None when the profile does not say.
+    only the GPUs Slurm gave it; None when the profile does not say; ``home_shared``: the
+    users' home directories are one file system every compute node mounts (True), each node's
+    own (False), or not said (None).
     """
 
     slurm_version: str = NEWEST_RELEASE
@@ -108,6 +110,8 @@ class Profile:
     #: slurm.conf MaxArraySize (array indices must be below it; 0 disables arrays), None when
     #: unknown (Slurm's default is 1001)
     max_array_size: int | None = None
+    #: whether the compute nodes share the users' home directories (None: unknown; SB401)
+    home_shared: bool | None = None
 
     def default_partition(self) -> str | None:
         """The partition marked ``default = true``, if exactly one is."""
@@ -473,6 +477,10 @@ PROFILE_TABLE: tuple[Key, ...] = (
     Key("max-array-size", "a whole number from 0 to 4000001 (slurm.conf MaxArraySize, e.g. 1001)",
         "slurm.conf MaxArraySize (SB224); default unknown (Slurm's default is 1001)",
         _whole("max_array_size", 0, 4_000_001)),
+    Key("home-shared", "true or false (whether every compute node mounts the same home "
+        "directories)", "whether the nodes share the users' home directories: true silences "
+        "SB401 on a cache left at its ~/.cache default, false makes it an error; default "
+        "unknown (a warning)", _flag("home_shared")),
 )
 
 

@@ -32,7 +32,7 @@ def test_the_doc_is_generated_from_the_tables():
 
 
 def test_the_key_sets_are_the_tables():
-    assert PROFILE_KEYS == {k.name for k in PROFILE_TABLE} and len(PROFILE_TABLE) == 12
+    assert PROFILE_KEYS == {k.name for k in PROFILE_TABLE} and len(PROFILE_TABLE) == 13
     assert PARTITION_KEYS == {k.name for k in PARTITION_TABLE} and len(PARTITION_TABLE) == 12
 
 

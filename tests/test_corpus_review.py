@@ -232,3 +232,26 @@ def test_no_two_verdicts_on_one_finding_disagree():
         if r.judged:
             seen.setdefault((r.repository, r.path, r.line, r.code), set()).add(r.judged)
     assert not {k: v for k, v in seen.items() if len(v) > 1}
+
+
+def test_scorer_lints_a_script_in_its_checkout_where_one_is_given(tmp_path):
+    # a flattened template whose filler lives elsewhere in its repository: an error alone, an
+    # info at its place in a checkout of that repository (facts/provenance.py's search)
+    cr = _scorer()
+    template = "#!/bin/bash\n#SBATCH --ntasks ${job_np}\nsrun ./solver\n"
+    corpus, _review, manifest = _corpus(tmp_path, late=template)
+    manifest.write_text("repo\tcommit\tpath\tlocal_file\tlines\tcategory\torigin_repo\n"
+                        "h/jobspec-database\tc\tdata/o/r/src/a.sh\to__r__a.sh\t3\twild\to/r\n")
+    assert cr.origin_path("h/jobspec-database", "data/o/r/src/a.sh", "o/r") == ("o/r", "src/a.sh")
+    repos = tmp_path / "repos"
+    (repos / "o+r" / "src").mkdir(parents=True)
+    (repos / "o+r" / ".git").mkdir()
+    (repos / "o+r" / "src" / "a.sh").write_text("the checkout's own copy is not read\n")
+    (repos / "o+r" / "fill.py").write_text(
+        "tmp = open('src/a.sh').read()\nout = string.Template(tmp).substitute(job_np=4)\n")
+    alone, _ = cr.lint_corpus(corpus, cr.read_manifest(manifest))
+    placed, summary = cr.lint_corpus(corpus, cr.read_manifest(manifest), repos,
+                                     cr.read_origins(manifest))
+    assert summary["in-checkout"] == 1
+    assert [(f.code, f.severity) for f in alone if f.code == "SB107"] == [("SB107", "error")]
+    assert [(f.code, f.severity) for f in placed if f.code == "SB107"] == [("SB107", "info")]

@@ -140,3 +140,20 @@ def test_a_shared_partition_makes_a_fixed_port_a_warning():
 def test_image_tilde_and_arrays(line, fires):
     text = f"#!/bin/bash\n#SBATCH --nodes=1\n{line}\n"
     assert ("SB404" in [d.code for d in lint(text, "x.sbatch").diagnostics]) is fires
+
+
+def test_a_host_port_endpoint_gets_no_port_fix_that_would_overwrite_its_host():
+    # the port fix replaces the port word; in `--rdzv_endpoint host:port` the word is the
+    # endpoint, and replacing it with the port arithmetic deleted the host (and, through a
+    # resolved `$MASTER_ADDR:$MASTER_PORT`, the MASTER_ADDR assignment: the corpus review found
+    # it in bigscience-workshop/bigscience's tr14 scripts)
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=4\n"
+            "srun torchrun --nnodes=1 --nproc-per-node=4 --rdzv-backend=c10d "
+            "--rdzv-endpoint=node1:40000 train.py\n")
+    got = [d for d in lint(text, "x.sbatch").diagnostics if d.code in ("SB220", "SB221")]
+    assert sorted(d.code for d in got) == ["SB220", "SB221"]
+    assert all(d.fixes == [] for d in got)
+    plain = text.replace("--rdzv-backend=c10d --rdzv-endpoint=node1:40000", "--master-port 40000")
+    [d] = [d for d in lint(plain, "x.sbatch").diagnostics if d.code == "SB220"]
+    assert d.fixes and plain[d.start:d.end] == "40000"

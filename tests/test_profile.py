@@ -129,6 +129,27 @@ def test_tres_sum_only_without_node_data_and_marked_derived():
     assert "derived" not in with_nodes
 
 
+def test_constrain_devices_from_the_cgroup_section_of_show_config(tmp_path):
+    # scontrol show config prints cgroup.conf's settings after the slurm.conf ones, under
+    # "Cgroup Support Configuration:" (src/api/config_info.c); the test cluster has no
+    # cgroup.conf, so the section is appended here in that form
+    real = (DATA / "slurm-22.05.8-config.txt").read_text()
+    assert build([_read("slurm-22.05.8-config.txt"),
+                  _read("slurm-22.05.8-partition.txt")]).constrain_devices is None
+    for said, want in (("yes", True), ("no", False)):
+        text = real.replace("\nSlurmctld(primary)", "\nCgroup Support Configuration:\n"
+                            "CgroupMountpoint        = /sys/fs/cgroup\n"
+                            f"ConstrainCores          = yes\nConstrainDevices        = {said}\n"
+                            "\nSlurmctld(primary)")
+        f = tmp_path / f"config-{said}.txt"
+        f.write_text(text)
+        cfg = tomllib.loads(_profile(f, DATA / "slurm-22.05.8-partition.txt"))
+        assert cfg["profile"]["constrain-devices"] is want
+        out = tmp_path / f"site-{said}.toml"
+        out.write_text(_profile(f, DATA / "slurm-22.05.8-partition.txt"))
+        assert load_file(out).profile.constrain_devices is want
+
+
 def test_written_profile_is_a_configuration_and_an_extend_target(tmp_path):
     out = tmp_path / "site.toml"
     assert main(["profile", "import", *map(str, CLUSTER), "-o", str(out)]) == 0

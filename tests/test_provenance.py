@@ -59,3 +59,99 @@ def test_a_placeholder_in_a_comment_or_a_rule_without_resources_changes_nothing(
     leak = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --account={{ account }}\nexport HF_TOKEN=hf_" + \
         "a" * 34 + "\n"
     assert severities(leak, "x.sbatch")["SB501"] is Severity.ERROR  # secrets rest on no resource
+
+
+#: a template whose ``${name}`` placeholders a program elsewhere in the repository fills (the
+#: form of moulin1024/ANEMOI: src/jobsub, filled by prc/app_pre.py's substitute_keys)
+FILLED = ("#!/bin/bash\n#SBATCH --chdir ./job/${case_name}\n#SBATCH --ntasks ${job_np}\n"
+          "#SBATCH --partition gpu\n#SBATCH --gres gpu:${job_np}\n\n"
+          "cd src && mpirun -np ${job_np} ./solver >> ../log\n")
+FILLER = ("import os\n\ndef prepare(case_name, config):\n"
+          "    substitute_keys(config, dimen_tmp, dimen)\n\n\n"
+          "    print('write jobsub...')\n"
+          "    tmp = os.path.join(PATH['src'], 'jobsub')\n"
+          "    out = os.path.join(case_path, 'src', case_name + '_src')\n"
+          "    params = {'case_name': case_name, 'job_np': config['job_np']}\n"
+          "    substitute_keys(params, tmp, out)\n")
+
+
+def _repo(tmp_path, filler: str | None, git: bool = True):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "prc").mkdir()
+    if git:
+        (tmp_path / ".git").mkdir()
+    script = tmp_path / "src" / "jobsub"
+    script.write_text(FILLED)
+    if filler is not None:
+        (tmp_path / "prc" / "app_pre.py").write_text(filler)
+    return script
+
+
+def test_a_program_elsewhere_in_the_repository_that_fills_the_file_demotes_sb107(tmp_path):
+    script = _repo(tmp_path, FILLER)
+    got = [d for d in lint(FILLED, str(script)).diagnostics if d.code == "SB107"]
+    assert len(got) == 3 and all(d.severity is Severity.INFO for d in got)
+    # the call next to the name (line 11), not the one filling another file (line 4)
+    assert "prc/app_pre.py in its repository fills it in (`substitute_keys` on line 11" \
+        in got[0].message
+
+
+def test_without_a_fill_call_a_repository_root_or_with_only_a_submission_sb107_stays(tmp_path):
+    def severity(name: str, filler: str, git: bool = True) -> Severity:
+        (tmp_path / name).mkdir()
+        script = _repo(tmp_path / name, filler, git)
+        return severities(FILLED, str(script))["SB107"]
+    assert severity("a", "print('write jobsub...')\nopen('jobsub')\n") is Severity.ERROR
+    assert severity("b", FILLER, git=False) is Severity.ERROR  # no repository: no search
+    # a line that runs sbatch builds a command line, it fills nothing
+    submit = "cmd = 'sbatch --ntasks {} jobsub'.format(n)\nsubprocess.run(cmd, shell=True)\n"
+    assert severity("c", submit) is Severity.ERROR
+    # another file's name that merely contains this one's is not this file
+    assert severity("d", FILLER.replace("'jobsub'", "'jobsub_gpu'")) is Severity.ERROR
+
+
+def test_the_repository_files_read_are_recorded_for_the_cache(tmp_path):
+    # every repository file read, and each folder listing that chose them, goes through
+    # sbatch_lsp/elsewhere.py, whose record the result cache keys on
+    script = _repo(tmp_path, FILLER)
+    reads = lint(FILLED, str(script)).elsewhere
+    assert str(tmp_path / "prc" / "app_pre.py") in {r.path for r in reads.files.values()}
+    assert str(tmp_path / "prc") in {r.folder for r in reads.listings.values()}
+
+
+def test_comments_that_tell_the_user_to_set_a_variable_before_submitting():
+    from sbatch_lsp.facts.provenance import told_to_set
+    text = ("#!/bin/bash\n# Usage:\n#   1. Export HF_TOKEN, HF_HOME, and UV_CACHE_DIR on shared "
+            "storage.\n#   PROMPT=\"hi there\" DEBUG=1 sbatch run.sh\n"
+            "# export NEMO_HOME=/path/to/shared\n#SBATCH --export=TRAIN_DIR=/x\n"
+            "# HF_HOME left unset on purpose; the job is CPU-only\necho $X  # set X here\n")
+    told = told_to_set(text)
+    assert sorted(told) == ["DEBUG", "HF_HOME", "HF_TOKEN", "NEMO_HOME", "PROMPT",
+                            "UV_CACHE_DIR"]
+    line = text[told["HF_HOME"].start:told["HF_HOME"].end]
+    assert line.startswith("#   1. Export HF_TOKEN")  # the first comment that says so
+    # "unset" is not "set", #SBATCH lines and trailing comments after code are no comments here
+    assert "TRAIN_DIR" not in told and "X" not in told
+
+
+def test_sb401_on_an_unset_cache_the_comments_ask_for_is_an_info_naming_them():
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+            "#SBATCH --gpus-per-node=8\n# export HF_HOME=/lustre/$USER/hf\n"
+            "srun python finetune.py --model_name_or_path meta-llama/Llama-3.1-8B\n")
+    got = [d for d in lint(text, "x.sbatch").diagnostics if d.code == "SB401"]
+    assert len(got) == 1 and got[0].severity is Severity.INFO
+    assert "the comment on line 5 tells you to set HF_HOME before submitting" in got[0].message
+    plain = text.replace("# export HF_HOME=/lustre/$USER/hf\n", "")
+    assert severities(plain, "x.sbatch")["SB401"] is Severity.WARNING
+
+
+def test_the_repository_search_stops_at_its_entry_budget(tmp_path, monkeypatch):
+    from sbatch_lsp.facts import provenance
+    script = _repo(tmp_path, FILLER)
+    for n in range(30):
+        (tmp_path / f"data{n:02}.bin").write_text("")
+    provenance._subfolders.cache_clear()
+    monkeypatch.setattr(provenance, "MAX_REPO_ENTRIES", 20)  # the root alone holds more
+    assert provenance.repository_files(str(script)) == []
+    assert severities(FILLED, str(script))["SB107"] is Severity.ERROR
+    provenance._subfolders.cache_clear()

@@ -26,7 +26,8 @@ for page in pages():
 
 def _config(keys: dict[str, str]) -> Config:
     """The profile an example names after its kind (``slurm-version=22.05``, ``pyxis=false``,
-    ``megatron-core=0.9``, ``enroot=3.5``, ``gpus-per-node=8``), or its page's ``toml profile``
+    ``megatron-core=0.9``, ``enroot=3.5``, ``gpus-per-node=8``, ``constrain-devices=true``,
+    ``home-shared=false``), or its page's ``toml profile``
     table (``config``)."""
     if "config" in keys:
         return from_table(json.loads(keys["config"]), "page profile")
@@ -37,7 +38,9 @@ def _config(keys: dict[str, str]) -> Config:
                                   enroot=keys.get("enroot"),
                                   gpus_per_node=int(gpus) if gpus else None,
                                   constrain_devices={"true": True, "false": False}.get(
-                                      keys.get("constrain-devices", ""))))
+                                      keys.get("constrain-devices", "")),
+                                  home_shared={"true": True, "false": False}.get(
+                                      keys.get("home-shared", ""))))
 
 
 def test_every_rule_has_a_page_with_examples():

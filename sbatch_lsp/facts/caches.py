@@ -30,6 +30,7 @@ from ..directives import OptionUse
 from ..job import Job, Step
 from ..shell.model import Assignment, Command, Word
 from .containers import Container, container_of, spelled_of, under
+from .provenance import Told, told_to_set
 from .wrappers import unwrap_all
 
 #: paths on the node's own disks or memory (or a per-job scratch directory Slurm makes per node)
@@ -127,7 +128,9 @@ class CacheUse:
     word when no single word does), the step's node count, the batch-shell setting that reaches
     the tasks (None: unset, so the default applies), whether a task sets it itself, the
     container (None without one), the container's mount targets (None: not literal), how the
-    tasks see ``$HOME`` with the option that decides it, and the storage the cache is on."""
+    tasks see ``$HOME`` with the option that decides it, the storage the cache is on, and the
+    comment telling the user to set one of the cache's variables before submitting (None when
+    none does: :func:`facts.provenance.told_to_set`)."""
 
     kind: CacheKind
     step: Step
@@ -141,6 +144,7 @@ class CacheUse:
     home_evidence: Word | OptionUse | None
     storage: Storage = Storage.UNKNOWN
     notes: list[str] = field(default_factory=list)
+    told: Told | None = None
 
 
 def cache_uses(job: Job) -> list[CacheUse]:
@@ -231,6 +235,8 @@ def _use(job: Job, step: Step, kind: CacheKind, ev: Word) -> CacheUse:
     use = CacheUse(kind, step, ev, step.nodes or job.nodes.value, setting(job, step, kind),
                    inner, container, mounts, home, home_ev)
     use.storage = _storage(job, use)
+    told = told_to_set(job.source.text)
+    use.told = next((told[v] for v in kind.variables if v in told), None)
     return use
 
 
@@ -311,12 +317,16 @@ def _storage(job: Job, use: CacheUse) -> Storage:
     if use.setting is None:
         if use.home is HomeView.HIDDEN or use.home is HomeView.MAYBE_HIDDEN:
             return Storage.HOME_HIDDEN
-        return Storage.HOME if use.home is HomeView.HOST else Storage.UNKNOWN
+        if use.home is HomeView.HOST:
+            return Storage.NODE_LOCAL if job.profile.home_shared is False else Storage.HOME
+        return Storage.UNKNOWN
     path = use.setting.path
     if path is None:
         return Storage.UNKNOWN  # the submitting environment's value
     if NODE_LOCAL.match(path):
         return Storage.NODE_LOCAL
+    if HOME_PATH.match(path) and use.home is HomeView.HOST and job.profile.home_shared is False:
+        return Storage.NODE_LOCAL  # the profile says each node has its own home
     mounted = use.mounts is not None and any(_under(path, m) for m in use.mounts)
     if use.container is not None and use.mounts is not None and not mounted:
         if shared_path(job, path):
@@ -343,12 +353,16 @@ def shared_path(job: Job, path: str) -> bool | None:
 
 
 def home_shared(job: Job, step: Step) -> Word | str | None:
-    """Why the host's home directory is shared by the step's nodes, or None when nothing says:
-    the profile's ``shared-prefixes`` cover ``/home`` (the reason as text), or the tasks run
+    """Why the host's home directory is shared by the step's nodes, or None when nothing says
+    or the profile says it is not (``home-shared = false``): the profile's ``home-shared =
+    true`` or ``shared-prefixes`` covering ``/home`` (the reason as text), or the tasks run
     code or environments from the home directory on every node (the word that shows it): a
     home path in the step's task commands or its ``--chdir``, or a ``cd``/``source``/``.`` of
     one in the batch shell before the step (srun's tasks start in the batch shell's working
     directory with its environment, srun(1) ``--chdir``)."""
+    if job.profile.home_shared is not None:
+        return "the profile says home directories are shared (home-shared = true)" \
+            if job.profile.home_shared else None
     prefixes = job.profile.shared_prefixes
     if prefixes and any(under("/home/user", p) for p in prefixes if p.startswith("/")):
         return "the profile's shared-prefixes cover /home"

@@ -10,18 +10,32 @@
   options given there override the file's ``#SBATCH`` lines (sbatch(1): "options on the command
   line take precedence over those in the script").
 
+- a **template a program elsewhere in the repository fills**: a code file of the script's
+  repository names the script's file name next to a fill call (``substitute_keys(params,
+  os.path.join(src, 'jobsub'), out)``, ``Template(open("job.sh").read()).substitute(...)``,
+  ``sed -e "s/@N@/4/" job.sh``, ``envsubst < job.sh``): the ``${name}`` in its ``#SBATCH``
+  lines are the program's placeholders, not shell text sbatch receives.
+
 Findings that rest on what the file does not say (a rule's ``rests_on`` options) are then only
-info, and their message names the reason. Sibling files are read only when the linted file is
-on disk, only in its own folder, only Python files and files named like a launcher
-(:data:`LAUNCHER_NAME`), never executed; at most :data:`MAX_SIBLINGS` files of at most
-:data:`MAX_SIBLING_BYTES` each.
+info, and their message names the reason. Other files are read only when the linted file is on
+disk, never executed, each through :func:`read_sibling` (at most :data:`MAX_SIBLING_BYTES`):
+in its own folder only Python files and files named like a launcher (:data:`LAUNCHER_NAME`),
+at most :data:`MAX_SIBLINGS`; in its repository (the nearest folder at most
+:data:`REPO_LEVELS` levels up that holds ``.git``; none: no search) only code files
+(:data:`FILLER_NAME`) at most :data:`REPO_DEPTH` folders below the root, skipping hidden and
+vendored folders, at most :data:`MAX_REPO_ENTRIES` directory entries looked at,
+:data:`MAX_REPO_FILES` files and :data:`MAX_REPO_BYTES` bytes in all.
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 
 from ..elsewhere import list_files, read_text
 
@@ -95,7 +109,7 @@ def provenance_of(text: str, path: str) -> Provenance | None:
     """The provenance of the script ``text`` linted as ``path`` (None: nothing says another
     program completes it). A sibling launcher is looked for only when ``path`` is a file on
     disk; unreadable siblings are skipped."""
-    return _template(text) or _generator_input(text, path) or _launcher(path)
+    return _template(text) or _generator_input(text, path) or _launcher(path) or _filler(path)
 
 
 def _template(text: str) -> Provenance | None:
@@ -162,8 +176,9 @@ def launcher_candidates(path: str) -> list[Path]:
     return [me.parent / n for n in [n for n in names if n != me.name][:MAX_SIBLINGS]]
 
 
-def read_sibling(path: Path) -> str | None:
-    """The text of a sibling file, or None when it is unreadable or larger than
+def read_sibling(path: Path | str) -> str | None:
+    """The text of a file other than the script (a sibling launcher, a repository file), or
+    None when it is unreadable or larger than
     :data:`MAX_SIBLING_BYTES` (read through sbatch_lsp/elsewhere.py: memoised and recorded)."""
     return read_text(path, MAX_SIBLING_BYTES)
 
@@ -208,3 +223,215 @@ def _words(line: str) -> list[str]:
         return shlex.split(line, comments=True)
     except ValueError:
         return line.split()
+
+
+#: how far above the script's folder the repository root (a folder holding ``.git``) is looked for
+REPO_LEVELS = 4
+#: how many folders below the root the repository search goes
+REPO_DEPTH = 3
+MAX_REPO_FILES = 200
+#: directory entries looked at in all (a data folder of a million files is not listed through)
+MAX_REPO_ENTRIES = 5000
+MAX_REPO_BYTES = 4 * 1024 * 1024
+#: the code files read as possible fillers of a template (a Makefile too), as a name pattern
+FILLER_NAME = r"\.(py|sh|bash|zsh|pl|rb|jl|r|R|mk)$|^Makefile$"
+#: folders never searched: build output, environments, vendored packages
+SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "env", "site-packages", "build",
+                       "dist", "target"})
+#: a call that fills a template's placeholders: string.Template.substitute /
+#: safe_substitute (and helpers named after it), str.format / format_map, str.replace, Jinja's
+#: render, sed's and perl's s///, envsubst, a fill_* helper
+FILL = re.compile(r"\b(\w*substitute\w*|format(_map)?|replace|render|Template|sed|perl|"
+                  r"envsubst|fill\w*)\b")
+#: how many lines either side of the name a fill call may be
+FILL_WINDOW = 5
+#: an ``sbatch`` command (not ``sbatch_path``): a line that submits the file fills nothing
+#: (``"sbatch {} job.sh".format(opts)`` builds a command line; the launcher search reads it)
+SUBMIT = re.compile(r"\bsbatch\b")
+
+
+def repository_root(folder: Path) -> Path | None:
+    """The nearest of ``folder`` and its :data:`REPO_LEVELS` ancestors that holds ``.git`` (a
+    folder, or a file in a git worktree), or None."""
+    for d in [folder, *folder.parents][:REPO_LEVELS + 1]:
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def repository_files(path: str) -> list[str]:
+    """The code files of the repository holding the file ``path`` that the filler search may
+    read (see the module docstring for the bounds), breadth first in name order, ``path``
+    itself left out, as path strings; empty when ``path`` is no file on disk or lies in no
+    repository. Each folder's code files are listed through sbatch_lsp/elsewhere.py, which
+    records the listing for the result cache (a code file added there is seen)."""
+    try:
+        me = Path(path).resolve()
+        if not me.is_file():
+            return []
+        root = repository_root(me.parent)
+    except (OSError, ValueError):
+        return []
+    if root is None:
+        return []
+    mine = str(me)
+    out: list[str] = []
+    level = [str(root)]
+    budget = MAX_REPO_ENTRIES
+    for _ in range(REPO_DEPTH + 1):
+        below: list[str] = []
+        for d in level:
+            try:
+                folders, entries = _subfolders(d, os.stat(d).st_mtime_ns)
+            except (OSError, ValueError):
+                continue
+            budget -= entries
+            if budget < 0:
+                return out
+            out += [f for f in (os.path.join(d, n) for n in list_files(d, FILLER_NAME))
+                    if f != mine]
+            if len(out) >= MAX_REPO_FILES:
+                return out[:MAX_REPO_FILES]
+            below += folders
+        level = below
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _subfolders(folder: str, mtime_ns: int) -> tuple[tuple[str, ...], int]:
+    """(the folders below ``folder`` the search enters, sorted; how many entries it holds,
+    counted up to :data:`MAX_REPO_ENTRIES` + 1); memoised by its modification time."""
+    names: list[str] = []
+    n = 0
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                n += 1
+                if n > MAX_REPO_ENTRIES:
+                    break
+                try:
+                    if e.is_dir(follow_symlinks=False) and not e.name.startswith(".") and \
+                            e.name not in SKIP_DIRS:
+                        names.append(e.name)
+                except OSError:
+                    continue
+    except (OSError, ValueError):
+        return (), 0
+    return tuple(os.path.join(folder, x) for x in sorted(names)), n
+
+
+def naming_files(path: str) -> list[tuple[Path, str]]:
+    """The repository files (:func:`repository_files`) whose text names the file name of
+    ``path``, with their text; reading stops after :data:`MAX_REPO_BYTES` bytes in all. Each
+    file is read through :func:`read_sibling` (recorded for the result cache)."""
+    name = Path(path).name
+    out: list[tuple[Path, str]] = []
+    budget = MAX_REPO_BYTES
+    for f in repository_files(path):
+        text = read_sibling(f)
+        if text is None:
+            continue
+        budget -= len(text)
+        if budget < 0:
+            break
+        if name in text:
+            out.append((Path(f), text))
+    return out
+
+
+def fill_near(text: str, name: str) -> tuple[int, str] | None:
+    """(1-based line, fill call) of the first fill call (:data:`FILL`) within
+    :data:`FILL_WINDOW` lines of a line naming ``name`` as a whole file name (quoted, or the
+    last part of a path), in ``text`` (a code file), the nearest first (after the name
+    before before it at equal distance); lines that run
+    ``sbatch`` count for neither; None when there is none."""
+    named = re.compile(r"(?<![\w.-])" + re.escape(name) + r"(?![\w.-])")
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if not named.search(line) or SUBMIT.search(line):
+            continue
+        for k in sorted(range(max(0, n - FILL_WINDOW), min(len(lines), n + FILL_WINDOW + 1)),
+                        key=lambda k: (abs(k - n), k < n)):
+            m = FILL.search(lines[k])
+            if m is not None and not SUBMIT.search(lines[k]):
+                return k + 1, m.group(0)
+    return None
+
+
+def _filler(path: str) -> Provenance | None:
+    me = Path(path)
+    for f, text in naming_files(path):
+        found = fill_near(text, me.name)
+        if found is None:
+            continue
+        try:
+            where = f.relative_to(repository_root(me.resolve().parent) or f.parent)
+        except ValueError:
+            where = Path(f.name)
+        line, call = found
+        return Provenance("generator input", f"{where} in its repository fills it in "
+                          f"(`{call}` on line {line}, next to its name): a template, not the "
+                          "script that is submitted", 0, 0, GENERATED)
+    return None
+
+
+
+#: a commented-out assignment, with or without ``export``: ``# export HF_HOME="/path/..."``
+COMMENTED_ASSIGNMENT = re.compile(r"^\s*#+\s*(?:export\s+)?([A-Z_][A-Z0-9_]*)=")
+#: a comment that tells the user to set variables: ``Export HF_TOKEN, HF_HOME and UV_CACHE_DIR``,
+#: ``set CONTAINER_IMAGE before running``; the names are the upper-case words after the verb
+TELL = re.compile(r"\b(?:export|set|define|provide)\b(.*)", re.IGNORECASE)
+#: an upper-case variable name in prose (two characters or more after the first)
+NAME = re.compile(r"(?<![\w$])\$?\{?([A-Z_][A-Z0-9_]{2,})\b")
+#: a submission with variables in its environment: ``PROMPT="..." sbatch job.sh``
+SUBMIT_WITH = re.compile(r"^\s*#+\s*((?:[A-Z_][A-Z0-9_]*=(?:\"[^\"]*\"|'[^']*'|\S+)\s+)+)"
+                         r"(?:\S*/)?sbatch\b")
+
+
+@dataclass(frozen=True)
+class Told:
+    """A comment of the script that tells the user to set ``name`` before submitting: the
+    span of the comment line (offsets into the script)."""
+
+    name: str
+    start: int
+    end: int
+
+
+def told_note(told: Told, line: int) -> str:
+    """The clause a finding that rests on ``told.name`` being unset adds when it drops to info
+    (``line``: the comment's 1-based line)."""
+    return (f" (info only: the comment on line {line} tells you to set {told.name} before "
+            "submitting, and sbatch passes your environment to the job)")
+
+
+@lru_cache(maxsize=8)
+def told_to_set(text: str) -> Mapping[str, Told]:
+    """The variables the script's comments tell the user to set in the submitting environment,
+    each with the first comment line that says so: a commented-out ``export NAME=...`` or
+    ``NAME=...``, a sentence that tells to export or set upper-case names (``Export HF_TOKEN
+    and HF_HOME on shared storage``), or a submission ``NAME=... sbatch ...``. sbatch passes
+    the submitting environment to the job (its default ``--export=ALL``, sbatch(1)), so a
+    finding that rests on such a variable being unset rests on what the user was told to do.
+    ``#SBATCH`` lines are no comments here. Memoised by the text (several rules ask); the
+    mapping is read-only."""
+    out: dict[str, Told] = {}
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\n")
+        stripped = body.lstrip()
+        if stripped.startswith("#") and not stripped.startswith(("#SBATCH", "#!")):
+            names: list[str] = []
+            m = COMMENTED_ASSIGNMENT.match(body)
+            if m is not None:
+                names.append(m.group(1))
+            m2 = SUBMIT_WITH.match(body)
+            if m2 is not None:
+                names += re.findall(r"([A-Z_][A-Z0-9_]*)=", m2.group(1))
+            m3 = TELL.search(stripped)
+            if m is None and m3 is not None:
+                names += NAME.findall(m3.group(1))
+            for n in names:
+                out.setdefault(n, Told(n, pos, pos + len(body)))
+        pos += len(line)
+    return MappingProxyType(out)

@@ -69,6 +69,9 @@ class Site:
     release: str | None = None
     enforce_part_limits: str | None = None
     max_array_size: int | None = None
+    #: cgroup.conf ConstrainDevices as ``scontrol show config`` prints it under "Cgroup Support
+    #: Configuration:" (src/api/config_info.c, the controller's cgroup_conf key pairs)
+    constrain_devices: bool | None = None
     pyxis: bool | None = None
     sources: list[tuple[str, str]] = field(default_factory=list)  # (file, kind)
 
@@ -180,6 +183,8 @@ def build(texts: list[SlurmText]) -> Site:
                 site.enforce_part_limits = epl.upper() if epl else None
                 mas = t.settings.get("MaxArraySize")
                 site.max_array_size = int(mas) if mas and mas.isdigit() else None
+                cd = (t.settings.get("ConstrainDevices") or "").lower()
+                site.constrain_devices = {"yes": True, "no": False}.get(cd)
             elif t.kind == "srun-help":
                 site.pyxis = t.pyxis
         except ValueError as exc:

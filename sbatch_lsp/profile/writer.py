@@ -93,6 +93,9 @@ def to_toml(site: Site) -> str:
     if site.max_array_size is not None:
         rows.append(("max-array-size", site.max_array_size,
                      "MaxArraySize in scontrol show config"))
+    if site.constrain_devices is not None:
+        rows.append(("constrain-devices", site.constrain_devices,
+                     "ConstrainDevices in scontrol show config (cgroup.conf)"))
     for key, val, note in rows:
         if key in PROFILE_KEYS:
             prof.add(key, _item(val, note))

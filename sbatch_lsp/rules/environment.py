@@ -18,6 +18,7 @@ from ..facts.caches import (
     setting,
     shared_path,
 )
+from ..facts.provenance import told_note
 from ..shell.model import Word
 from . import Fix, Related, Severity, finding, insert_line_before, rule
 
@@ -92,6 +93,10 @@ def _finding(job, use: CacheUse):
                                "the container does not see your home directory"))
     elif home_shared(job, use.step) is not None:
         return None  # the tasks run from home on every node: they see it, and it is shared
+    elif use.storage is Storage.NODE_LOCAL:
+        sev = bad
+        where = (f"it defaults to {default}, and the profile says the nodes do not share home "
+                 "directories (home-shared = false)")
     elif use.storage is Storage.HOME:
         sev = Severity.WARNING
         where = (f"it defaults to {default}, which is shared between nodes only if your "
@@ -110,10 +115,18 @@ def _finding(job, use: CacheUse):
     what = ("what node 0 downloads or prepares there is invisible to the other nodes"
             if correctness else "every node builds its own copy (slow, and it can fill "
             "the local disk)")
+    told = ""
+    if use.told is not None and sev > Severity.INFO:
+        # the script tells the user to set it before sbatch, which passes the submitting
+        # environment on (--export=ALL): the finding rests on the user not doing so
+        sev = Severity.INFO
+        told = told_note(use.told, job.source.line_of(use.told.start) + 1)
+        related.append(Related(use.told.start, use.told.end,
+                               f"this comment says to set {use.told.name}"))
     return finding(
         "SB401", use.evidence.start, use.evidence.end,
         f"{var} is not set in this {nodes}-node job: {where}; {what}; export "
-        f"{var} to a path on shared storage before srun",
+        f"{var} to a path on shared storage before srun" + told,
         severity=sev, related=related,
         fixes=[f for f in [_export_cache(job, use)] if f is not None])
 

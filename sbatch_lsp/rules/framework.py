@@ -21,6 +21,7 @@ from ..facts.framework import (
     framework_runs,
     megatron_core_release,
 )
+from ..facts.provenance import told_note, told_to_set
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 
 
@@ -570,6 +571,14 @@ def _missing_one(job, run: FrameworkRun, why: str, arch, arch_use, release: Rele
                  "on it from release 23.04 (megatron/arguments.py), and the releases and forks "
                  "before the check (bigscience-workshop/Megatron-DeepSpeed) do not assert this")
     related = [Related(arch_use.start, arch_use.end, f"{arch} GPUs")] if arch_use else []
+    told = told_to_set(job.source.text).get("CUDA_DEVICE_MAX_CONNECTIONS")
+    if told is not None and sev > Severity.INFO:
+        # the script tells the user to set it before sbatch, which passes the submitting
+        # environment on (--export=ALL): the finding rests on the user not doing so
+        sev = Severity.INFO
+        text += told_note(told, job.source.line_of(told.start) + 1)
+        related.append(Related(told.start, told.end,
+                               "this comment says to set CUDA_DEVICE_MAX_CONNECTIONS"))
     key = next((k for k in ("tp", "cp", "sp") if k in run.settings), None)
     start, end = (run.settings[key].start, run.settings[key].end) if key else \
         (run.anchor.start, run.anchor.end)

@@ -71,6 +71,14 @@ def _sites(job):
                 yield r, None
 
 
+def _literal_port(job, r: PortRange) -> bool:
+    """Whether the port's word is the port's digits as written in the file, so the fix can
+    replace exactly them: not a ``host:port`` endpoint, nor a value resolved through a variable
+    or a command string (its span is where the variable is used, not the digits)."""
+    return r.word.value is not None and r.word.value.isdigit() and \
+        job.source.text[r.word.start:r.word.end] == r.word.value
+
+
 def _span(r: PortRange) -> str:
     return str(r.low) if r.low == r.high else f"{r.low}–{r.high}"
 
@@ -90,7 +98,7 @@ def master_port_ephemeral(job):
                 f"can take {n} of its {r.size} values inside" if r.size > 1 else "is inside")
         what = f"port {_span(r)}" if r.fixed else f"this port ({_span(r)})"
         fixes = []
-        if r.fixed and r.word.value is not None and r.word.text == r.word.value:
+        if r.fixed and _literal_port(job, r):
             fixes.append(Fix(f"derive the port from the job id, outside {first}–{last}",
                              (Edit(r.word.start, r.word.end, JOB_PORT),), safe=False))
         yield finding(
@@ -137,7 +145,7 @@ def fixed_port_shared_node(job):
         if not r.fixed:
             continue
         fixes = []
-        if r.word.value is not None and r.word.text == r.word.value:
+        if _literal_port(job, r):
             fixes.append(Fix("derive the port from the job id",
                              (Edit(r.word.start, r.word.end, JOB_PORT),), safe=False))
         yield finding(
