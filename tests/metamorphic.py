@@ -454,6 +454,21 @@ def launcher_spelling(text: str) -> Variant | None:
     return with_edits(text, edits)
 
 
+def interpreter_options(text: str) -> Variant | None:
+    """``torchrun`` and ``python -m torch.distributed.run`` -> ``python -u -W ignore -m
+    torch.distributed.run`` (CPython's -u and -W change buffering and warnings, not the module
+    run or its arguments: Python/getopt.c reads -W's argument as its own)."""
+    edits = []
+    for m in launcher_spots(text):
+        word = m.group(1)
+        if word == "torchrun":
+            edits.append((m.start(), m.end(), "python -u -W ignore -m torch.distributed.run"))
+        else:  # python3 -m torch.distributed.launch: the options go after the interpreter
+            at = m.start() + len(word.split()[0])
+            edits.append((at, at, " -u -W ignore"))
+    return with_edits(text, edits)
+
+
 SRUN_WORD = re.compile(r"(?<![\w/.$={-])srun(?=\s)")
 
 
@@ -772,6 +787,7 @@ REWRITES: dict[str, tuple[str, Callable[[str], Variant | None]]] = {
     "opt-space": ("--opt=v / --opt v", option_spacing),
     "separators": ("_ / - spellings", swap_separators),
     "launcher": ("launcher spellings", launcher_spelling),
+    "interpreter-options": ("launcher spellings", interpreter_options),
     "timeout": ("wrappers", wrapper("timeout 3h ")),
     "nohup": ("wrappers", wrapper("nohup ")),
     "env": ("wrappers", wrapper("env ")),

@@ -129,3 +129,39 @@ def test_every_wrapper_runs_a_command_line_for_the_shell_model():
     from sbatch_lsp.facts.wrappers import WRAPPER_NAMES
     from sbatch_lsp.shell.parse import RUNNERS
     assert WRAPPER_NAMES <= RUNNERS
+
+
+@pytest.mark.parametrize("line,flavour,nproc,program", [
+    # CPython's -W and -X take an argument, joined or as the next word (Python/getopt.c)
+    ("python -W ignore -m torch.distributed.run --nproc-per-node 4 t.py", "torchrun", "4",
+     ["t.py"]),
+    ("python -Wignore -um torch.distributed.run --nproc_per_node=4 t.py", "torchrun", "4",
+     ["t.py"]),
+    (("python3 -X faulthandler -u -O -B -E -s -I -m torch.distributed.launch "
+      "--nproc_per_node 2 t.py"), "launch", "2", ["t.py"]),
+    ("python -OO -mtorch.distributed.run --nproc-per-node 8 t.py", "torchrun", "8", ["t.py"]),
+    ("python --check-hash-based-pycs never -m torch.distributed.run --nproc-per-node 1 t.py",
+     "torchrun", "1", ["t.py"]),
+    # -W's argument is no script, and -c's command is no module
+    ("python -W ignore train.py --lr 1", "python", None, ["train.py", "--lr", "1"]),
+    ("python -X dev -c 'import torch.distributed.run'", "python", None,
+     ["-c", "import torch.distributed.run"]),
+])
+def test_interpreter_options_before_the_module(line, flavour, nproc, program):
+    la = find_launch(words(line))
+    assert la.flavour == flavour
+    assert la.arg("nproc-per-node") == nproc
+    assert [w.value for w in la.program] == program
+
+
+def test_python_w_ignore_torchrun_is_read_as_a_launcher():
+    """`python -W ignore -m torch.distributed.run` was a plain `python ignore …` entry point:
+    its --nproc-per-node over the node's GPUs went unseen (SB204 reads the launch spec)."""
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=4\n"
+            "srun --ntasks-per-node=1 python -W ignore -m torch.distributed.run "
+            "--nproc-per-node=8 t.py\n")
+    plain = text.replace("-W ignore ", "")
+    codes = sorted(d.code for d in lint(plain).diagnostics)
+    assert codes, "the plain form must raise something for the test to mean anything"
+    assert sorted(d.code for d in lint(text).diagnostics) == codes
