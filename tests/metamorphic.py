@@ -48,10 +48,14 @@ class Piece:
 
 @dataclass
 class Variant:
-    """A rewritten script: its text and where each original offset went."""
+    """A rewritten script: its text and where each original offset went; ``files`` are the
+    files the variant needs next to it (name -> text), and ``moved`` the original ranges whose
+    text now lives in one of them (a finding there moves out of the script with its text)."""
 
     text: str
     pieces: list[Piece]
+    files: dict[str, str] = field(default_factory=dict)
+    moved: list[tuple[int, int]] = field(default_factory=list)
 
     def targets(self, offset: int) -> list[tuple[int, int]]:
         """The ranges ``[lo, hi]`` of variant offsets that original *offset* may have become: one
@@ -768,6 +772,32 @@ def allexport(text: str) -> Variant | None:
     return _unexported(text, lambda n: "set -a", lambda n: "set +a")
 
 
+def sourced_exports(text: str) -> Variant | None:
+    """Each unindented single-assignment ``export N=V`` line moves into a file next to the
+    script, ``env_K.sh``, sourced on its line: ``source ./env_K.sh`` (bash(1) ``source``: the
+    file's commands run in the current shell, with the caller's positional parameters when
+    none are given). Not for values that name the script itself (``$0``, ``BASH_SOURCE``,
+    ``LINENO``), which differ in the other file."""
+    reading = read(text)
+    b, at, files, moved = Builder(text), 0, {}, []
+    for line in reading.lines:
+        m = EXPORT_LINE.match(line.text)
+        if not m or m.group(1) or line.continues or not reading.code(line.start):
+            continue
+        if _word_end(text, line.start + m.end()) != line.end or \
+                re.search(r"\$\{?0|BASH_SOURCE|LINENO", line.text):
+            continue
+        name = f"env_{len(files) + 1}.sh"
+        files[name] = line.text + "\n"
+        b.copy(at, line.start).put(f"source ./{name}", (line.start, line.end))
+        moved.append((line.start, line.end))
+        at = line.end
+    variant = b.copy(at, len(text)).done() if files else None
+    if variant is not None:
+        variant.files, variant.moved = files, moved
+    return variant
+
+
 def declare_exports(text: str) -> Variant | None:
     """``export N=V`` -> ``declare -x N=V``."""
     reading = read(text)
@@ -804,4 +834,5 @@ REWRITES: dict[str, tuple[str, Callable[[str], Variant | None]]] = {
     "export-first": ("other export forms", export_first),
     "allexport": ("other export forms", allexport),
     "declare-x": ("other export forms", declare_exports),
+    "sourced-env": ("assignments moved into a sourced file", sourced_exports),
 }

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 from functools import cache
+from pathlib import Path
 
 import pytest
 from metamorphic import REWRITES, Variant
@@ -110,6 +112,11 @@ def _findings(ex: str, rewrite: str | None) -> tuple[str, list[tuple]]:
         variant = REWRITES[rewrite][1](text)
         assert variant is not None
         text = variant.text
+        if variant.files:  # the files it sources sit next to it, in a folder of its own
+            folder = Path(tempfile.mkdtemp(prefix="metamorphic-"))
+            for name, content in variant.files.items():
+                (folder / name).write_text(content)
+            path = str(folder / path)
     result = lint(text, path, _config(keys))
     assert not [d for d in result.diagnostics if d.code == "SB003"], \
         [d.message for d in result.diagnostics if d.code == "SB003"]
@@ -139,6 +146,8 @@ def differences(ex: str, rewrite: str) -> dict | None:
     pool = list(after)
     lost = []
     for code, severity, start, end in before:
+        if any(s <= start and end <= e for s, e in variant.moved):
+            continue  # its text moved into another file: a finding of that file
         match = next((f for f in pool if f[:2] == (code, severity) and
                       _lands(variant, start, f[2]) and _lands(variant, end, f[3])), None)
         if match is None:

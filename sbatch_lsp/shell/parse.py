@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 from typing import NamedTuple
 
-from . import bashlex_table, chunker, fast, generated, masks
+from . import bashlex_table, chunker, fast, generated, masks, sourced
 
 from .model import UNQUOTED, Assignment, Body, Chunk, Command, Heredoc, Redirect, Script, Word
 from .words import TextMap, expand_for_shell, expand_heredoc, scan_word
@@ -418,13 +419,16 @@ def parse(tmap: TextMap, kind: str = "batch", read_simple: bool = True) -> Scrip
     return script
 
 
-def parse_script(text: str) -> Script:
+def parse_script(text: str, path: str | None = None) -> Script:
     """Parse a whole batch script and attach the command strings its commands run, and the
     scripts it writes with a here-document and runs (shell/generated.py): a body the batch
     node runs (``source F``, ``bash F``, ``exec bash F``) is read as part of the script, at its
-    place in the text; one that ``srun … bash F`` runs becomes the step's nested script."""
+    place in the text; one that ``srun … bash F`` runs becomes the step's nested script.
+    With the script's ``path``, the files it sources from its own folder are read too
+    (shell/sourced.py): their assignments and exports count from the ``source`` line on."""
     tmap = TextMap(text)
     script = parse(tmap)
+    sourced.import_sourced(script, path, _parse_sourced)
     found = generated.runs(script, text)
     _inline_bodies(script, tmap, [r for r in found if r.place != generated.TASKS])
     # an inlined body's own `srun … bash <<EOF` (a generated script that starts a step so)
@@ -440,6 +444,11 @@ def parse_script(text: str) -> Script:
     attach_nested(script, tmap, depth=0,
                   files={id(r.command): r for r in found if r.place == generated.TASKS})
     return script
+
+
+def _parse_sourced(text: str) -> Script:
+    """A sourced file's own shell model (its offsets are into its own text)."""
+    return parse(TextMap(text))
 
 
 #: a word that is one positional-parameter expansion: ``"$@"``, ``$*``, ``"${1}"``, ``$2``
@@ -699,6 +708,8 @@ class _Lookup:
         if id(best) in self.known:
             return self.known[id(best)]
         assert best.value is not None  # value_at() finds only assignments with a value
+        if best.origin is not None:
+            return self._imported(best)
         s = self.tmap.index_of(best.value.start)
         if s is None:
             return None
@@ -712,3 +723,27 @@ class _Lookup:
             value = None
         self.known[id(best)] = value
         return value
+
+    def _imported(self, best: Assignment) -> TextMap | None:
+        """The value of an assignment a sourced file makes, expanded from the file's own text
+        (the variables it reads take their values at the ``source`` line), every character
+        mapped to the end of the ``source`` command (the script's text holds no part of
+        it)."""
+        origin = best.origin
+        assert origin is not None
+        word = origin.word
+        if word is None:
+            return None
+        at = best.start
+        self.active.add(id(best))
+        try:
+            value = expand_for_shell(word, TextMap(origin.text), word.start, word.end,
+                                     lambda name, _o: self(name, at))
+        finally:
+            self.active.discard(id(best))
+        if len(value.text) > self.MAX_VALUE_CHARS:
+            return None
+        early = [(s, e, replace(x, start=at, end=at + 1)) for s, e, x in value.early]
+        out = TextMap(value.text, [at] * len(value.text), early)
+        self.known[id(best)] = out
+        return out
