@@ -165,3 +165,27 @@ def test_python_w_ignore_torchrun_is_read_as_a_launcher():
     codes = sorted(d.code for d in lint(plain).diagnostics)
     assert codes, "the plain form must raise something for the test to mean anything"
     assert sorted(d.code for d in lint(text).diagnostics) == codes
+
+
+def _sb202_fix_text(body: str) -> str:
+    from sbatch_lsp.lint import lint
+    text = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n" + body
+    d = next(d for d in lint(text).diagnostics if d.code == "SB202")
+    assert d.fixes, d.message
+    out = text
+    for e in sorted(d.fixes[0].edits, key=lambda e: -e.start):
+        out = out[:e.start] + e.new_text + out[e.end:]
+    return out
+
+
+def test_sb202_fix_exports_the_address_the_tasks_read_before_the_step():
+    """SB202's fix reads the environment the launcher gets (LaunchSpec.env: the step's
+    facts), not whether the script exports MASTER_ADDR anywhere: an export after the step does
+    not reach it, so the fix still adds one above the step."""
+    step = "srun bash -c 'torchrun --nproc-per-node=4 t.py'\n"
+    fixed = _sb202_fix_text(step + "export MASTER_ADDR=late\nexport MASTER_PORT=1\n")
+    assert fixed.index("export MASTER_ADDR=$(scontrol") < fixed.index("srun bash")
+    assert "export MASTER_PORT=$((" in fixed
+    # exported before the step: nothing added above it
+    fixed = _sb202_fix_text("export MASTER_ADDR=h\nexport MASTER_PORT=1\n" + step)
+    assert "scontrol" not in fixed and '--master-addr="$MASTER_ADDR"' in fixed

@@ -369,6 +369,27 @@ def _env_one(job: Job, ev: Evaluator, step: Step, name: str) -> EnvVar | None:
     return var
 
 
+def shell_variable(job: Job, name: str, at: int) -> EnvVar | None:
+    """The batch shell's variable ``name`` just before offset ``at`` (a command the batch shell
+    runs itself): the last assignment before it that is not ``local`` nor a prefix of another
+    command, with ``exported`` telling whether the batch shell exports it there (so a program
+    it starts inherits it: bash(1) "ENVIRONMENT"); None when the script sets nothing before
+    ``at``."""
+    a = next((a for a in reversed(job.derived(_by_name).get(name, ())) if a.start < at and
+              not a.local and not (a.command is not None and a.command.words and
+                                   (a.command.words[0].value or "") not in
+                                   ("export", "declare", "typeset"))), None)
+    if a is None:
+        return None
+    held = job.script.value_at(name, at)
+    word = held.value if held is not None else a.value
+    ev = facts_of(job).evaluator
+    scope = Scope.CONST if word is not None and word.value is not None else \
+        ev.scope(word, Place.BATCH, job.script) if word is not None else Scope.SUBMIT
+    return EnvVar(name, scope, job.exported(name, at), word.value if word is not None else None,
+                  a.start, a.end)
+
+
 def _env_var(job: Job, ev: Evaluator, step: Step, mode: str, named: dict[str, str | None],
              a: Assignment) -> EnvVar:
     """The variable ``a`` (the last visible assignment of its name) gives the step."""
