@@ -588,6 +588,35 @@ def srun_in_function(text: str) -> Variant | None:
     return b.copy(at, len(text)).done() if k else None
 
 
+def srun_in_shared_function(text: str) -> Variant | None:
+    """Every srun command line's ``srun`` becomes a call of one function defined above the
+    first line of code, ``run_step() { srun "$@"; }``, so the function is called several
+    times, each call with its own arguments (bash(1) "FUNCTIONS": the body runs once per call,
+    ``"$@"`` the call's words). Only where two or more srun lines apply."""
+    reading = read(text)
+    spots = []
+    for line in reading.lines:
+        if first_word(line) != "srun" or line.continues or POSITIONAL.search(line.text) or \
+                line.text.rstrip().endswith(("&&", "||", "|")) or not reading.code(line.start):
+            continue
+        s0 = line.start + line.text.index("srun")
+        if text[s0 + 4:s0 + 5] in (" ", "\t"):
+            spots.append(s0)
+    if len(spots) < 2:
+        return None
+    line_start = text.rfind("\n", 0, spots[0]) + 1
+    if line_start != spots[0]:
+        return None  # the first srun line is indented (a branch): define the function at top
+    b = Builder(text)
+    top = above_comments(text, line_start)
+    b.copy(0, top).put('run_step() { srun "$@"; }\n')
+    at = top
+    for s0 in spots:
+        b.copy(at, s0).put("run_step", (s0, s0 + 4))  # the call stands for srun
+        at = s0 + 4
+    return b.copy(at, len(text)).done()
+
+
 def _quoted_end(text: str, i: int) -> int | None:
     """The offset after the closing quote of the quoted string opening at *i*."""
     q = text[i]
@@ -825,6 +854,7 @@ REWRITES: dict[str, tuple[str, Callable[[str], Variant | None]]] = {
     "nsys-var": ("wrappers", wrapper('nsys profile -o "$NSYS_OUT" ')),
     "function": ("the launch moved into a function", into_function),
     "function-args": ("the launch moved into a function", srun_in_function),
+    "function-twice": ("the launch moved into a function", srun_in_shared_function),
     "bash-c-var": ("a variable run by bash -c", command_string_variable),
     "launch-array": ("an array of options", launcher_arguments_array),
     "srun-array": ("an array of options", srun_options_array),
