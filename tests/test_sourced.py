@@ -148,3 +148,28 @@ def test_an_open_document_wins_over_the_disk(tmp_path):
                            if path == target else None):
         assert _codes(lint(p.read_text(), str(p))) == []
     assert len(lint(p.read_text(), str(p)).diagnostics) == 2
+
+
+def test_the_cli_cache_keys_on_the_sourced_file(tmp_path, capsys, monkeypatch):
+    """The sourced file is read through sbatch_lsp/elsewhere.py: the cache entry holds its
+    digest, so editing or removing it (the script's bytes unchanged) gives a fresh result."""
+    from sbatch_lsp.cli import main
+
+    def run() -> str:
+        capsys.readouterr()
+        main(["--format", "concise", str(script)])
+        return capsys.readouterr().out
+
+    monkeypatch.chdir(tmp_path)
+    env = _write(tmp_path, "env.sh", ENV)
+    script = _write(tmp_path, "job.sbatch", HEAD + "source ./env.sh\n" + TASK)
+    first = run()
+    assert first.count("SB302") == 2 and run() == first  # a hit
+    env.write_text("export " + ENV.replace("\nM", "\nexport M"))
+    st = env.stat()
+    os.utime(env, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert "SB302" not in run()
+    env.unlink()
+    assert "SB302" not in run() and run() == run()
+    env.write_text(ENV)
+    assert run() == first

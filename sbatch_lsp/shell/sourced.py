@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
+from .. import elsewhere
 from .masks import match_paren
 from .model import Assignment, Command, Expansion, Imported, Script, Sourcing, Word
 
@@ -79,22 +80,13 @@ def documents(lookup: Documents) -> Iterator[None]:
 def read_sourced(path: str) -> str | None:
     """The text of the sourced file at ``path`` (an open editor document's first), or None
     when it is absent, not a regular file, unreadable, over :data:`MAX_BYTES` or not text (a
-    NUL byte). Never raises."""
+    NUL byte). A file on disk is read through sbatch_lsp/elsewhere.py, so the lint's result
+    (and the CLI cache entry) records its digest. Never raises."""
     lookup = _documents.get()
-    if lookup is not None:
-        text = lookup(path)
-        if text is not None:
-            return text if len(text) <= MAX_BYTES and "\0" not in text else None
-    try:
-        if not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
-            return None
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except (OSError, ValueError):
-        return None
-    if len(data) > MAX_BYTES or b"\0" in data:
-        return None
-    return data.decode("utf-8", errors="replace")
+    text = lookup(path) if lookup is not None else None
+    if text is None:
+        text = elsewhere.read_text(path, MAX_BYTES)
+    return text if text is not None and len(text) <= MAX_BYTES and "\0" not in text else None
 
 
 @dataclass(frozen=True)
