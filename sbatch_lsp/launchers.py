@@ -54,6 +54,22 @@ FLAGS = {
         "bind-cores-to-rank", "no-ssh", "no-ssh-check"}),
     "colossalai": frozenset({"m", "module"}),
 }
+#: Open MPI mpirun(1) (v4.1: orte/tools/orterun, opal cmd_line) and MPICH Hydra mpiexec(1)
+#: options that take words, with how many; the others are flags. ``-x VAR`` (Open MPI) and
+#: ``-genv NAME VALUE`` / ``-env`` (Hydra) pass environment variables; -H/-host, -hostfile and
+#: -machinefile name the hosts
+MPI_TAKES = {
+    "np": 1, "n": 1, "c": 1, "npernode": 1, "N": 1, "ppn": 1, "npersocket": 1, "map-by": 1,
+    "rank-by": 1, "bind-to": 1, "H": 1, "host": 1, "hosts": 1, "hostfile": 1, "machinefile": 1,
+    "f": 1, "default-hostfile": 1, "rf": 1, "rankfile": 1, "x": 1, "genvlist": 1, "envlist": 1,
+    "mca": 2, "gmca": 2, "genv": 2, "env": 2, "wdir": 1, "wd": 1, "prefix": 1,
+    "output-filename": 1, "tune": 1, "am": 1, "launcher": 1, "bootstrap": 1, "iface": 1,
+    "cpus-per-proc": 1, "cpus-per-rank": 1, "timeout": 1, "path": 1, "preload-files": 1,
+}
+#: mpirun/mpiexec spellings read as one name: -n/-c/--np are -np; -N, -ppn (Hydra) and
+#: --map-by ppr:N:node are per node (steps.py reads the last); -H/-hosts are -host
+MPI_NAMES = {"n": "np", "c": "np", "N": "npernode", "ppn": "npernode", "H": "host",
+             "hosts": "host", "machinefile": "hostfile", "f": "hostfile"}
 PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 #: CPython's short options and whether each takes an argument (Python/getopt.c SHORT_OPTS,
 #: 3.12; -J and -R are kept for older releases) and the long options that take one
@@ -122,6 +138,11 @@ def _with_options(kind: str, flavour: str, argv: list[Word], start: int,
     return Launch(kind, flavour, argv[0], argv, o.values, argv[o.end:], o.hidden)
 
 
+def _mpi_option(name: str, long: bool) -> tuple[str, int]:
+    """An mpirun/mpiexec option's name (:data:`MPI_NAMES`) and how many words it takes."""
+    return MPI_NAMES.get(name, name), MPI_TAKES.get(name, 0)
+
+
 def python_options(argv: list[Word]) -> tuple[str | None, int, str | None, int]:
     """Read the interpreter's own options at the front of ``python …`` (``argv[0]`` is the
     interpreter) as CPython's getopt does (``Python/getopt.c``, ``SHORT_OPTS``
@@ -185,5 +206,6 @@ def find_launch(words: list[Word]) -> Launch | None:
     if name == "deepspeed":
         return _with_options("deepspeed", "deepspeed", argv, 1, None, ALIASES["deepspeed"])
     if name in ("mpirun", "mpiexec", "orterun"):
-        return Launch("mpirun", name, argv[0], argv, {}, [])
+        o = walk(argv, 1, _mpi_option, "mpi", lambda w: True)
+        return Launch("mpirun", name, argv[0], argv, o.values, argv[o.end:], o.hidden)
     return None

@@ -189,3 +189,34 @@ def test_sb202_fix_exports_the_address_the_tasks_read_before_the_step():
     # exported before the step: nothing added above it
     fixed = _sb202_fix_text("export MASTER_ADDR=h\nexport MASTER_PORT=1\n" + step)
     assert "scontrol" not in fixed and '--master-addr="$MASTER_ADDR"' in fixed
+
+
+@pytest.mark.parametrize("line,np,per,program", [
+    # Open MPI mpirun(1): single-dash long options are whole names, not -n + p
+    ("mpirun -np 8 -npernode 4 ./a.out -n 3", "8", "4", ["./a.out", "-n", "3"]),
+    ("mpirun -n 8 -N 4 --bind-to core ./a.out", "8", "4", ["./a.out"]),
+    ("mpirun --np=16 --map-by ppr:8:node --report-bindings python x.py", "16", "ppr:8:node",
+     ["python", "x.py"]),
+    # two-word options and repeated -x: their words are no program
+    ("mpirun -mca btl tcp,self -x NCCL_DEBUG -x LD_LIBRARY_PATH -H n1,n2 -np 2 ./a.out", "2",
+     None, ["./a.out"]),
+    # MPICH Hydra mpiexec(1): -genv NAME VALUE, -ppn
+    ("mpiexec -genv OMP_NUM_THREADS 4 -ppn 2 -n 4 ./a.out", "4", "2", ["./a.out"]),
+])
+def test_mpirun_options_are_read_by_the_walker(line, np, per, program):
+    la = find_launch(words(line))
+    assert la.kind == "mpirun"
+    assert la.arg("np") == np
+    assert (la.arg("map-by") if per and per.startswith("ppr") else la.arg("npernode")) == per
+    assert [w.value for w in la.program] == program
+    if "-x" in line.split():
+        assert la.arg("host") == "n1,n2" and la.arg("x") == "LD_LIBRARY_PATH"
+
+
+def test_mpirun_world_and_ranks_per_node_in_show():
+    from sbatch_lsp.facts.steps import facts_of
+    from sbatch_lsp.lint import job_of
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+            "srun mpirun -mca btl tcp -np 8 --map-by ppr:4:node ./a.out -np 3\n")
+    step = facts_of(job_of(text)).steps[0]
+    assert (step.launcher, step.world_size, step.ranks_per_node) == ("mpirun", 8, 4)

@@ -256,18 +256,15 @@ def _nnodes(la: Launch, layout: Layout, script: Script) -> int | None:
 
 
 def _mpirun(la: Launch) -> tuple[int | None, int | None]:
-    world = per = None
-    words = la.words
-    for k, w in enumerate(words[:-1]):
-        v = w.value or ""
-        nxt = parse_count(words[k + 1].value)
-        if v in ("-np", "-n", "--np", "-c"):
-            world = nxt
-        elif v in ("-npernode", "--npernode", "-N"):
-            per = nxt
-        elif v == "--map-by" and (words[k + 1].value or "").startswith("ppr:") and \
-                (words[k + 1].value or "").endswith(":node"):
-            per = parse_count((words[k + 1].value or "").split(":")[1])
+    """(total processes, processes per node) of an mpirun/mpiexec launch as its options give
+    them (launchers.find_launch reads them with facts/argv.py's mpi walker): ``-np``/``-n``
+    the total, ``-npernode``/``-N``/``-ppn`` or ``--map-by ppr:N:node`` per node (Open MPI
+    mpirun(1) v4.1 "Mapping, Ranking, and Binding"; MPICH mpiexec(1) ``-ppn``)."""
+    world = parse_count(la.arg("np")) if la.arg("np") else None
+    per = parse_count(la.arg("npernode")) if la.arg("npernode") else None
+    ppr = (la.arg("map-by") or "").split(":")
+    if len(ppr) >= 3 and ppr[0].lower() == "ppr" and ppr[2].lower().startswith("node"):
+        per = parse_count(ppr[1])
     return world, per
 
 
