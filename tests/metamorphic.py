@@ -435,7 +435,9 @@ def option_spacing(text: str) -> Variant | None:
         program = _srun_program(text, line.start + srun_at.end()) if srun_at else None
         # a value that is literal, or a double-quoted expansion (`--nproc-per-node="$N"` ->
         # `--nproc-per-node "$N"`: the parsers take a non-literal next word as the value)
-        for m in re.finditer(r"(?<=[\s'\"])--([a-z][a-z0-9_-]*)=(?=[^\s'\"-]|\"\$)", line.text):
+        # (not a value starting with `~`: bash expands a tilde that starts a word, not one
+        # after `--opt=`, bash(1) "Tilde Expansion", so the split would change the value)
+        for m in re.finditer(r"(?<=[\s'\"])--([a-z][a-z0-9_-]*)=(?=[^\s'\"~-]|\"\$)", line.text):
             launcher = launcher_at is not None and m.start() > launcher_at.start()
             if not launcher and (srun_at is None or m.start() < srun_at.start() or
                                  program is None or line.start + m.start() > program):
