@@ -60,7 +60,10 @@ def test_a_file_that_is_not_there_or_not_ours_is_not_read(tmp_path):
     the script reads as before (the variables are unset: no SB302, which needs an
     assignment)."""
     _write(tmp_path, "env.sh", "export " + ENV.replace("\nM", "\nexport M"))
+    beside = tmp_path.parent / (tmp_path.name + "x")  # a name that only starts like ours
+    _write(beside, "env.sh", "export " + ENV.replace("\nM", "\nexport M"))
     for line in ["source ./missing.sh", f"source {tmp_path.parent}/other/env.sh",
+                 f"source {tmp_path}x/env.sh",
                  "source $HOME/env.sh", "source ~/env.sh", "source $UNKNOWN/env.sh",
                  "source `pwd`/env.sh"]:
         result = _lint(tmp_path, line + "\nMASTER_ADDR=x\n" + TASK)

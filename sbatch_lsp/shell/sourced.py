@@ -5,9 +5,9 @@
 "SHELL BUILTIN COMMANDS", ``source``): its assignments, exports and ``set -a`` are the script's
 own from that line on. What is read, and what is assumed:
 
-- Where the file is. sbatch copies the script into slurmd's spool folder and runs the copy
-  (sbatch(1): "the batch script ... is copied"; slurmd writes it as
-  ``job<ID>/slurm_script``, src/slurmd/slurmstepd/req.c / ``_make_batch_script``, Slurm 22.05), so
+- Where the file is. sbatch sends the script's text with the job, and slurmstepd writes it
+  to the job's spool folder as ``slurm_script`` and runs that copy (src/slurmd/slurmstepd/
+  mgr.c ``_make_batch_script``, Slurm 22.05), so
   ``$0`` and ``${BASH_SOURCE[0]}`` of the batch script name the spool copy at run time, and a
   relative path is read from the working directory, the submit folder unless ``--chdir`` says
   otherwise (sbatch(1) ``--chdir``: "The default ... is the current working directory of the
@@ -110,9 +110,15 @@ def resolve(word: Word, script: Script, at: int, folders: Folders, depth: int = 
         if text.startswith("~"):
             return None
         text = os.path.join(folders.submit, text)
-    elif not text.startswith((folders.submit, folders.own)):
+    elif not any(_inside(text, f) for f in (folders.submit, folders.own)):
         return None  # an absolute path written in the script: the site's file, not read
     return os.path.normpath(text)
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or below it (``/a/bc`` is not below ``/a/b``)."""
+    path, folder = os.path.normpath(path), os.path.normpath(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _resolve_text(text: str, script: Script, at: int, folders: Folders,
