@@ -54,7 +54,28 @@ FLAGS = {
         "bind-cores-to-rank", "no-ssh", "no-ssh-check"}),
     "colossalai": frozenset({"m", "module"}),
 }
+#: Open MPI mpirun(1) (v4.1: orte/tools/orterun, opal cmd_line) and MPICH Hydra mpiexec(1)
+#: options that take words, with how many; the others are flags. ``-x VAR`` (Open MPI) and
+#: ``-genv NAME VALUE`` / ``-env`` (Hydra) pass environment variables; -H/-host, -hostfile and
+#: -machinefile name the hosts
+MPI_TAKES = {
+    "np": 1, "n": 1, "c": 1, "npernode": 1, "N": 1, "ppn": 1, "npersocket": 1, "map-by": 1,
+    "rank-by": 1, "bind-to": 1, "H": 1, "host": 1, "hosts": 1, "hostfile": 1, "machinefile": 1,
+    "f": 1, "default-hostfile": 1, "rf": 1, "rankfile": 1, "x": 1, "genvlist": 1, "envlist": 1,
+    "mca": 2, "gmca": 2, "genv": 2, "env": 2, "wdir": 1, "wd": 1, "prefix": 1,
+    "output-filename": 1, "tune": 1, "am": 1, "launcher": 1, "bootstrap": 1, "iface": 1,
+    "cpus-per-proc": 1, "cpus-per-rank": 1, "timeout": 1, "path": 1, "preload-files": 1,
+}
+#: mpirun/mpiexec spellings read as one name: -n/-c/--np are -np; -N, -ppn (Hydra) and
+#: --map-by ppr:N:node are per node (steps.py reads the last); -H/-hosts are -host
+MPI_NAMES = {"n": "np", "c": "np", "N": "npernode", "ppn": "npernode", "H": "host",
+             "hosts": "host", "machinefile": "hostfile", "f": "hostfile"}
 PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+#: CPython's short options and whether each takes an argument (Python/getopt.c SHORT_OPTS,
+#: 3.12; -J and -R are kept for older releases) and the long options that take one
+#: (Python/initconfig.c: --check-hash-based-pycs MODE)
+PYTHON_SHORT = {c: c in "cmWX" for c in "bBcdEhiIJmOPqRsStuvVWxX?"}
+PYTHON_LONG_ARG = frozenset({"check-hash-based-pycs"})
 TORCHRUN_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "launch"}
 
 
@@ -117,6 +138,52 @@ def _with_options(kind: str, flavour: str, argv: list[Word], start: int,
     return Launch(kind, flavour, argv[0], argv, o.values, argv[o.end:], o.hidden)
 
 
+def _mpi_option(name: str, long: bool) -> tuple[str, int]:
+    """An mpirun/mpiexec option's name (:data:`MPI_NAMES`) and how many words it takes."""
+    return MPI_NAMES.get(name, name), MPI_TAKES.get(name, 0)
+
+
+def python_options(argv: list[Word]) -> tuple[str | None, int, str | None, int]:
+    """Read the interpreter's own options at the front of ``python …`` (``argv[0]`` is the
+    interpreter) as CPython's getopt does (``Python/getopt.c``, ``SHORT_OPTS``
+    ``"bBc:dEhiIJm:OPqRsStuvVW:xX:?"``, 3.12): flags cluster (``-uB``), ``-W``/``-X`` take the
+    rest of their word or the next word (``-W ignore``, ``-Wignore``), and ``-c``/``-m`` end the
+    options, their argument being the command or module (``-um torch.distributed.run``).
+
+    Returns ``(mode, i, module, j)``: ``mode`` is ``"m"``, ``"c"``, ``"file"`` (a script path or
+    ``-``), or None (no program: the options run out or a word is not literal); ``i`` is the
+    index of the word that starts the program (the ``-m``/``-c`` word, or the script);
+    ``module`` is ``-m``'s module name (None when not literal or another mode); ``j`` is the
+    index of the first argument to the program."""
+    i = 1
+    while i < len(argv):
+        v = argv[i].value
+        if v is None:
+            return "file", i, None, i + 1  # `python "$SCRIPT"`: the program, whatever it is
+        if v == "-" or not v.startswith("-"):
+            return "file", i, None, i + 1
+        if v == "--":
+            return ("file", i + 1, None, i + 2) if i + 1 < len(argv) else (None, i + 1, None, i + 1)
+        if v.startswith("--"):
+            name, eq, _ = v[2:].partition("=")
+            i += 2 if name in PYTHON_LONG_ARG and not eq else 1
+            continue
+        for k in range(1, len(v)):
+            takes = PYTHON_SHORT.get(v[k])
+            if not takes:
+                continue
+            rest = v[k + 1:]
+            if v[k] in "mc":
+                if rest:
+                    return v[k], i, rest if v[k] == "m" else None, i + 1
+                mod = argv[i + 1].value if i + 1 < len(argv) else None
+                return v[k], i, mod if v[k] == "m" else None, i + 2
+            i += 0 if rest else 1  # -W ignore: the next word is the option's argument
+            break
+        i += 1
+    return None, i, None, i
+
+
 def find_launch(words: list[Word]) -> Launch | None:
     """The launcher that ``words`` (an argv, wrappers included) starts, or None."""
     argv = unwrap(words)
@@ -126,21 +193,11 @@ def find_launch(words: list[Word]) -> Launch | None:
     if name == "torchrun":
         return _with_options("torchrun", "torchrun", argv, 1, TORCHRUN_OPTS, None)
     if PYTHON.match(name):
-        i = 1
-        while i < len(argv) and (argv[i].value or "").startswith("-") and argv[i].value != "-m" \
-                and not (argv[i].value or "").startswith("-m"):
-            i += 1
-        flag = argv[i].value or "" if i < len(argv) else ""
-        if flag.startswith("-m"):
-            mod = flag[2:] or (argv[i + 1].value if i + 1 < len(argv) else None)
-            j = i + (1 if flag[2:] else 2)
-            if mod in TORCHRUN_MODULES:
-                return _with_options("torchrun", TORCHRUN_MODULES[mod], argv, j, TORCHRUN_OPTS,
-                                     None)
-            if mod in ("accelerate.commands.launch",):
-                return _with_options("torchrun", "accelerate", argv, j, None,
-                                     ALIASES["accelerate"])
-            return Launch("python", "python", argv[0], argv, {}, argv[i:])
+        mode, i, mod, j = python_options(argv)
+        if mode == "m" and mod in TORCHRUN_MODULES:
+            return _with_options("torchrun", TORCHRUN_MODULES[mod], argv, j, TORCHRUN_OPTS, None)
+        if mode == "m" and mod == "accelerate.commands.launch":
+            return _with_options("torchrun", "accelerate", argv, j, None, ALIASES["accelerate"])
         return Launch("python", "python", argv[0], argv, {}, argv[i:])
     if name == "accelerate" and len(argv) > 1 and argv[1].value == "launch":
         return _with_options("torchrun", "accelerate", argv, 2, None, ALIASES["accelerate"])
@@ -149,5 +206,6 @@ def find_launch(words: list[Word]) -> Launch | None:
     if name == "deepspeed":
         return _with_options("deepspeed", "deepspeed", argv, 1, None, ALIASES["deepspeed"])
     if name in ("mpirun", "mpiexec", "orterun"):
-        return Launch("mpirun", name, argv[0], argv, {}, [])
+        o = walk(argv, 1, _mpi_option, "mpi", lambda w: True)
+        return Launch("mpirun", name, argv[0], argv, o.values, argv[o.end:], o.hidden)
     return None

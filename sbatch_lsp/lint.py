@@ -5,9 +5,10 @@ text -> Source -> (shell model, directives) -> Job -> rules -> suppressions -> d
 """
 from __future__ import annotations
 
+import os
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import suppressions
 from .config import Config
@@ -17,7 +18,7 @@ from .elsewhere import Reads, recording
 from .facts.provenance import Provenance
 from .job import Job
 from .rules import RULES, finding
-from .secrets import Masker, Secret, credential_values, mask
+from .secrets import Masker, Secret, credential_values, imported_secrets, mask
 from .shell.model import Script
 from .shell.parse import outline_script, parse_script
 from .source import JOB_SCRIPT, Source, is_job_script
@@ -117,6 +118,8 @@ def _lint(text: str, path: str, config: Config | None,
                                      f"internal error in rule {code} ({r.name}): "
                                      f"{type(exc).__name__} at {tb.filename.rsplit('/', 1)[-1]}:"
                                      f"{tb.lineno}; please report it"))
+    if script.imports:  # about a sourced file's own text, not the script's (shell/sourced.py)
+        diags = [_without_imported(d, script) for d in diags if not script.imported_at(d.start)]
     if config.enabled("SB003"):
         diags += [finding("SB003", 0, 0, f"internal error in the shell parser: {err}; please "
                           "report it") for err in script.internal_errors]
@@ -141,7 +144,7 @@ def _lint(text: str, path: str, config: Config | None,
             d.name = RULES[d.code].name
     diags.sort(key=Diagnostic.sort_key)
     secrets = credential_values(job)
-    masker = Masker.of(text, secrets)
+    masker = Masker.of(text, secrets, imported_secrets(job) if script.imports else ())
     shown = [masker.diagnostic(d, text) for d in diags]
     return LintResult(source, shown, job, secrets, masker, diags)
 
@@ -151,8 +154,25 @@ def job_of(text: str, path: str = "<stdin>", config: Config | None = None) -> Jo
     like a job script; the linter and ``show`` both start here."""
     config = config or Config()
     source = Source(text, path)
-    script = parse_script(text)
+    script = parse_script(text, path)
     return Job(source, directives_of(source, script, config), script, config.profile)
+
+
+def _without_imported(d: Diagnostic, script: Script) -> Diagnostic:
+    """``d`` without what points into a sourced file's text (shell/sourced.py): its fixes that
+    edit there (they would change the ``source`` line, not the other file) are dropped, and a
+    related location there becomes the ``source`` command, naming the file."""
+    if any(script.imported_at(e.start) or script.imported_at(e.end)
+           for f in d.fixes for e in f.edits):
+        d.fixes = [f for f in d.fixes if not any(
+            script.imported_at(e.start) or script.imported_at(e.end) for e in f.edits)]
+    for k, r in enumerate(d.related):
+        found = script.imported_at(r.start)
+        if found is not None:
+            d.related[k] = replace(r, start=found.start, end=found.end,
+                                   message=f"{r.message} (in {os.path.basename(found.path)}, "
+                                           "sourced here)")
+    return d
 
 
 def _completed_elsewhere(d: Diagnostic, prov: Provenance) -> Diagnostic:

@@ -181,7 +181,8 @@ def credential_values(job: Job) -> list[Secret]:
 def _credential_values(job: Job) -> list[Secret]:
     secrets = list(find_secrets(job.source.text))
     for a in job.script.assignments:
-        if a.value is None or a.value.value is None or not credential_name(a.name):
+        if a.value is None or a.value.value is None or not credential_name(a.name) or \
+                a.origin is not None:  # a sourced file's: not in this text (imported_secrets)
             continue
         v = a.value.value
         if not random_literal(v):
@@ -191,6 +192,21 @@ def _credential_values(job: Job) -> list[Secret]:
         if not any(x.start < e and s < x.end for x in secrets):
             secrets.append(Secret(f"literal {a.name}", s, e))
     return sorted(secrets, key=lambda x: x.start)
+
+
+def imported_secrets(job: Job) -> set[str]:
+    """The secret values of the files the script sources (shell/sourced.py): token formats in
+    their text and random literals of credential-named assignments. They are not in the
+    script's text, but a message or ``show`` may carry them: the masker masks them too."""
+    out: set[str] = set()
+    texts = {id(a.origin.text): a.origin.text for a in job.script.assignments if a.origin}
+    for text in texts.values():
+        out.update(text[s.start:s.end] for s in find_secrets(text))
+    for a in job.script.assignments:
+        if a.origin is not None and a.value is not None and a.value.value is not None and \
+                credential_name(a.name) and random_literal(a.value.value):
+            out.add(a.value.value)
+    return out
 
 
 @dataclass(frozen=True)

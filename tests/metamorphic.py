@@ -48,10 +48,14 @@ class Piece:
 
 @dataclass
 class Variant:
-    """A rewritten script: its text and where each original offset went."""
+    """A rewritten script: its text and where each original offset went; ``files`` are the
+    files the variant needs next to it (name -> text), and ``moved`` the original ranges whose
+    text now lives in one of them (a finding there moves out of the script with its text)."""
 
     text: str
     pieces: list[Piece]
+    files: dict[str, str] = field(default_factory=dict)
+    moved: list[tuple[int, int]] = field(default_factory=list)
 
     def targets(self, offset: int) -> list[tuple[int, int]]:
         """The ranges ``[lo, hi]`` of variant offsets that original *offset* may have become: one
@@ -431,7 +435,9 @@ def option_spacing(text: str) -> Variant | None:
         program = _srun_program(text, line.start + srun_at.end()) if srun_at else None
         # a value that is literal, or a double-quoted expansion (`--nproc-per-node="$N"` ->
         # `--nproc-per-node "$N"`: the parsers take a non-literal next word as the value)
-        for m in re.finditer(r"(?<=[\s'\"])--([a-z][a-z0-9_-]*)=(?=[^\s'\"-]|\"\$)", line.text):
+        # (not a value starting with `~`: bash expands a tilde that starts a word, not one
+        # after `--opt=`, bash(1) "Tilde Expansion", so the split would change the value)
+        for m in re.finditer(r"(?<=[\s'\"])--([a-z][a-z0-9_-]*)=(?=[^\s'\"~-]|\"\$)", line.text):
             launcher = launcher_at is not None and m.start() > launcher_at.start()
             if not launcher and (srun_at is None or m.start() < srun_at.start() or
                                  program is None or line.start + m.start() > program):
@@ -451,6 +457,21 @@ def launcher_spelling(text: str) -> Variant | None:
             edits.append((m.start(), m.end(), "python -m torch.distributed.run"))
         elif word.endswith(".run"):
             edits.append((m.start(), m.end(), "torchrun"))
+    return with_edits(text, edits)
+
+
+def interpreter_options(text: str) -> Variant | None:
+    """``torchrun`` and ``python -m torch.distributed.run`` -> ``python -u -W ignore -m
+    torch.distributed.run`` (CPython's -u and -W change buffering and warnings, not the module
+    run or its arguments: Python/getopt.c reads -W's argument as its own)."""
+    edits = []
+    for m in launcher_spots(text):
+        word = m.group(1)
+        if word == "torchrun":
+            edits.append((m.start(), m.end(), "python -u -W ignore -m torch.distributed.run"))
+        else:  # python3 -m torch.distributed.launch: the options go after the interpreter
+            at = m.start() + len(word.split()[0])
+            edits.append((at, at, " -u -W ignore"))
     return with_edits(text, edits)
 
 
@@ -567,6 +588,35 @@ def srun_in_function(text: str) -> Variant | None:
         b.copy(top, s0).put(f"launch_args_{k}", (s0, s0 + 4))  # the call stands for srun too
         at = s0 + 4
     return b.copy(at, len(text)).done() if k else None
+
+
+def srun_in_shared_function(text: str) -> Variant | None:
+    """Every srun command line's ``srun`` becomes a call of one function defined above the
+    first line of code, ``run_step() { srun "$@"; }``, so the function is called several
+    times, each call with its own arguments (bash(1) "FUNCTIONS": the body runs once per call,
+    ``"$@"`` the call's words). Only where two or more srun lines apply."""
+    reading = read(text)
+    spots = []
+    for line in reading.lines:
+        if first_word(line) != "srun" or line.continues or POSITIONAL.search(line.text) or \
+                line.text.rstrip().endswith(("&&", "||", "|")) or not reading.code(line.start):
+            continue
+        s0 = line.start + line.text.index("srun")
+        if text[s0 + 4:s0 + 5] in (" ", "\t"):
+            spots.append(s0)
+    if len(spots) < 2:
+        return None
+    line_start = text.rfind("\n", 0, spots[0]) + 1
+    if line_start != spots[0]:
+        return None  # the first srun line is indented (a branch): define the function at top
+    b = Builder(text)
+    top = above_comments(text, line_start)
+    b.copy(0, top).put('run_step() { srun "$@"; }\n')
+    at = top
+    for s0 in spots:
+        b.copy(at, s0).put("run_step", (s0, s0 + 4))  # the call stands for srun
+        at = s0 + 4
+    return b.copy(at, len(text)).done()
 
 
 def _quoted_end(text: str, i: int) -> int | None:
@@ -753,6 +803,32 @@ def allexport(text: str) -> Variant | None:
     return _unexported(text, lambda n: "set -a", lambda n: "set +a")
 
 
+def sourced_exports(text: str) -> Variant | None:
+    """Each unindented single-assignment ``export N=V`` line moves into a file next to the
+    script, ``env_K.sh``, sourced on its line: ``source ./env_K.sh`` (bash(1) ``source``: the
+    file's commands run in the current shell, with the caller's positional parameters when
+    none are given). Not for values that name the script itself (``$0``, ``BASH_SOURCE``,
+    ``LINENO``), which differ in the other file."""
+    reading = read(text)
+    b, at, files, moved = Builder(text), 0, {}, []
+    for line in reading.lines:
+        m = EXPORT_LINE.match(line.text)
+        if not m or m.group(1) or line.continues or not reading.code(line.start):
+            continue
+        if _word_end(text, line.start + m.end()) != line.end or \
+                re.search(r"\$\{?0|BASH_SOURCE|LINENO", line.text):
+            continue
+        name = f"env_{len(files) + 1}.sh"
+        files[name] = line.text + "\n"
+        b.copy(at, line.start).put(f"source ./{name}", (line.start, line.end))
+        moved.append((line.start, line.end))
+        at = line.end
+    variant = b.copy(at, len(text)).done() if files else None
+    if variant is not None:
+        variant.files, variant.moved = files, moved
+    return variant
+
+
 def declare_exports(text: str) -> Variant | None:
     """``export N=V`` -> ``declare -x N=V``."""
     reading = read(text)
@@ -772,6 +848,7 @@ REWRITES: dict[str, tuple[str, Callable[[str], Variant | None]]] = {
     "opt-space": ("--opt=v / --opt v", option_spacing),
     "separators": ("_ / - spellings", swap_separators),
     "launcher": ("launcher spellings", launcher_spelling),
+    "interpreter-options": ("launcher spellings", interpreter_options),
     "timeout": ("wrappers", wrapper("timeout 3h ")),
     "nohup": ("wrappers", wrapper("nohup ")),
     "env": ("wrappers", wrapper("env ")),
@@ -779,6 +856,7 @@ REWRITES: dict[str, tuple[str, Callable[[str], Variant | None]]] = {
     "nsys-var": ("wrappers", wrapper('nsys profile -o "$NSYS_OUT" ')),
     "function": ("the launch moved into a function", into_function),
     "function-args": ("the launch moved into a function", srun_in_function),
+    "function-twice": ("the launch moved into a function", srun_in_shared_function),
     "bash-c-var": ("a variable run by bash -c", command_string_variable),
     "launch-array": ("an array of options", launcher_arguments_array),
     "srun-array": ("an array of options", srun_options_array),
@@ -788,4 +866,5 @@ REWRITES: dict[str, tuple[str, Callable[[str], Variant | None]]] = {
     "export-first": ("other export forms", export_first),
     "allexport": ("other export forms", allexport),
     "declare-x": ("other export forms", declare_exports),
+    "sourced-env": ("assignments moved into a sourced file", sourced_exports),
 }

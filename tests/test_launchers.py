@@ -129,3 +129,94 @@ def test_every_wrapper_runs_a_command_line_for_the_shell_model():
     from sbatch_lsp.facts.wrappers import WRAPPER_NAMES
     from sbatch_lsp.shell.parse import RUNNERS
     assert WRAPPER_NAMES <= RUNNERS
+
+
+@pytest.mark.parametrize("line,flavour,nproc,program", [
+    # CPython's -W and -X take an argument, joined or as the next word (Python/getopt.c)
+    ("python -W ignore -m torch.distributed.run --nproc-per-node 4 t.py", "torchrun", "4",
+     ["t.py"]),
+    ("python -Wignore -um torch.distributed.run --nproc_per_node=4 t.py", "torchrun", "4",
+     ["t.py"]),
+    (("python3 -X faulthandler -u -O -B -E -s -I -m torch.distributed.launch "
+      "--nproc_per_node 2 t.py"), "launch", "2", ["t.py"]),
+    ("python -OO -mtorch.distributed.run --nproc-per-node 8 t.py", "torchrun", "8", ["t.py"]),
+    ("python --check-hash-based-pycs never -m torch.distributed.run --nproc-per-node 1 t.py",
+     "torchrun", "1", ["t.py"]),
+    # -W's argument is no script, and -c's command is no module
+    ("python -W ignore train.py --lr 1", "python", None, ["train.py", "--lr", "1"]),
+    ("python -X dev -c 'import torch.distributed.run'", "python", None,
+     ["-c", "import torch.distributed.run"]),
+])
+def test_interpreter_options_before_the_module(line, flavour, nproc, program):
+    la = find_launch(words(line))
+    assert la.flavour == flavour
+    assert la.arg("nproc-per-node") == nproc
+    assert [w.value for w in la.program] == program
+
+
+def test_python_w_ignore_torchrun_is_read_as_a_launcher():
+    """`python -W ignore -m torch.distributed.run` was a plain `python ignore …` entry point:
+    its --nproc-per-node over the node's GPUs went unseen (SB204 reads the launch spec)."""
+    from sbatch_lsp.lint import lint
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=4\n"
+            "srun --ntasks-per-node=1 python -W ignore -m torch.distributed.run "
+            "--nproc-per-node=8 t.py\n")
+    plain = text.replace("-W ignore ", "")
+    codes = sorted(d.code for d in lint(plain).diagnostics)
+    assert codes, "the plain form must raise something for the test to mean anything"
+    assert sorted(d.code for d in lint(text).diagnostics) == codes
+
+
+def _sb202_fix_text(body: str) -> str:
+    from sbatch_lsp.lint import lint
+    text = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n" + body
+    d = next(d for d in lint(text).diagnostics if d.code == "SB202")
+    assert d.fixes, d.message
+    out = text
+    for e in sorted(d.fixes[0].edits, key=lambda e: -e.start):
+        out = out[:e.start] + e.new_text + out[e.end:]
+    return out
+
+
+def test_sb202_fix_exports_the_address_the_tasks_read_before_the_step():
+    """SB202's fix reads the environment the launcher gets (LaunchSpec.env: the step's
+    facts), not whether the script exports MASTER_ADDR anywhere: an export after the step does
+    not reach it, so the fix still adds one above the step."""
+    step = "srun bash -c 'torchrun --nproc-per-node=4 t.py'\n"
+    fixed = _sb202_fix_text(step + "export MASTER_ADDR=late\nexport MASTER_PORT=1\n")
+    assert fixed.index("export MASTER_ADDR=$(scontrol") < fixed.index("srun bash")
+    assert "export MASTER_PORT=$((" in fixed
+    # exported before the step: nothing added above it
+    fixed = _sb202_fix_text("export MASTER_ADDR=h\nexport MASTER_PORT=1\n" + step)
+    assert "scontrol" not in fixed and '--master-addr="$MASTER_ADDR"' in fixed
+
+
+@pytest.mark.parametrize("line,np,per,program", [
+    # Open MPI mpirun(1): single-dash long options are whole names, not -n + p
+    ("mpirun -np 8 -npernode 4 ./a.out -n 3", "8", "4", ["./a.out", "-n", "3"]),
+    ("mpirun -n 8 -N 4 --bind-to core ./a.out", "8", "4", ["./a.out"]),
+    ("mpirun --np=16 --map-by ppr:8:node --report-bindings python x.py", "16", "ppr:8:node",
+     ["python", "x.py"]),
+    # two-word options and repeated -x: their words are no program
+    ("mpirun -mca btl tcp,self -x NCCL_DEBUG -x LD_LIBRARY_PATH -H n1,n2 -np 2 ./a.out", "2",
+     None, ["./a.out"]),
+    # MPICH Hydra mpiexec(1): -genv NAME VALUE, -ppn
+    ("mpiexec -genv OMP_NUM_THREADS 4 -ppn 2 -n 4 ./a.out", "4", "2", ["./a.out"]),
+])
+def test_mpirun_options_are_read_by_the_walker(line, np, per, program):
+    la = find_launch(words(line))
+    assert la.kind == "mpirun"
+    assert la.arg("np") == np
+    assert (la.arg("map-by") if per and per.startswith("ppr") else la.arg("npernode")) == per
+    assert [w.value for w in la.program] == program
+    if "-x" in line.split():
+        assert la.arg("host") == "n1,n2" and la.arg("x") == "LD_LIBRARY_PATH"
+
+
+def test_mpirun_world_and_ranks_per_node_in_show():
+    from sbatch_lsp.facts.steps import facts_of
+    from sbatch_lsp.lint import job_of
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+            "srun mpirun -mca btl tcp -np 8 --map-by ppr:4:node ./a.out -np 3\n")
+    step = facts_of(job_of(text)).steps[0]
+    assert (step.launcher, step.world_size, step.ranks_per_node) == ("mpirun", 8, 4)

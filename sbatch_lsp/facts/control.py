@@ -227,6 +227,8 @@ class Control:
         found = self.at(cmd).tasks
         for outer in cmd.ancestors():
             found = found.also(self.at(outer).tasks)
+        if cmd.call is not None:  # a copy of a body for one of several calls: that call's
+            return found.also(self.tasks(cmd.call))
         if cmd.function and cmd.function in self.calls:
             sites = {self.tasks(c) for c in self.calls[cmd.function] if c.function != cmd.function}
             if len(sites) == 1:
@@ -422,7 +424,11 @@ class _Reader:
         cmds = list(self._model_in(s, e))
         first = cmds[0] if cmds else None
         called = {c.calls for c in cmds if c.calls is not None}
-        for c in cmds + [c for c in self.script.commands if called and c.function in called]:
+
+        def start_in(call: Command) -> bool:  # the call is one of this background's commands
+            return s <= call.start < e
+        for c in cmds + [c for c in self.script.commands if called and c.function in called
+                         and (c.call is None or start_in(c.call))]:
             # (a function called once in the background runs its body there: shell/parse.py
             # put the call's arguments into it)
             self.of.setdefault(id(c), CommandControl(ctx.tasks)).background = True

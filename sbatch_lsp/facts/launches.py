@@ -16,7 +16,7 @@ from ..launchers import Launch
 from ..shell.model import Command
 from .control import job_control
 from .layout import parse_count
-from .steps import StepFacts, facts_of
+from .steps import EnvVar, StepFacts, facts_of, shell_variable
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,15 @@ class LaunchSpec:
         None (not given, not literal, or ``gpu``/``auto``)."""
         w = self.launch.args.get("nproc-per-node")
         return parse_count(w.value) if w is not None and w.value else None
+
+    def env(self, job: Job, name: str) -> EnvVar | None:
+        """Variable ``name`` as the launcher's environment has it: what reaches the step's
+        tasks (:attr:`StepFacts.env`; ``exported``: it reaches them), or for a launcher the
+        batch shell runs, the batch shell's variable just before it (``exported``: the shell
+        exports it). None when the script gives it none."""
+        if self.step is not None:
+            return self.step.env.get(name)
+        return shell_variable(job, name, self.command.top().start)
 
 
 def launch_specs(job: Job) -> list[LaunchSpec]:

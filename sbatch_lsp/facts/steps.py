@@ -256,18 +256,15 @@ def _nnodes(la: Launch, layout: Layout, script: Script) -> int | None:
 
 
 def _mpirun(la: Launch) -> tuple[int | None, int | None]:
-    world = per = None
-    words = la.words
-    for k, w in enumerate(words[:-1]):
-        v = w.value or ""
-        nxt = parse_count(words[k + 1].value)
-        if v in ("-np", "-n", "--np", "-c"):
-            world = nxt
-        elif v in ("-npernode", "--npernode", "-N"):
-            per = nxt
-        elif v == "--map-by" and (words[k + 1].value or "").startswith("ppr:") and \
-                (words[k + 1].value or "").endswith(":node"):
-            per = parse_count((words[k + 1].value or "").split(":")[1])
+    """(total processes, processes per node) of an mpirun/mpiexec launch as its options give
+    them (launchers.find_launch reads them with facts/argv.py's mpi walker): ``-np``/``-n``
+    the total, ``-npernode``/``-N``/``-ppn`` or ``--map-by ppr:N:node`` per node (Open MPI
+    mpirun(1) v4.1 "Mapping, Ranking, and Binding"; MPICH mpiexec(1) ``-ppn``)."""
+    world = parse_count(la.arg("np")) if la.arg("np") else None
+    per = parse_count(la.arg("npernode")) if la.arg("npernode") else None
+    ppr = (la.arg("map-by") or "").split(":")
+    if len(ppr) >= 3 and ppr[0].lower() == "ppr" and ppr[2].lower().startswith("node"):
+        per = parse_count(ppr[1])
     return world, per
 
 
@@ -367,6 +364,27 @@ def _env_one(job: Job, ev: Evaluator, step: Step, name: str) -> EnvVar | None:
     if name in named:
         var = _named_var(step, mode, named, name, var) or var
     return var
+
+
+def shell_variable(job: Job, name: str, at: int) -> EnvVar | None:
+    """The batch shell's variable ``name`` just before offset ``at`` (a command the batch shell
+    runs itself): the last assignment before it that is not ``local`` nor a prefix of another
+    command, with ``exported`` telling whether the batch shell exports it there (so a program
+    it starts inherits it: bash(1) "ENVIRONMENT"); None when the script sets nothing before
+    ``at``."""
+    a = next((a for a in reversed(job.derived(_by_name).get(name, ())) if a.start < at and
+              not a.local and not (a.command is not None and a.command.words and
+                                   (a.command.words[0].value or "") not in
+                                   ("export", "declare", "typeset"))), None)
+    if a is None:
+        return None
+    held = job.script.value_at(name, at)
+    word = held.value if held is not None else a.value
+    ev = facts_of(job).evaluator
+    scope = Scope.CONST if word is not None and word.value is not None else \
+        ev.scope(word, Place.BATCH, job.script) if word is not None else Scope.SUBMIT
+    return EnvVar(name, scope, job.exported(name, at), word.value if word is not None else None,
+                  a.start, a.end)
 
 
 def _env_var(job: Job, ev: Evaluator, step: Step, mode: str, named: dict[str, str | None],

@@ -264,11 +264,12 @@ def _add_args(job, site, missing) -> Fix | None:
             ins_word = w
     edits = [Edit(ins_word.end, ins_word.end,
                   " " + " ".join(FROM_ALLOCATION[m] for m in missing))]
-    need_addr = "master-addr" in missing and not job.exported("MASTER_ADDR")
-    need_port = "master-port" in missing and not job.exported("MASTER_PORT")
+    addr, port = site.env(job, "MASTER_ADDR"), site.env(job, "MASTER_PORT")
+    need_addr = "master-addr" in missing and not (addr is not None and addr.exported)
+    need_port = "master-port" in missing and not (port is not None and port.exported)
     if need_addr or need_port:
-        if job.batch_assignments("MASTER_ADDR") and need_addr:
-            return None
+        if need_addr and addr is not None:
+            return None  # set but not exported (or kept out by --export): a second one confuses
         lines = []
         if need_addr:
             lines.append('export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" '

@@ -30,6 +30,7 @@ import itertools
 import logging
 import queue
 import re
+import os
 import threading
 from dataclasses import dataclass, field
 
@@ -39,6 +40,7 @@ from pygls.workspace import TextDocument, Workspace
 from ..config import Config
 from ..lint import LintResult, Superseded, lint
 from ..secrets import Masker, find_secrets
+from ..shell import sourced
 from ..source import Source
 from .diagnostics import lsp_diagnostics
 from .logs import is_log, log_diagnostics
@@ -251,7 +253,7 @@ class Documents:
             return held[1].future
         job = self._lint_thread().submit(self._lint, uri, text, doc.version, doc.path,
                                          self.generation, self.settings, doc.position_codec,
-                                         cancellable=True)
+                                         self.opened, cancellable=True)
         if held is not None and not held[1].future.done():
             old = held[1]
             old.skip = True  # never run it, or abandon it at its next check; its waiters get
@@ -261,20 +263,31 @@ class Documents:
         job.future.add_done_callback(lambda f: self._keep(uri, f))
         return job.future
 
+    def opened(self, path: str) -> str | None:
+        """The text of the open document at file ``path`` (absolute, normalised), or None: a
+        file the script sources is read from here before the disk (shell/sourced.py)."""
+        for doc in list(self.server.workspace.text_documents.values()):
+            if doc.uri.startswith("file:") and doc.path and os.path.normpath(doc.path) == path:
+                return doc.source
+        return None
+
     def _keep(self, uri: str, future: asyncio.Future) -> None:
         if not future.cancelled() and future.exception() is None and uri in self._jobs:
             self._last[uri] = future.result()
 
     @staticmethod
-    def _lint(uri, text, version, path, generation, settings, codec, superseded) -> Linted:
+    def _lint(uri, text, version, path, generation, settings, codec, opened,
+              superseded) -> Linted:
         """The Linted of one snapshot (on the lint thread); raises :class:`Superseded` when
-        ``superseded()`` turns True before the lint's rules have all run."""
+        ``superseded()`` turns True before the lint's rules have all run. ``opened(path)``
+        gives an open document's text: files the script sources are read from it first."""
         config, error = config_for(path if uri.startswith("file:") else None, settings)
         if is_log(uri, text):  # a job's output: triage's diagnostics (server/logs.py)
             result = LintResult(Source(text, path or uri), [])
             diagnostics = log_diagnostics(text, uri, path, codec)
         else:
-            result = lint(text, path or uri, config, superseded)
+            with sourced.documents(opened):
+                result = lint(text, path or uri, config, superseded)
             diagnostics = lsp_diagnostics(result, uri, Positions(result.source, codec))
         pos = Positions(result.source, codec)
         return Linted(uri, version, generation, text, result, config, pos,

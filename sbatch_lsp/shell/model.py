@@ -69,8 +69,32 @@ class Word:
 
 
 @dataclass
+class Imported:
+    """Where an assignment read from a sourced file came from (shell/sourced.py): the file's
+    ``path`` and ``text``, and the value ``word`` with its offsets into that text (the
+    assignment's own spans all sit at the end of the ``source`` command)."""
+
+    path: str
+    text: str
+    word: "Word | None"
+
+
+@dataclass(frozen=True)
+class Sourcing:
+    """A file on disk read at a ``source`` command (shell/sourced.py): the command's span and
+    the file's ``path``. What the file's commands and assignments hold sits at ``self.end``
+    (the command's end: no word of the script starts there)."""
+
+    start: int
+    end: int
+    path: str
+
+
+@dataclass
 class Assignment:
-    """``NAME=value`` (prefix of a command, standalone, or an ``export``/``declare`` argument)."""
+    """``NAME=value`` (prefix of a command, standalone, or an ``export``/``declare`` argument);
+    ``origin`` is set for one a sourced file makes (its spans sit at the end of the ``source``
+    command, :class:`Sourcing`: no finding or fix belongs there)."""
 
     name: str
     value: Word | None
@@ -80,6 +104,7 @@ class Assignment:
     local: bool = False
     append: bool = False
     command: "Command | None" = None  # the command it prefixes, or the export/declare builtin
+    origin: Imported | None = None
 
 
 @dataclass
@@ -156,6 +181,9 @@ class Command:
     #: the function this command calls when its arguments were put into that function's body
     #: (``run python x.py`` for ``run() { srun "$@"; }``): the body's commands hold its words
     calls: str | None = None
+    #: for a body command of a function called several times: the call whose arguments this
+    #: copy of it holds (each call is its own command, and an srun there its own step)
+    call: "Command | None" = None
     #: the command's redirections in the order written (not its here-documents)
     redirects: list[Redirect] = field(default_factory=list)
 
@@ -223,12 +251,15 @@ class Script:
     #: here-document bodies this script writes to a file and runs (shell/generated.py); the
     #: commands of one the batch node runs are this script's, at their place in the text
     bodies: list["Body"] = field(default_factory=list)
+    #: the files on disk read into this script (shell/sourced.py), each at its ``source`` line
+    imports: list[Sourcing] = field(default_factory=list)
     #: value_at's index, built on first use for this many assignments (see _value_index)
     _index: tuple[int, dict] = field(default=(-1, {}), repr=False)
 
     def value_at(self, name: str, before: int) -> Assignment | None:
         """The assignment that gives ``name`` its value at offset ``before``: the last one (by
-        start) that ends before it and sets a value (``export NAME`` alone and ``NAME+=…`` do not
+        start; of several with one start, the last in the model's order: the assignments a
+        sourced file makes all sit at the end of its ``source`` command) that ends before it and sets a value (``export NAME`` alone and ``NAME+=…`` do not
         replace it). In ``CMD="$CMD --x"`` the ``$CMD`` therefore reads the previous value, as bash
         does. O(log n) in the script's assignments. Inside a child body (``bodies``) an
         assignment made before the body gives a value only when it exports it itself
@@ -259,12 +290,17 @@ class Script:
             found.sort(key=lambda a: a.end)
             latest, best = [], None
             for a in found:
-                if best is None or a.start > best.start:
+                if best is None or a.start >= best.start:
                     best = a
                 latest.append(best)
             index[name] = ([a.end for a in found], latest)
         self._index = (len(self.assignments), index)
         return index
+
+    def imported_at(self, start: int) -> Sourcing | None:
+        """The sourced file whose text sits at offset ``start`` (the end of its ``source``
+        command), or None: a finding or an edit starting there is about the other file."""
+        return next((s for s in self.imports if s.end == start), None)
 
     def walk(self):
         """Every command of this script and of the scripts nested in it, depth first."""

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 from typing import NamedTuple
 
-from . import bashlex_table, chunker, fast, generated, masks
+from . import bashlex_table, chunker, fast, generated, masks, sourced
 
 from .model import UNQUOTED, Assignment, Body, Chunk, Command, Heredoc, Redirect, Script, Word
 from .words import TextMap, expand_for_shell, expand_heredoc, scan_word
@@ -418,13 +419,16 @@ def parse(tmap: TextMap, kind: str = "batch", read_simple: bool = True) -> Scrip
     return script
 
 
-def parse_script(text: str) -> Script:
+def parse_script(text: str, path: str | None = None) -> Script:
     """Parse a whole batch script and attach the command strings its commands run, and the
     scripts it writes with a here-document and runs (shell/generated.py): a body the batch
     node runs (``source F``, ``bash F``, ``exec bash F``) is read as part of the script, at its
-    place in the text; one that ``srun … bash F`` runs becomes the step's nested script."""
+    place in the text; one that ``srun … bash F`` runs becomes the step's nested script.
+    With the script's ``path``, the files it sources from its own folder are read too
+    (shell/sourced.py): their assignments and exports count from the ``source`` line on."""
     tmap = TextMap(text)
     script = parse(tmap)
+    sourced.import_sourced(script, path, _parse_sourced)
     found = generated.runs(script, text)
     _inline_bodies(script, tmap, [r for r in found if r.place != generated.TASKS])
     # an inlined body's own `srun … bash <<EOF` (a generated script that starts a step so)
@@ -442,31 +446,89 @@ def parse_script(text: str) -> Script:
     return script
 
 
+def _parse_sourced(text: str) -> Script:
+    """A sourced file's own shell model (its offsets are into its own text)."""
+    return parse(TextMap(text))
+
+
 #: a word that is one positional-parameter expansion: ``"$@"``, ``$*``, ``"${1}"``, ``$2``
 POSITIONAL_WORD = re.compile(r'"?\$(?:([@*1-9])|\{([@*1-9])\})"?')
 
 
 def _substitute_calls(script: Script) -> None:
-    """A function called once (``run() { srun "$@"; }; run python train.py``): in the commands
-    of its body, a word that is ``"$@"``/``$*`` becomes the call's argument words and ``$1``…
-    ``$9`` the argument at that place (bash(1) "FUNCTIONS": the positional parameters are the
-    call's arguments), each keeping its span at the call site. Not done for a function called
-    several times (each call would be a command of its own), nor when its body runs ``shift``
-    or ``set --`` (the positions move), nor for a ``$3`` the call does not pass."""
+    """Functions that run their arguments (``run() { srun "$@"; }; run python train.py``): in
+    the commands of the body, a word that is ``"$@"``/``$*`` becomes the call's argument words
+    and ``$1``… ``$9`` the argument at that place (bash(1) "FUNCTIONS": the positional
+    parameters are the call's arguments), each keeping its span at the call site. ``shift
+    [N]`` and ``set -- WORDS`` in the body move or replace the positions for the commands after
+    them (read in text order). A function called once gets its body's commands rewritten in
+    place; one called several times gets one copy of its body's commands per call, placed at
+    the call (``Command.call`` names it; :func:`_copy_for`), so each call is its own command
+    and an srun in it its own step. Not done for a ``$3`` the call does not pass, nor after a ``shift`` or
+    ``set`` whose words are not literal."""
     for name, (start, end) in script.functions.items():
         if name is None:
             continue
         calls = [c for c in script.commands if c.name == name and c.start >= end
-                 and not c.in_substitution]
+                 and not c.in_substitution and c.function != name]
         body = [c for c in script.commands if start <= c.start < end and c.function == name]
-        if len(calls) != 1 or any(c.name in ("shift", "set") for c in body):
+        if not calls or not body:
             continue
-        args = calls[0].words[1:]
-        for cmd in body:
-            words = _positional(cmd.words, args)
-            if words is not None:
+        copies = [_called_body(body, call) for call in calls]
+        if not any(changed for _, changed in copies):
+            continue
+        for call, (_, changed) in zip(calls, copies, strict=True):
+            if changed:
+                call.calls = name
+        if len(calls) == 1:
+            for cmd, words in zip(body, copies[0][0], strict=True):
                 cmd.words = words
-                calls[0].calls = name
+            continue
+        originals = {id(c) for c in body}
+        script.commands[:] = [c for c in script.commands if id(c) not in originals]
+        for call, (words_list, _) in zip(calls, copies, strict=True):
+            for cmd, words in zip(body, words_list, strict=True):
+                script.commands.append(_copy_for(cmd, words, call))
+    script.commands.sort(key=lambda c: (c.start, -c.end))
+
+
+def _copy_for(cmd: Command, words: list[Word], call: Command) -> Command:
+    """Body command ``cmd`` as ``call`` runs it: at the call's place (what the shell has set
+    and exported there, the call's control: background, guards) with ``words``; a command
+    name the body wrote itself (``srun``) is reported at the call's name, which stands for
+    it, so each call's step has a place of its own."""
+    if words and cmd.words and words[0] is cmd.words[0] and call.words:
+        w, at = words[0], call.words[0]
+        words = [Word(w.text, at.start, at.end, w.value), *words[1:]]
+    return replace(cmd, words=words, start=call.start, end=call.end, call=call, nested=[],
+                   assignments=list(cmd.assignments), heredocs=list(cmd.heredocs),
+                   redirects=list(cmd.redirects), background=cmd.background or call.background)
+
+
+def _called_body(body: list[Command], call: Command) -> tuple[list[list[Word]], bool]:
+    """The words of each body command for one ``call`` (positional expansions replaced, the
+    positions moved by ``shift`` and ``set --``), and whether any word was replaced."""
+    args: list[Word] | None = call.words[1:]
+    out: list[list[Word]] = []
+    changed = False
+    for cmd in body:
+        words = _positional(cmd.words, args) if args is not None else None
+        out.append(words if words is not None else cmd.words)
+        changed = changed or words is not None
+        if args is None:
+            continue
+        if cmd.name == "shift":
+            n = cmd.words[1].value if len(cmd.words) > 1 else "1"
+            args = args[int(n):] if n is not None and n.isdigit() else None
+        elif cmd.name == "set":
+            rest = [w.value for w in cmd.words[1:]]
+            if "--" in rest:
+                args = cmd.words[rest.index("--") + 2:]
+            elif any(v is None or not (v.startswith(("-", "+")) or
+                                       (k and rest[k - 1] in ("-o", "+o")))
+                     for k, v in enumerate(rest)):
+                args = None  # `set a b` replaces the positions with words not read here
+    return out, changed
 
 
 def _positional(words: list[Word], args: list[Word]) -> list[Word] | None:
@@ -699,6 +761,8 @@ class _Lookup:
         if id(best) in self.known:
             return self.known[id(best)]
         assert best.value is not None  # value_at() finds only assignments with a value
+        if best.origin is not None:
+            return self._imported(best)
         s = self.tmap.index_of(best.value.start)
         if s is None:
             return None
@@ -712,3 +776,27 @@ class _Lookup:
             value = None
         self.known[id(best)] = value
         return value
+
+    def _imported(self, best: Assignment) -> TextMap | None:
+        """The value of an assignment a sourced file makes, expanded from the file's own text
+        (the variables it reads take their values at the ``source`` line), every character
+        mapped to the end of the ``source`` command (the script's text holds no part of
+        it)."""
+        origin = best.origin
+        assert origin is not None
+        word = origin.word
+        if word is None:
+            return None
+        at = best.start
+        self.active.add(id(best))
+        try:
+            value = expand_for_shell(word, TextMap(origin.text), word.start, word.end,
+                                     lambda name, _o: self(name, at))
+        finally:
+            self.active.discard(id(best))
+        if len(value.text) > self.MAX_VALUE_CHARS:
+            return None
+        early = [(s, e, replace(x, start=at, end=at + 1)) for s, e, x in value.early]
+        out = TextMap(value.text, [at] * len(value.text), early)
+        self.known[id(best)] = out
+        return out
