@@ -107,15 +107,18 @@ def _detectors() -> list[tuple[str, re.Pattern]]:
 
 def find_secrets(text: str) -> list[Secret]:
     """Every token-format credential in ``text`` (comments, directive values and the inside of
-    longer words included), as non-overlapping spans in character offsets, sorted. Each line is
-    read on its own (:func:`_line_secrets`, memoised by the line's text: a server lint after an
-    edit reads only the lines it changed)."""
+    longer words included), as non-overlapping spans in character offsets, sorted. Each line
+    that holds a prefilter's substring is read on its own (:func:`_line_secrets`, memoised by
+    the line's text: a server lint after an edit reads only the lines it changed)."""
     found: dict[tuple[int, int], Secret] = {}
-    offset = 0
-    for line in text.split("\n"):
-        for kind, s, e in _line_secrets(line):
+    # only lines holding a prefilter's substring can hold a secret (neither prefilter matches
+    # across a newline), so only those are read
+    starts = {text.rfind("\n", 0, m.start()) + 1
+              for rx in (OWN_PREFILTER, PLUGIN_PREFILTER) for m in rx.finditer(text)}
+    for offset in sorted(starts):
+        end = text.find("\n", offset)
+        for kind, s, e in _line_secrets(text[offset:len(text) if end < 0 else end]):
             found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
-        offset += len(line) + 1
     # drop spans inside (or overlapping) earlier ones
     out: list[Secret] = []
     for sec in sorted(found.values(), key=lambda x: (x.start, -x.end)):
