@@ -72,14 +72,22 @@ def fresh_reads():
     parse.read_chunk = cached.__wrapped__  # type: ignore[assignment]
     secrets._line_secrets = lines.__wrapped__  # type: ignore[assignment]
     chunker._alone = lambda line: (False, None)  # type: ignore[assignment]
-    parse.USE_FRAGMENTS = False
+    fragments = parse.use_fragments(False)
     try:
         yield
     finally:
         parse.read_chunk = cached  # type: ignore[assignment]
         secrets._line_secrets = lines  # type: ignore[assignment]
         chunker._alone = alone  # type: ignore[assignment]
-        parse.USE_FRAGMENTS = True
+        parse.use_fragments(fragments)
+
+
+@pytest.fixture(autouse=True)
+def fragments():
+    """The server's setting: the fragment memo on (shell/fragments.py), as sbatch-lsp runs."""
+    before = parse.use_fragments(True)
+    yield
+    parse.use_fragments(before)
 
 
 def deep_key(script) -> tuple:

@@ -85,9 +85,19 @@ def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
 
 #: top-level chunks whose models the fragment memo keeps (least recently used go first)
 FRAGMENT_CACHE_SIZE = 8192
-#: whether builds place memoised fragments (tests/test_incremental.py turns it off to build
-#: afresh)
-USE_FRAGMENTS = True
+#: whether builds place memoised fragments: the language server turns it on (it lints every
+#: version of a document); a one-off lint (the CLI) reads each chunk in place, which costs no
+#: copy
+USE_FRAGMENTS = False
+
+
+def use_fragments(on: bool) -> bool:
+    """Turn the fragment memo on (the language server: it lints every version of a document)
+    or off; returns the previous setting. The models are the same either way
+    (tests/test_incremental.py)."""
+    global USE_FRAGMENTS
+    before, USE_FRAGMENTS = USE_FRAGMENTS, on
+    return before
 
 
 @lru_cache(maxsize=FRAGMENT_CACHE_SIZE)
@@ -97,6 +107,7 @@ def chunk_fragment(chunk_text: str, read_simple: bool = True) -> Fragment | None
     start, read as :class:`_Builder` reads it in place. None when its reading met a mask bug
     (an SB003 message naming the chunk's lines: it is read in place instead)."""
     builder = _Builder(TextMap(chunk_text), "batch", read_simple)
+    builder.reader = getattr(read_chunk, "__wrapped__", read_chunk)  # the fragment keeps it
     chunk = Chunk(0, chunk_text.count("\n"), 0, len(chunk_text), parser="none")
     builder._read(chunk, builder.text, 0)
     if builder.script.internal_errors:
@@ -111,6 +122,8 @@ class _Builder:
         self.tmap = tmap
         self.read_simple = read_simple
         self.script = Script(kind=kind)
+        #: the chunk cache (looked up now: tests bypass it)
+        self.reader: Callable[[str, bool], ChunkReading] = read_chunk
         # the parsers never see carriage returns (sbatch refuses them anyway; SB100 reports)
         self.text = tmap.text.replace("\r", " ")
 
@@ -144,7 +157,7 @@ class _Builder:
         err = None
         before = len(self.script.commands)
         n_assign, n_docs = len(self.script.assignments), len(self.script.heredocs)
-        reading = read_chunk(chunk_text, self.read_simple)
+        reading = self.reader(chunk_text, self.read_simple)
         if reading.commands is not None:
             for name, fs, fe in reading.commands.functions:
                 self.script.functions[name] = self.tmap.orig_span(s + fs, s + fe)
