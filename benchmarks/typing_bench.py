@@ -147,7 +147,9 @@ def stages(rounds: int, sizes: list[int]) -> None:
     from sbatch_lsp import rules, suppressions
     from sbatch_lsp.server.diagnostics import lsp_diagnostics
     from sbatch_lsp.server.positions import Positions
+    from sbatch_lsp.shell.parse import use_fragments
 
+    use_fragments(True)  # as the server lints (sbatch-lsp's main)
     st = Stages()
     for name in ("parse_script", "directives_of", "Job", "credential_values"):
         setattr(lint_module, name, st.wrap(name, getattr(lint_module, name)))
