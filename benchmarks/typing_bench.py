@@ -147,9 +147,11 @@ def stages(rounds: int, sizes: list[int]) -> None:
     from sbatch_lsp import rules, suppressions
     from sbatch_lsp.server.diagnostics import lsp_diagnostics
     from sbatch_lsp.server.positions import Positions
+    from sbatch_lsp.shell.parse import use_fragments
 
+    use_fragments(True)  # as the server lints (sbatch-lsp's main)
     st = Stages()
-    for name in ("parse_script", "directives_of", "Job", "provenance_of", "credential_values"):
+    for name in ("parse_script", "directives_of", "Job", "credential_values"):
         setattr(lint_module, name, st.wrap(name, getattr(lint_module, name)))
     lint_module.suppressions = type("Suppressions", (), {  # type: ignore[assignment]
         "apply": staticmethod(st.wrap("suppressions", suppressions.apply))})
@@ -192,7 +194,7 @@ def stages(rounds: int, sizes: list[int]) -> None:
               f"p50 {1000 * statistics.median(spent):.1f} ms; facts {100 * groups['fact '] / total:.0f}%, "
               f"rules' own time {100 * groups['rule '] / total:.0f}%")
         ranked = sorted(share.items(), key=lambda kv: -kv[1])
-        always = ("directives_of", "provenance_of", "suppressions", "credential_values",
+        always = ("directives_of", "fact job._provenance", "suppressions", "credential_values",
                   "masking", "lsp conversion")
         for name, own in ranked[:20] + [kv for kv in ranked[20:] if kv[0] in always]:
             print(f"  {name}: {1000 * own / rounds:.2f} ms per edit ({100 * own / total:.1f}%)")

@@ -1,13 +1,16 @@
 """The incremental path gives exactly what a fresh lint gives.
 
-The server lints every version of a document through the chunk cache (``shell.parse.read_chunk``)
-and the secrets' line memo (``secrets._line_secrets``): a chunk or line whose text an edit left
-alone is not read again. Here random edit sequences (typed characters, deletions, pastes across
+The server lints every version of a document through the chunk cache (``shell.parse.read_chunk``),
+the chunk fragments (``shell.parse.chunk_fragment``: a chunk's model placed at its offset), the
+chunker's line memo (``shell.chunker._alone``) and the secrets' line memo
+(``secrets._line_secrets``): a chunk or line whose text an edit left alone is not read again. Here random edit sequences (typed characters, deletions, pastes across
 chunk boundaries, here-document openers and closers, ``#SBATCH`` lines, and lines that change
 the job-level context later steps are read in: ``set -e``, exports, functions, traps) are
 applied to every script the project holds, and at each step the lint through the warm memos is
 compared with a lint that reads everything afresh: the findings (code, severity, message,
-ranges, related notes, fixes), the secret spans and the shell model. The generated corpus
+ranges, related notes, fixes), the secret spans and the shell model (every object: words with
+their expansions, assignments and the commands they belong to, here-documents, redirections,
+nested scripts). The generated corpus
 (tests/sbatch_corpus.py) is compared both ways too, and the real corpus when ``CORPUS_DIR``
 names a folder of job scripts. The last test drives the real server over stdio with incremental
 (range) changes and compares each version's published diagnostics with the engine's; the
@@ -40,7 +43,7 @@ from sbatch_lsp.lint import Superseded, lint
 from sbatch_lsp.server import documents
 from sbatch_lsp.server.diagnostics import lsp_diagnostics
 from sbatch_lsp.server.positions import Positions
-from sbatch_lsp.shell import parse
+from sbatch_lsp.shell import chunker, parse
 from test_simple import _key
 
 EDITS_PER_SCRIPT = 6
@@ -61,17 +64,56 @@ LINE_INSERTS = ["cat <<EOF\n", "cat <<'EOF' > run.sh\n", "EOF\n", "#SBATCH --nod
 
 @contextmanager
 def fresh_reads():
-    """Inside: every chunk and every line's secrets are read afresh (the chunk cache and the
-    secrets' line memo are bypassed, not cleared, so the warm state the incremental lints built
-    survives)."""
-    cached, lines = parse.read_chunk, secrets._line_secrets
+    """Inside: every chunk and every line's secrets are read afresh (the chunk cache, the
+    fragments, the chunker's line memo and the secrets' line memo are bypassed, not cleared, so
+    the warm state the incremental lints built survives); the chunker scans every line as it
+    did before its memo."""
+    cached, lines, alone = parse.read_chunk, secrets._line_secrets, chunker._alone
     parse.read_chunk = cached.__wrapped__  # type: ignore[assignment]
     secrets._line_secrets = lines.__wrapped__  # type: ignore[assignment]
+    chunker._alone = lambda line: (False, None)  # type: ignore[assignment]
+    fragments = parse.use_fragments(False)
     try:
         yield
     finally:
         parse.read_chunk = cached  # type: ignore[assignment]
         secrets._line_secrets = lines  # type: ignore[assignment]
+        chunker._alone = alone  # type: ignore[assignment]
+        parse.use_fragments(fragments)
+
+
+@pytest.fixture(autouse=True)
+def fragments():
+    """The server's setting: the fragment memo on (shell/fragments.py), as sbatch-lsp runs."""
+    before = parse.use_fragments(True)
+    yield
+    parse.use_fragments(before)
+
+
+def deep_key(script) -> tuple:
+    """Every object of a shell model as comparable data, links between them as positions
+    (an assignment's command as the index of that command, a command's script as its kind)."""
+    index = {id(c): k for k, c in enumerate(script.walk())}
+
+    def word(w):
+        return (w.text, w.start, w.end, w.value, list(w.expansions), list(w.early))
+
+    def assignment(a):
+        return (a.name, a.start, a.end, a.exported, a.local, a.append,
+                word(a.value) if a.value else None,
+                index.get(id(a.command)) if a.command is not None else None)
+
+    def model(s):
+        return ([(c.start, c.end, [word(w) for w in c.words],
+                  [assignment(a) for a in c.assignments], c.background, c.function,
+                  c.in_substitution, c.heredocs, c.runs, c.calls, c.script is s,
+                  [(r.op, r.fd, word(r.target), r.start, r.end) for r in c.redirects],
+                  [model(n) for n in c.nested]) for c in s.commands],
+                [assignment(a) for a in s.assignments], s.heredocs, s.data_spans,
+                list(s.functions.items()), s.comments, s.internal_errors, s.bodies, s.kind,
+                [(c.start_line, c.end_line, c.start, c.end, c.parser, c.error)
+                 for c in s.chunks])
+    return model(script)
 
 
 def random_edit(rng: random.Random, text: str) -> str:
@@ -103,6 +145,7 @@ def same_both_ways(text: str, path: str = "job.sbatch") -> None:
     assert warm.diagnostics == fresh.diagnostics
     assert warm.secrets == fresh.secrets
     assert _key(warm_model) == _key(fresh_model)
+    assert deep_key(warm_model) == deep_key(fresh_model)
     assert [(c.start, c.end, c.parser, c.error) for c in warm_model.chunks] == \
         [(c.start, c.end, c.parser, c.error) for c in fresh_model.chunks]
 
@@ -110,17 +153,19 @@ def same_both_ways(text: str, path: str = "job.sbatch") -> None:
 def test_the_cache_is_hit_and_bypassed_as_the_comparison_assumes():
     text = "#!/bin/bash\n#SBATCH --nodes=2\nfor i in 1 2; do\n  srun hostname\ndone\n"
     lint(text)
-    before = parse.read_chunk.cache_info()
+    read, placed = parse.read_chunk.cache_info(), parse.chunk_fragment.cache_info()
     lint(text)
-    after = parse.read_chunk.cache_info()
-    assert after.hits > before.hits and after.misses == before.misses
-    lines = secrets._line_secrets.cache_info()
+    assert parse.read_chunk.cache_info() == read  # every chunk's model came from its fragment
+    assert parse.chunk_fragment.cache_info().hits > placed.hits
+    placed, lines = parse.chunk_fragment.cache_info(), secrets._line_secrets.cache_info()
     with fresh_reads():
         lint(text)
-    assert parse.read_chunk.cache_info().hits == after.hits
+    assert parse.chunk_fragment.cache_info() == placed  # bypassed: read in place
+    assert parse.read_chunk.cache_info() == read  # bypassed too: read afresh
     assert secrets._line_secrets.cache_info() == lines
     lint(text)
     assert secrets._line_secrets.cache_info().hits > lines.hits
+    assert parse.chunk_fragment.cache_info().hits > placed.hits
 
 
 @pytest.mark.parametrize("text", sample_scripts())

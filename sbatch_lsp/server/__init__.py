@@ -61,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     handler.setFormatter(_Formatter("sbatch-lsp %(levelname)s %(name)s: %(message)s",
                                     tracebacks=args.log_level == "DEBUG"))
     logging.basicConfig(level=args.log_level, handlers=[handler])
+    from ..shell.parse import use_fragments
     from .app import server
+
+    use_fragments(True)  # every version of a document is linted: unchanged chunks are copied
 
     if args.tcp is not None:
         server.start_tcp(host, int(port))

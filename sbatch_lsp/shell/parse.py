@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from . import bashlex_table, chunker, fast, generated, masks, sourced
+from .fragments import Fragment
 
 from .model import UNQUOTED, Assignment, Body, Chunk, Command, Heredoc, Redirect, Script, Word
 from .words import TextMap, expand_for_shell, expand_heredoc, scan_word
@@ -83,6 +84,38 @@ def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
         return ChunkReading(None, None, None, f"{type(exc).__name__}: {exc}"[:200])
 
 
+#: top-level chunks whose models the fragment memo keeps (least recently used go first)
+FRAGMENT_CACHE_SIZE = 8192
+#: whether builds place memoised fragments: the language server turns it on (it lints every
+#: version of a document); a one-off lint (the CLI) reads each chunk in place, which costs no
+#: copy
+USE_FRAGMENTS = False
+
+
+def use_fragments(on: bool) -> bool:
+    """Turn the fragment memo on (the language server: it lints every version of a document)
+    or off; returns the previous setting. The models are the same either way
+    (tests/test_incremental.py)."""
+    global USE_FRAGMENTS
+    before, USE_FRAGMENTS = USE_FRAGMENTS, on
+    return before
+
+
+@lru_cache(maxsize=FRAGMENT_CACHE_SIZE)
+def chunk_fragment(chunk_text: str, read_simple: bool = True) -> Fragment | None:
+    """The fragment memo (shell/fragments.py): the model of one top-level chunk of a script's
+    own text (``chunk_text`` as it stands, carriage returns included), offsets relative to its
+    start, read as :class:`_Builder` reads it in place. None when its reading met a mask bug
+    (an SB003 message naming the chunk's lines: it is read in place instead)."""
+    builder = _Builder(TextMap(chunk_text), "batch", read_simple)
+    builder.reader = getattr(read_chunk, "__wrapped__", read_chunk)  # the fragment keeps it
+    chunk = Chunk(0, chunk_text.count("\n"), 0, len(chunk_text), parser="none")
+    builder._read(chunk, builder.text, 0)
+    if builder.script.internal_errors:
+        return None
+    return Fragment.of(builder.script, chunk)
+
+
 class _Builder:
     """Turns one text (the script or a nested string) into a Script."""
 
@@ -90,6 +123,8 @@ class _Builder:
         self.tmap = tmap
         self.read_simple = read_simple
         self.script = Script(kind=kind)
+        #: the chunk cache (looked up now: tests bypass it)
+        self.reader: Callable[[str, bool], ChunkReading] = read_chunk
         # the parsers never see carriage returns (sbatch refuses them anyway; SB100 reports)
         self.text = tmap.text.replace("\r", " ")
 
@@ -101,48 +136,60 @@ class _Builder:
         self.script.comments = [self.tmap.orig_span(line_starts[ln] + col, line_starts[ln + 1] - 1
                                                     if ln + 1 < len(line_starts) else len(text))
                                 for ln, col in comments]
+        # in the script's own text (no nested string) a chunk's model is a function of its
+        # text placed at its start: the fragment memo reads each distinct chunk once
+        memo = self.tmap.offsets is None and not self.tmap.early and USE_FRAGMENTS
         for ch in chunks:
             s = line_starts[ch.start - 1]
             e = line_starts[ch.end] - 1 if ch.end < len(line_starts) else len(text)
-            chunk_text = text[s:e]
             chunk = Chunk(ch.start - 1, ch.end - 1, *self.tmap.orig_span(s, e), parser="none")
             self.script.chunks.append(chunk)
-            err = None
-            before = len(self.script.commands)
-            n_assign, n_docs = len(self.script.assignments), len(self.script.heredocs)
-            reading = read_chunk(chunk_text, self.read_simple)
-            if reading.commands is not None:
-                for name, fs, fe in reading.commands.functions:
-                    self.script.functions[name] = self.tmap.orig_span(s + fs, s + fe)
-                for command in reading.commands.commands:
-                    self._simple_command(command, s)
-                chunk.parser = "simple"
-                continue
-            if reading.mask_error is not None:  # a bug: reported (SB003), tree-sitter reads it
-                self.script.internal_errors.append(
-                    f"{reading.mask_error} on lines {chunk.start_line + 1}-{chunk.end_line + 1}")
-            err = reading.parse_error
-            if reading.nodes is not None:
-                try:
-                    for node in reading.nodes:
-                        self._bl_walk(node, s, None, False)
-                    chunk.parser = "bashlex"
-                    continue
-                except RecursionError:
-                    err = "RecursionError"
-                except Exception as exc:  # noqa: BLE001  (a node shape the walk does not read)
-                    err = f"{type(exc).__name__}: {exc}"[:200]
-                del self.script.commands[before:]
-                del self.script.assignments[n_assign:]
-                del self.script.heredocs[n_docs:]
-            try:
-                if self._ts_chunk(chunk_text, s):
-                    chunk.parser = "tree-sitter"
-                    continue
-            except Exception as exc:  # noqa: BLE001  # pragma: no cover - tree-sitter does not raise
-                err = f"{type(exc).__name__}: {exc}"[:200]
-            chunk.error = err or "syntax error"
+            fragment = chunk_fragment(self.tmap.text[s:e], self.read_simple) if memo else None
+            if fragment is not None:
+                fragment.place(self.script, chunk, s)
+            else:
+                self._read(chunk, text[s:e], s)
         return self.script
+
+    def _read(self, chunk: Chunk, chunk_text: str, s: int) -> None:
+        """Read one top-level chunk (``chunk_text``, at offset ``s`` of this text) into the
+        script: the fast path, else bashlex behind the masks, else tree-sitter; how it was
+        read (or why not) goes into ``chunk``."""
+        err = None
+        before = len(self.script.commands)
+        n_assign, n_docs = len(self.script.assignments), len(self.script.heredocs)
+        reading = self.reader(chunk_text, self.read_simple)
+        if reading.commands is not None:
+            for name, fs, fe in reading.commands.functions:
+                self.script.functions[name] = self.tmap.orig_span(s + fs, s + fe)
+            for command in reading.commands.commands:
+                self._simple_command(command, s)
+            chunk.parser = "simple"
+            return
+        if reading.mask_error is not None:  # a bug: reported (SB003), tree-sitter reads it
+            self.script.internal_errors.append(
+                f"{reading.mask_error} on lines {chunk.start_line + 1}-{chunk.end_line + 1}")
+        err = reading.parse_error
+        if reading.nodes is not None:
+            try:
+                for node in reading.nodes:
+                    self._bl_walk(node, s, None, False)
+                chunk.parser = "bashlex"
+                return
+            except RecursionError:
+                err = "RecursionError"
+            except Exception as exc:  # noqa: BLE001  (a node shape the walk does not read)
+                err = f"{type(exc).__name__}: {exc}"[:200]
+            del self.script.commands[before:]
+            del self.script.assignments[n_assign:]
+            del self.script.heredocs[n_docs:]
+        try:
+            if self._ts_chunk(chunk_text, s):
+                chunk.parser = "tree-sitter"
+                return
+        except Exception as exc:  # noqa: BLE001  # pragma: no cover - tree-sitter does not raise
+            err = f"{type(exc).__name__}: {exc}"[:200]
+        chunk.error = err or "syntax error"
 
     def _simple_command(self, command: fast.Command, base: int) -> None:
         words: list[Word] = []

@@ -1,0 +1,107 @@
+"""Chunk fragments: the shell model of one top-level chunk with offsets relative to the chunk,
+kept to be placed again at any offset.
+
+A top-level chunk of a script (shell/chunker.py) is read by the parsers from its own text
+alone, and in the script's own text (no nested string, no here-document body) every offset is
+the chunk's start plus an offset into the chunk: so the commands, assignments, here-documents,
+functions and multi-line strings a chunk contributes are a pure function of its text, placed
+at its start. :func:`sbatch_lsp.shell.parse.chunk_fragment` memoises that function by the
+chunk's text (the language server lints every version of a document: an edit leaves all
+chunks but one unchanged); :meth:`Fragment.place` copies a fragment into a script, every
+object new (the rest of the build and the facts mutate the model: ``Command.words`` after a
+function call's substitution, ``nested``, ``runs``), so a placed model is indistinguishable
+from one built afresh (tests/test_incremental.py compares them).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import Assignment, Chunk, Command, Expansion, Heredoc, Redirect, Script, Word
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """What one chunk's reading added to a script, offsets relative to the chunk's start: the
+    commands (in the order the build made them), the assignments and here-documents the
+    script lists (shared with the commands' own lists, as in a built script), the functions
+    defined (name -> span, in definition order), the multi-line strings (``data_spans``), and
+    how the chunk was read (``Chunk.parser``/``Chunk.error``). Never mutated."""
+
+    commands: tuple[Command, ...]
+    assignments: tuple[Assignment, ...]
+    heredocs: tuple[Heredoc, ...]
+    functions: tuple[tuple[str | None, tuple[int, int]], ...]
+    data_spans: tuple[tuple[int, int], ...]
+    parser: str
+    error: str | None
+
+    @classmethod
+    def of(cls, script: Script, chunk: Chunk) -> "Fragment":
+        """The fragment of ``script``, a script built from one chunk's text alone (offsets
+        relative to it), whose reading is recorded in ``chunk``. Detaches its commands from
+        ``script`` (the fragment keeps no script alive)."""
+        for cmd in script.commands:
+            cmd.script = None
+        return cls(tuple(script.commands), tuple(script.assignments), tuple(script.heredocs),
+                   tuple(script.functions.items()), tuple(script.data_spans), chunk.parser,
+                   chunk.error)
+
+    def place(self, script: Script, chunk: Chunk, base: int) -> None:
+        """Append copies of this fragment's objects to ``script``, every offset moved by
+        ``base`` (the chunk's start in the script's text), and record the reading in
+        ``chunk``. The copies' commands belong to ``script``."""
+        copy = _Copy(base, script)
+        script.commands.extend(copy.command(c) for c in self.commands)
+        script.assignments.extend(copy.assignment(a) for a in self.assignments)
+        script.heredocs.extend(copy.heredoc(h) for h in self.heredocs)
+        for name, (s, e) in self.functions:
+            script.functions[name] = (s + base, e + base)
+        script.data_spans.extend((s + base, e + base) for s, e in self.data_spans)
+        chunk.parser, chunk.error = self.parser, self.error
+
+
+class _Copy:
+    """Copies of a fragment's objects moved by ``base``; an object met twice (an assignment in
+    both its command's list and the script's, a here-document in both) is copied once."""
+
+    def __init__(self, base: int, script: Script):
+        self.base = base
+        self.script = script
+        self.made: dict[int, object] = {}
+
+    def word(self, w: Word) -> Word:
+        b = self.base
+        return Word(w.text, w.start + b, w.end + b, w.value,
+                    [Expansion(x.name, x.kind, x.quoting, x.start + b, x.end + b, x.text,
+                               x.nested, x.early) for x in w.expansions], list(w.early))
+
+    def heredoc(self, h: Heredoc) -> Heredoc:
+        made = self.made.get(id(h))
+        if made is None:
+            made = self.made[id(h)] = Heredoc(h.start + self.base, h.end + self.base, h.quoted,
+                                              h.text)
+        return made  # type: ignore[return-value]
+
+    def command(self, c: Command) -> Command:
+        made = self.made.get(id(c))
+        if made is not None:
+            return made  # type: ignore[return-value]
+        b = self.base
+        new = Command([self.word(w) for w in c.words], [], c.start + b, c.end + b,
+                      [self.heredoc(h) for h in c.heredocs], c.function, c.in_substitution,
+                      c.background, self.script, [], c.runs, c.calls,
+                      [Redirect(r.op, r.fd, self.word(r.target), r.start + b, r.end + b)
+                       for r in c.redirects])
+        self.made[id(c)] = new
+        new.assignments = [self.assignment(a) for a in c.assignments]
+        return new
+
+    def assignment(self, a: Assignment) -> Assignment:
+        made = self.made.get(id(a))
+        if made is None:
+            b = self.base
+            made = self.made[id(a)] = Assignment(
+                a.name, self.word(a.value) if a.value is not None else None, a.start + b,
+                a.end + b, a.exported, a.local, a.append,
+                self.command(a.command) if a.command is not None else None)
+        return made  # type: ignore[return-value]
