@@ -545,7 +545,10 @@ def _main(argv: list[str]) -> int:
 def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: bytes | None,
                  n: int) -> list[FileReport]:
     """:func:`process` over ``jobs`` (path, shown path, configuration), in ``n`` processes
-    when there are at least :data:`PARALLEL_MIN_FILES`; the reports in the order of ``jobs``."""
+    when there are at least :data:`PARALLEL_MIN_FILES`; the reports in the order of ``jobs``
+    (none to lint, as on a warm cache run: the engine is not even imported)."""
+    if not jobs:
+        return []
     _collect_less()
     if n > 1 and len(jobs) >= PARALLEL_MIN_FILES:
         import multiprocessing

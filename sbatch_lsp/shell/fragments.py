@@ -88,10 +88,11 @@ class _Copy:
             return made  # type: ignore[return-value]
         b = self.base
         new = Command([self.word(w) for w in c.words], [], c.start + b, c.end + b,
-                      [self.heredoc(h) for h in c.heredocs], c.function, c.in_substitution,
-                      c.background, self.script, [], c.runs, c.calls,
-                      [Redirect(r.op, r.fd, self.word(r.target), r.start + b, r.end + b)
-                       for r in c.redirects])
+                      heredocs=[self.heredoc(h) for h in c.heredocs], function=c.function,
+                      in_substitution=c.in_substitution, background=c.background,
+                      script=self.script, runs=c.runs, calls=c.calls, call=c.call,
+                      redirects=[Redirect(r.op, r.fd, self.word(r.target), r.start + b,
+                                          r.end + b) for r in c.redirects])
         self.made[id(c)] = new
         new.assignments = [self.assignment(a) for a in c.assignments]
         return new
