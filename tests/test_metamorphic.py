@@ -73,10 +73,6 @@ REASONS: dict[str, str] = {
     "heredoc": (
         "a here-document inside a body that is itself a here-document (the rewrite wraps the "
         "script in one) is not read as a generated script: SB301 on its body is lost"),
-    "launch-array": (
-        "a per-task variable in an option that the rewrite moves into an array assigned in the "
-        "batch shell and expanded on the srun line (`\"${ARGS[@]}\"`): SB301 judges the sink "
-        "by the array's name, not by the option inside the element, and drops to info"),
 }
 #: rewrite -> the originals whose variant fails today, for the reason above
 FAILING: dict[str, tuple[str, ...]] = {
@@ -88,8 +84,6 @@ FAILING: dict[str, tuple[str, ...]] = {
         "SB301-4-bad", "SB301-9-good",),
     "heredoc": (
         "SB301-4-bad",),
-    "launch-array": (
-        "cases/RD05",),
 }
 KNOWN: dict[tuple[str, str], str] = {(ex, rw): REASONS[rw] for rw, ids in FAILING.items()
                                      for ex in ids}
