@@ -45,6 +45,7 @@ def test_no_task_count_is_info():
     "ip=$(srun -N1 -n1 hostname -i)\npython driver.py --head \"$ip\"\n",
     "for h in $(scontrol show hostnames); do ssh \"$h\" ./worker & done\npython driver.py\n",
     "sbatch --dependency=afterok:$SLURM_JOB_ID next.sbatch\npython train.py\n",
+    "python make_hostfile.py > hf\ndeepspeed --hostfile hf train.py\n",  # deepspeed fans out
 ])
 def test_something_that_reaches_other_nodes_keeps_it_silent(body):
     assert _sb205(HEAD + body) == []

@@ -471,7 +471,10 @@ def _program_without_steps(job, nodes):
     reach = job_reach(job)
     if reach.starter is not None:
         return
-    programs = [s for s in launch_specs(job) if s.launch.kind == "python" and s.batch_shell]
+    specs = launch_specs(job)
+    if any(s.launch.kind != "python" for s in specs):
+        return  # a launcher (deepspeed --hostfile fans out; the others are reported above)
+    programs = [s for s in specs if s.batch_shell]
     if not programs:
         return
     la = programs[-1].launch
