@@ -61,3 +61,10 @@ def test_reach_reads_wrappers_and_activate_scripts():
     reach = job_reach(job)
     assert reach.starter is not None and reach.starter.name == "timeout"
     assert reach.opaque is None
+
+
+def test_a_sourced_file_that_is_read_is_not_opaque(tmp_path):
+    (tmp_path / "env.sh").write_text("export DATA=/scratch/data\n")
+    text = HEAD + "source ./env.sh\npython train.py\n"
+    r = lint(text, str(tmp_path / "job.sbatch"))
+    assert [d.severity for d in r.diagnostics if d.code == "SB205"] == [Severity.WARNING]

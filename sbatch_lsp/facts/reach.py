@@ -6,8 +6,8 @@ nodes"). The other nodes run only what a job step puts there (``srun``, and the 
 which start their remote ranks through srun or ssh: Open MPI mpirun(1), MPICH mpiexec(1)), or a
 command that logs into them (``ssh``, ``pdsh``, ``clush``) or submits more work (``sbatch``,
 ``salloc``). A command this reader cannot see into (a non-literal command name such as
-``$LAUNCHER``, a shell script run by name or through ``bash FILE``/``source FILE``) may do any of
-these.
+``$LAUNCHER``, a shell script run by name or through ``bash FILE``, a ``source FILE`` whose file
+was not read: shell/sourced.py reads the ones beside the script) may do any of these.
 """
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ def job_reach(job: Job) -> Reach:
 
 def _build(job: Job) -> Reach:
     starter = opaque = None
+    read = {(s.start, s.end) for s in job.script.imports}  # sourced files read (shell/sourced.py)
     for cmd in job.script.walk():
         argv = unwrap(cmd.words)
         if not argv:
@@ -52,7 +53,8 @@ def _build(job: Job) -> Reach:
         name = base(argv[0])
         if name in REMOTE_STARTERS:
             starter = starter or cmd
-        elif opaque is None and cmd.runs is None and _opaque(name, argv):
+        elif opaque is None and cmd.runs is None and (cmd.start, cmd.end) not in read and \
+                _opaque(name, argv):
             opaque = cmd
     return Reach(starter, opaque)
 
