@@ -89,6 +89,25 @@ class _Flow:
                     out += self._carried()[id(a)]
         return out
 
+    def element_options(self, word) -> dict[int, str]:
+        """exp.start -> the option that a per-task expansion carried by ``word`` sits in, when
+        it comes straight from an array assignment the word expands (``A=(--node_rank=$X)`` or
+        ``A=(--node_rank $X)`` read as ``"${A[@]}"``): the sink is that option, not the
+        array's name."""
+        out: dict[int, str] = {}
+        for x in word.expansions:
+            if not x.name or x.quoting not in (UNQUOTED, DOUBLE) or x.name in self.per_task:
+                continue
+            a = self.job.script.value_at(x.name, x.start)
+            if a is None or a.value is None or not a.value.text.startswith("("):
+                continue
+            for e in self._carried()[id(a)]:
+                if a.value.start <= e.start < a.value.end:
+                    name = _element_option(a.value, e.start)
+                    if name:
+                        out[e.start] = name
+        return out
+
     def _carried(self) -> dict[int, list]:
         """id(assignment) -> what its value carries, for every assignment of the batch script.
 
@@ -101,6 +120,23 @@ class _Flow:
                 if a.value is not None:
                     self.carried[id(a)] = list({e.start: e for e in self.taint(a.value)}.values())
         return self.carried
+
+
+def _element_option(value, at: int) -> str | None:
+    """The option of the array-literal element of ``value`` (an assignment's ``(...)`` word)
+    that holds offset ``at``: ``--opt`` for ``--opt=$X``, or the element before a bare ``$X``
+    when that one is an option (``--opt $X``); None otherwise. Elements are the literal's
+    blank-separated words (bash(1) "Arrays")."""
+    rel = at - value.start
+    head = value.text[1:rel]
+    elements = head.split()
+    if head and not head[-1].isspace() and elements:
+        current = elements.pop()
+        if current.startswith("-") and "=" in current:
+            return current.split("=", 1)[0]
+        if current.strip("\"'"):
+            return None
+    return elements[-1] if elements and elements[-1].startswith("-") else None
 
 
 def _unquoted_heredoc(job, offset: int) -> str | None:
@@ -137,10 +173,12 @@ def early_expanded_task_variable(job):
             continue
         for k, w in enumerate(cmd.words):
             carried = [e for e in w.early if e.name in per_task]
+            elements: dict[int, str] = {}
             if cmd.script is job.script:
                 carried += flow.taint(w)
+                elements = flow.element_options(w)
             for e in carried:
-                name = _option_name(cmd.words, k)
+                name = elements.get(e.start) or _option_name(cmd.words, k)
                 sev = _sink(name, e, launch_of.get(id(cmd)))
                 if sev is None:
                     continue

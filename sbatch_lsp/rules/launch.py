@@ -15,6 +15,7 @@ from ..facts.control import agents_per_node
 from ..facts.exports import value_assignment
 from ..facts.launches import launch_specs
 from ..facts.layout import parse_count
+from ..facts.reach import job_reach
 from ..facts.resources import Strength, gpu_resources, job_counts
 from ..facts.steps import facts_of
 from ..facts.values import LOCAL_ADDRESS, Place, Scope
@@ -430,7 +431,7 @@ def _srun_native_mismatch(job, counts, gpn, use):
 
 @rule("SB205", "launcher-outside-srun", Severity.ERROR,
       "a multi-node job whose launcher runs only in the batch shell (node 0 only)",
-      rests_on=("nodes",))
+      rests_on=("nodes", "ntasks", "ntasks-per-node"))
 def launcher_outside_srun(job):
     """The batch script runs once, on the first node; only srun starts tasks on the others."""
     nodes = job_counts(job).nodes
@@ -451,6 +452,51 @@ def launcher_outside_srun(job):
                 f"nodes: {outcome}; start it with `srun --ntasks-per-node=1 ...`",
                 related=[Related(nodes.use.start, nodes.use.end,
                                  f"the job has {nodes.value} nodes")])
+    yield from _program_without_steps(job, nodes)
+
+
+def _program_without_steps(job, nodes):
+    """A multi-node job that starts no step and nothing else that reaches the other nodes
+    (facts/reach.py), whose Python program runs in the batch shell: only the first node works.
+    One finding, on the last such program. A warning when the job asks for several tasks
+    (``--ntasks``, or ``--ntasks-per-node`` × nodes): sbatch then sets SLURM_NTASKS in the batch
+    environment (sbatch(1), OUTPUT ENVIRONMENT VARIABLES), no step starts those tasks, and a
+    framework that sizes its world from it (Lightning's SLURMEnvironment reads SLURM_NTASKS:
+    lightning/fabric/plugins/environments/slurm.py) waits for ranks that never start. Info
+    otherwise (the idle nodes are certain, but a driver such as SmartSim or Ray may start steps
+    from inside the program, which the script cannot show), and when the script runs commands
+    this reader cannot see (they may start steps)."""
+    if facts_of(job).steps:
+        return
+    reach = job_reach(job)
+    if reach.starter is not None:
+        return
+    specs = launch_specs(job)
+    if any(s.launch.kind != "python" for s in specs):
+        return  # a launcher (deepspeed --hostfile fans out; the others are reported above)
+    programs = [s for s in specs if s.batch_shell]
+    if not programs:
+        return
+    la = programs[-1].launch
+    related = [Related(nodes.use.start, nodes.use.end, f"the job has {nodes.value} nodes")]
+    tasks = job.ntasks.value if job.ntasks.known else \
+        (job.ntasks_per_node.value or 0) * nodes.value
+    task_use = job.ntasks.use or job.ntasks_per_node.use
+    severity = Severity.INFO
+    if tasks > 1 and task_use is not None and reach.opaque is None:
+        severity = Severity.WARNING
+        related.append(Related(task_use.start, task_use.end,
+                               f"the job asks for {tasks} tasks (SLURM_NTASKS={tasks})"))
+    if reach.opaque is not None:
+        related.append(Related(reach.opaque.start, reach.opaque.end,
+                               "this runs commands not read here: they may start steps"))
+    yield finding(
+        "SB205", la.anchor.start, la.anchor.end,
+        f"this program runs only in the batch shell, on the first of {nodes.value} nodes, and "
+        f"the script starts no srun step: the other {nodes.value - 1} node(s) run nothing"
+        + (f" and none of the {tasks} tasks starts (a framework that reads SLURM_NTASKS waits "
+           "for ranks that never come)" if severity is Severity.WARNING else "")
+        + "; start it with `srun`, or ask for one node", severity=severity, related=related)
 
 
 def _place_of(job, cmd, task_cmds: set[int]) -> tuple[Place, Script]:

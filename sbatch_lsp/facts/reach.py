@@ -1,0 +1,75 @@
+"""Whether anything in the batch script can put work on the allocation's other nodes.
+
+Slurm runs the batch script once, on the first node of the allocation (sbatch(1), DESCRIPTION:
+"Slurm runs a single copy of the batch script on the first node in the set of allocated
+nodes"). The other nodes run only what a job step puts there (``srun``, and the MPI launchers,
+which start their remote ranks through srun or ssh: Open MPI mpirun(1), MPICH mpiexec(1)), or a
+command that logs into them (``ssh``, ``pdsh``, ``clush``) or submits more work (``sbatch``,
+``salloc``). A command this reader cannot see into (a non-literal command name such as
+``$LAUNCHER``, a shell script run by name or through ``bash FILE``, a ``source FILE`` whose file
+was not read: shell/sourced.py reads the ones beside the script) may do any of these.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..job import Job
+from ..shell.model import Command, Word
+from .wrappers import base, unwrap
+
+#: commands that start work on other nodes (or other jobs): Slurm's own, the MPI launchers and
+#: the remote shells and fan-out tools built on them
+REMOTE_STARTERS = frozenset({
+    "srun", "sbatch", "salloc", "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prun",
+    "charmrun", "aprun", "jsrun", "flux", "ssh", "pdsh", "clush", "pbsdsh", "parallel",
+    "horovodrun", "ipcluster", "ray", "dask-mpi"})
+#: shells and the builtins that run a file's commands
+SHELLS = frozenset({"bash", "sh", "zsh", "ksh", "dash", "source", "."})
+
+
+@dataclass(frozen=True)
+class Reach:
+    """``starter``: the first command that can start work on another node (None: none);
+    ``opaque``: the first command whose commands this reader cannot see (None: none)."""
+
+    starter: Command | None
+    opaque: Command | None
+
+
+def job_reach(job: Job) -> Reach:
+    """What in ``job``'s batch script (and the command strings it runs) can reach the other
+    nodes; computed once per job."""
+    result: Reach = job.derived(_build)
+    return result
+
+
+def _build(job: Job) -> Reach:
+    starter = opaque = None
+    read = {(s.start, s.end) for s in job.script.imports}  # sourced files read (shell/sourced.py)
+    for cmd in job.script.walk():
+        argv = unwrap(cmd.words)
+        if not argv:
+            continue
+        name = base(argv[0])
+        if name in REMOTE_STARTERS:
+            starter = starter or cmd
+        elif opaque is None and cmd.runs is None and (cmd.start, cmd.end) not in read and \
+                _opaque(name, argv):
+            opaque = cmd
+    return Reach(starter, opaque)
+
+
+def _opaque(name: str, argv: list[Word]) -> bool:
+    """A command that runs commands this reader does not have: a non-literal name, a script run
+    by name (``./run.sh``, ``job.sh``), or a shell given a file (``bash run.sh``, ``source
+    env.sh``; not ``bash -c``, whose string is read, nor a virtualenv/conda ``activate``)."""
+    if not name:
+        return True
+    if name.endswith(".sh") or argv[0].text.startswith("./"):
+        return True
+    if name not in SHELLS:
+        return False
+    if any(w.value == "-c" for w in argv[1:]):
+        return False
+    files = [w for w in argv[1:] if not w.text.startswith("-")]
+    return bool(files) and not files[0].text.rsplit("/", 1)[-1].startswith("activate")
