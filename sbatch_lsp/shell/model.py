@@ -181,11 +181,11 @@ class Command:
     #: the function this command calls when its arguments were put into that function's body
     #: (``run python x.py`` for ``run() { srun "$@"; }``): the body's commands hold its words
     calls: str | None = None
+    #: the command's redirections in the order written (not its here-documents)
+    redirects: list[Redirect] = field(default_factory=list)
     #: for a body command of a function called several times: the call whose arguments this
     #: copy of it holds (each call is its own command, and an srun there its own step)
     call: "Command | None" = None
-    #: the command's redirections in the order written (not its here-documents)
-    redirects: list[Redirect] = field(default_factory=list)
 
     @property
     def name(self) -> str | None:
