@@ -325,6 +325,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         if path == "-" and (args_d["fix"] or args_d["add_noqa"]):
             rep.fixed_script = text.encode(encoding)
         return rep
+    _collect_less()  # (once per process, and only when a job script is linted)
     from . import output
     from .fixer import fix_text
     from .lint import lint
@@ -549,7 +550,6 @@ def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: 
     (none to lint, as on a warm cache run: the engine is not even imported)."""
     if not jobs:
         return []
-    _collect_less()
     if n > 1 and len(jobs) >= PARALLEL_MIN_FILES:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -570,13 +570,20 @@ def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: 
 #: allocations between the collector's young collections while linting (Python's default is
 #: 700): a lint makes many short-lived objects and no cycles worth finding that early
 YOUNG_BUDGET = 20_000
+#: whether :func:`_collect_less` has run in this process
+_collecting_less = False
 
 
 def _collect_less() -> None:
-    """Before linting files: the engine's import-time objects move out of the collector's
-    sight (gc.freeze: a full collection no longer walks them) and young collections come
-    less often. A 40,000-line script spent a quarter of its lint in the collector, a share
-    that grows with the script; the results do not depend on it."""
+    """Before the first job script a process lints: the engine's import-time objects move
+    out of the collector's sight (gc.freeze: a full collection no longer walks them) and
+    young collections come less often. A 40,000-line script spent a quarter of its lint in
+    the collector, a share that grows with the script; the results do not depend on it.
+    Only the first call does anything (a run of non-job files never imports the engine)."""
+    global _collecting_less
+    if _collecting_less:
+        return
+    _collecting_less = True
     import gc
 
     from . import lint  # noqa: F401  (the engine: imported before its objects are frozen)
