@@ -30,9 +30,21 @@ def test_program_alone_in_a_multinode_job_with_tasks_is_a_warning(body, line):
     "bash setup.sh\npython train.py\n",       # a script not read here may start steps
     "source ./env.sh\npython train.py\n",
     "$PRE\npython train.py\n",
+    "module load openmpi/4.0.5/amd\npython driver.py\n",  # may run mpirun itself
+    "ml purge\nml intel-mpi-2021\npython driver.py\n",
+    "spack load mpich\npython driver.py\n",
 ])
 def test_commands_not_read_here_drop_it_to_info(body):
     assert [s for _, s in _sb205(HEAD + body)] == [Severity.INFO]
+
+
+@pytest.mark.parametrize("body", [
+    "module load cuda/12.1 python/3.11\npython train.py\n",   # no MPI among the modules
+    "module show openmpi\npython train.py\n",                  # shows, does not load
+    "module load openmpi-tools\npython train.py\n",
+])
+def test_modules_that_load_no_mpi_keep_the_warning(body):
+    assert [s for _, s in _sb205(HEAD + body)] == [Severity.WARNING]
 
 
 def test_no_task_count_is_info():

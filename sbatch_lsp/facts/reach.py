@@ -7,10 +7,14 @@ which start their remote ranks through srun or ssh: Open MPI mpirun(1), MPICH mp
 command that logs into them (``ssh``, ``pdsh``, ``clush``) or submits more work (``sbatch``,
 ``salloc``). A command this reader cannot see into (a non-literal command name such as
 ``$LAUNCHER``, a shell script run by name or through ``bash FILE``, a ``source FILE`` whose file
-was not read: shell/sourced.py reads the ones beside the script) may do any of these.
+was not read: shell/sourced.py reads the ones beside the script) may do any of these. A
+program run by the batch shell after an MPI implementation is loaded into its environment
+(``module load openmpi``) may start its ranks itself (``subprocess`` running ``mpirun``, which
+starts them on every node of the allocation through Slurm): that is not in the script.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..job import Job
@@ -23,6 +27,13 @@ REMOTE_STARTERS = frozenset({
     "srun", "sbatch", "salloc", "mpirun", "mpiexec", "mpiexec.hydra", "orterun", "prun",
     "charmrun", "aprun", "jsrun", "flux", "ssh", "pdsh", "clush", "pbsdsh", "parallel",
     "horovodrun", "ipcluster", "ray", "dask-mpi"})
+#: MPI implementations as environment modules name them (Lmod/Environment Modules, Spack):
+#: the part of a module name before its first '/' or '-<digit>'
+MPI_MODULES = frozenset({
+    "openmpi", "open-mpi", "ompi", "mpich", "mvapich", "mvapich2", "intel-mpi", "intelmpi",
+    "impi", "cray-mpich", "hpcx", "hpcx-mpi", "spectrum-mpi", "smpi", "platform-mpi"})
+#: commands that load environment modules, and the subcommand that loads (None: every word)
+MODULE_LOADERS = {"module": ("load", "add"), "ml": None, "spack": ("load",)}
 #: shells and the builtins that run a file's commands
 SHELLS = frozenset({"bash", "sh", "zsh", "ksh", "dash", "source", "."})
 
@@ -30,10 +41,12 @@ SHELLS = frozenset({"bash", "sh", "zsh", "ksh", "dash", "source", "."})
 @dataclass(frozen=True)
 class Reach:
     """``starter``: the first command that can start work on another node (None: none);
-    ``opaque``: the first command whose commands this reader cannot see (None: none)."""
+    ``opaque``: the first command whose commands this reader cannot see (None: none);
+    ``mpi``: the first command that loads an MPI implementation's module (None: none)."""
 
     starter: Command | None
     opaque: Command | None
+    mpi: Command | None = None
 
 
 def job_reach(job: Job) -> Reach:
@@ -44,7 +57,7 @@ def job_reach(job: Job) -> Reach:
 
 
 def _build(job: Job) -> Reach:
-    starter = opaque = None
+    starter = opaque = mpi = None
     read = {(s.start, s.end) for s in job.script.imports}  # sourced files read (shell/sourced.py)
     for cmd in job.script.walk():
         argv = unwrap(cmd.words)
@@ -56,7 +69,24 @@ def _build(job: Job) -> Reach:
         elif opaque is None and cmd.runs is None and (cmd.start, cmd.end) not in read and \
                 _opaque(name, argv):
             opaque = cmd
-    return Reach(starter, opaque)
+        elif mpi is None and _loads_mpi(name, argv):
+            mpi = cmd
+    return Reach(starter, opaque, mpi)
+
+
+def _loads_mpi(name: str, argv: list[Word]) -> bool:
+    """``module load openmpi/4.1``, ``ml intel-mpi``, ``spack load mpich``: a loader whose
+    module names (the part before the first ``/`` or ``-<digit>``) include an MPI implementation
+    (:data:`MPI_MODULES`)."""
+    if name not in MODULE_LOADERS:
+        return False
+    sub, args = MODULE_LOADERS[name], [w.value or w.text for w in argv[1:]]
+    if sub is not None:
+        if not args or args[0] not in sub:
+            return False
+        args = args[1:]
+    return any(re.split(r"/|-(?=\d)", a.lower(), maxsplit=1)[0] in MPI_MODULES
+               for a in args if not a.startswith("-"))
 
 
 def _opaque(name: str, argv: list[Word]) -> bool:

@@ -464,8 +464,9 @@ def _program_without_steps(job, nodes):
     framework that sizes its world from it (Lightning's SLURMEnvironment reads SLURM_NTASKS:
     lightning/fabric/plugins/environments/slurm.py) waits for ranks that never start. Info
     otherwise (the idle nodes are certain, but a driver such as SmartSim or Ray may start steps
-    from inside the program, which the script cannot show), and when the script runs commands
-    this reader cannot see (they may start steps)."""
+    from inside the program, which the script cannot show), when the script runs commands
+    this reader cannot see (they may start steps), and when it loads an MPI implementation's
+    module (the program may run ``mpirun`` itself: facts/reach.py)."""
     if facts_of(job).steps:
         return
     reach = job_reach(job)
@@ -483,13 +484,17 @@ def _program_without_steps(job, nodes):
         (job.ntasks_per_node.value or 0) * nodes.value
     task_use = job.ntasks.use or job.ntasks_per_node.use
     severity = Severity.INFO
-    if tasks > 1 and task_use is not None and reach.opaque is None:
+    if tasks > 1 and task_use is not None and reach.opaque is None and reach.mpi is None:
         severity = Severity.WARNING
         related.append(Related(task_use.start, task_use.end,
                                f"the job asks for {tasks} tasks (SLURM_NTASKS={tasks})"))
     if reach.opaque is not None:
         related.append(Related(reach.opaque.start, reach.opaque.end,
                                "this runs commands not read here: they may start steps"))
+    if reach.mpi is not None:
+        related.append(Related(reach.mpi.start, reach.mpi.end,
+                               "this loads an MPI implementation: the program may start its "
+                               "ranks itself (mpirun from inside the program reaches every node)"))
     yield finding(
         "SB205", la.anchor.start, la.anchor.end,
         f"this program runs only in the batch shell, on the first of {nodes.value} nodes, and "
