@@ -98,7 +98,7 @@ def _finding(job, use: CacheUse):
         where = (f"it defaults to {default}, and the profile says the nodes do not share home "
                  "directories (home-shared = false)")
     elif use.storage is Storage.HOME:
-        sev = Severity.WARNING
+        sev = Severity.WARNING if correctness else Severity.INFO
         where = (f"it defaults to {default}, which is shared between nodes only if your "
                  "home directory is")
     elif use.home is HomeView.SITE:
@@ -115,6 +115,12 @@ def _finding(job, use: CacheUse):
     what = ("what node 0 downloads or prepares there is invisible to the other nodes"
             if correctness else "every node builds its own copy (slow, and it can fill "
             "the local disk)")
+    if not correctness and use.storage is Storage.HOME:
+        # a speed-only cache at its default under a home directory the script does not say is
+        # per node: uv locks its cache, so shared or per node it works (info, set above)
+        what = ("if home is per node, every node builds its own copy: only a matter of speed "
+                "(uv locks its cache, so a shared and a per-node cache both work), and whether "
+                "home is shared is not in the script")
     told = ""
     if use.told is not None and sev > Severity.INFO:
         # the script tells the user to set it before sbatch, which passes the submitting
