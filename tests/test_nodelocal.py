@@ -97,3 +97,13 @@ def test_messages_name_the_symptom_and_the_way_out():
     assert "--ntasks-per-node=1" in d.message and "shared storage" in d.message
     lines = sorted(result.source.line_of(r.start) + 1 for r in d.related)
     assert lines == [4, 5, 6]  # the virtualenv, the activation, the srun
+
+
+def test_srun_options_each_node_opens():
+    """A squashfs image copied to node 0's /tmp is missing for pyxis on node 1; srun opens its
+    own --output file on its own node."""
+    body = ("cp /project/img.sqsh /tmp/img.sqsh\n"
+            "srun --container-image=/tmp/img.sqsh python t.py\n")
+    assert sb401(body) == [(5, "error")]
+    body = "mkdir -p /tmp/$USER/logs\nsrun --output=/tmp/$USER/logs/run.log python t.py\n"
+    assert sb401(body) == []

@@ -375,12 +375,20 @@ def _step_preparations(job: Job, sf: StepFacts) -> list[Prepared]:
     return [p for c in sf.step.task_commands for p in preparations(job, c, at)]
 
 
+#: srun options whose paths each node of the step opens itself (srun(1): the working directory
+#: of every task, pyxis's image file and mount sources, variables given to the tasks); not
+#: ``--output``/``--error``/``--input``, which srun opens on its own node unless the pattern
+#: holds a per-node or per-task field
+NODE_OPENS = ("chdir", "container-image", "container-mounts", "export")
+
+
 def _words(job: Job, sf: StepFacts) -> list[tuple[Word, Script | None]]:
     """The words of a step that may name a path, with the script they are read in: srun's own
-    option values, and (outside a container, whose paths are its own) every word of what its
-    tasks run."""
+    option values that each node opens (:data:`NODE_OPENS`), and (outside a container, whose
+    paths are its own) every word of what its tasks run."""
     step = sf.step
-    out: list[tuple[Word, Script | None]] = [(w, None) for w in step.options.values()]
+    out: list[tuple[Word, Script | None]] = [(step.options[k], None) for k in NODE_OPENS
+                                             if k in step.options]
     if container_of(job, step) is None:
         out += [(w, c.script) for c in step.task_commands for w in c.all_words()]
     return out
