@@ -323,7 +323,7 @@ def _storage(job: Job, use: CacheUse) -> Storage:
     path = use.setting.path
     if path is None:
         return Storage.UNKNOWN  # the submitting environment's value
-    if NODE_LOCAL.match(path):
+    if node_local_root(path) is not None:
         return Storage.NODE_LOCAL
     if HOME_PATH.match(path) and use.home is HomeView.HOST and job.profile.home_shared is False:
         return Storage.NODE_LOCAL  # the profile says each node has its own home
@@ -336,6 +336,14 @@ def _storage(job: Job, use: CacheUse) -> Storage:
     if HOME_PATH.match(path):
         return Storage.HOME if use.home is HomeView.HOST else Storage.UNKNOWN
     return Storage.SHARED if shared_path(job, path) else Storage.UNKNOWN
+
+
+def node_local_root(path: str) -> str | None:
+    """The node-local root ``path`` lies under as spelled (``$SLURM_TMPDIR`` for
+    ``$SLURM_TMPDIR/env``, ``/tmp`` for ``/tmp/x``: :data:`NODE_LOCAL`), or None when it is not
+    on the node's own storage."""
+    m = NODE_LOCAL.match(path)
+    return m.group(1) if m else None
 
 
 def _under(path: str, folder: str) -> bool:

@@ -89,6 +89,13 @@ def _loads_mpi(name: str, argv: list[Word]) -> bool:
                for a in args if not a.startswith("-"))
 
 
+def opaque_command(words: list[Word]) -> bool:
+    """Whether the command ``words`` run (through their wrappers) runs commands this reader
+    does not have (:func:`_opaque`)."""
+    argv = unwrap(words)
+    return bool(argv) and _opaque(base(argv[0]), argv)
+
+
 def _opaque(name: str, argv: list[Word]) -> bool:
     """A command that runs commands this reader does not have: a non-literal name, a script run
     by name (``./run.sh``, ``job.sh``), or a shell given a file (``bash run.sh``, ``source

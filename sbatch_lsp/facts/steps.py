@@ -283,6 +283,13 @@ def _export_mode(job: Job, step: Step) -> tuple[str, dict[str, str | None]]:
             else "LIST"), {}
 
 
+def passes_variable(job: Job, step: Step, name: str) -> bool:
+    """Whether the step's ``--export`` (or the job's, through ``SLURM_EXPORT_ENV``) lets the
+    batch shell's exported variable ``name`` reach its tasks: ``ALL``, or a list naming it."""
+    mode, named = _export_mode(job, step)
+    return mode == "ALL" or name in named
+
+
 class LazyEnv(Mapping[str, EnvVar]):
     """A step's :func:`_env`, computed when read: it holds every batch-shell variable set before
     the step, so a script with S steps and V variables pays S × V evaluations for all of it. A

@@ -18,16 +18,21 @@ from ..facts.caches import (
     setting,
     shared_path,
 )
+from ..facts.nodelocal import Made, NodeLocalUse, node_local_uses
 from ..facts.provenance import told_note
+from ..launchers import PYTHON
 from ..shell.model import Word
 from . import Fix, Related, Severity, finding, insert_line_before, rule
 
 
 @rule("SB401", "node-local-cache", Severity.ERROR,
-      "a multi-node job whose data caches are node- or container-local, or unset while used", fix="unsafe",
-      rests_on=("nodes",))
+      "a multi-node job whose data caches or software environments are node- or container-local, "
+      "or whose caches are unset while used", fix="unsafe", rests_on=("nodes",))
 def node_local_cache(job):
-    """What node 0 writes into a cache must be visible to the other nodes."""
+    """What node 0 writes into a cache, or prepares on its own disks, must be visible to the
+    other nodes."""
+    for prepared in node_local_uses(job):
+        yield _prepared_finding(job, prepared)
     if not job.multi_node():
         return
     done: set[str] = set()
@@ -98,7 +103,7 @@ def _finding(job, use: CacheUse):
         where = (f"it defaults to {default}, and the profile says the nodes do not share home "
                  "directories (home-shared = false)")
     elif use.storage is Storage.HOME:
-        sev = Severity.WARNING
+        sev = Severity.WARNING if correctness else Severity.INFO
         where = (f"it defaults to {default}, which is shared between nodes only if your "
                  "home directory is")
     elif use.home is HomeView.SITE:
@@ -115,6 +120,12 @@ def _finding(job, use: CacheUse):
     what = ("what node 0 downloads or prepares there is invisible to the other nodes"
             if correctness else "every node builds its own copy (slow, and it can fill "
             "the local disk)")
+    if not correctness and use.storage is Storage.HOME:
+        # a speed-only cache at its default under a home directory the script does not say is
+        # per node: uv locks its cache, so shared or per node it works (info, set above)
+        what = ("if home is per node, every node builds its own copy: only a matter of speed "
+                "(uv locks its cache, so a shared and a per-node cache both work), and whether "
+                "home is shared is not in the script")
     told = ""
     if use.told is not None and sev > Severity.INFO:
         # the script tells the user to set it before sbatch, which passes the submitting
@@ -129,6 +140,82 @@ def _finding(job, use: CacheUse):
         f"{var} to a path on shared storage before srun" + told,
         severity=sev, related=related,
         fixes=[f for f in [_export_cache(job, use)] if f is not None])
+
+
+#: what the batch shell did to a path, as a message says it
+DID = {Made.ENVIRONMENT: "builds", Made.DATA: "fills", Made.UNNAMED: "puts files in",
+       Made.DIRECTORY: "creates"}
+
+
+def _prepared_finding(job, use: NodeLocalUse):
+    """A step on other nodes needs what the batch shell prepared on node-local storage of the
+    first node only (facts/nodelocal.py). Error when the step certainly needs it (it names the
+    path, or runs a program through the environment the batch shell activated); warning when
+    what it names is an empty directory (the program may create it) or may be among files whose
+    names the script does not give; info when the node count, or what an earlier step on those
+    nodes runs, is not in the script."""
+    p, step, word = use.prepared, use.step, use.word
+    made_at = job.source.line_of(p.command.start) + 1
+    how = f"with `{p.tool}` at line {made_at}"
+    related = [Related(p.word.start, p.word.end,
+                       f"the batch shell {DID[p.made]} {p.path} here, on the first node only "
+                       "(the batch script runs once, on node 0)")]
+    if use.activation is not None:
+        act = use.activation
+        related.append(Related(act.word.start, act.word.end,
+                               f"this puts {act.bin} first on PATH, which every step inherits"))
+        what = (f"`{word.value}` is found through {act.bin} on PATH, in the environment the "
+                f"batch shell builds {how}")
+        symptom = (f"another `{word.value}` further down PATH runs instead, without the "
+                   "environment's packages: ModuleNotFoundError" if PYTHON.match(word.value or "")
+                   else f"`execve(): {word.value}: No such file or directory`")
+    elif p.made is Made.UNNAMED:
+        what = (f"this step uses {use.path}, in {p.path}, where the batch shell puts files "
+                f"{how}")
+        symptom = "No such file or directory"
+    else:
+        inside = "" if use.path == p.path else f" (in {p.path})"
+        what = f"this step uses {use.path}{inside}, which the batch shell {DID[p.made]} {how}"
+        symptom = "No such file or directory"
+    sev = Severity.ERROR if p.made >= Made.DATA else Severity.WARNING
+    nodes = use.nodes
+    if nodes is not None:
+        span = f"on the other {nodes - 1} node(s) of this {nodes}-node step"
+        related.append(Related(step.step.srun.start, step.step.srun.end,
+                               f"this step runs on {nodes} nodes"))
+    else:
+        sev = Severity.INFO
+        span = ("if this step runs on more than one node (the script does not say how many), "
+                "on the others")
+    why = ""
+    if p.made is Made.DIRECTORY:
+        why = " (unless the program creates the directory itself)"
+    elif p.made is Made.UNNAMED:
+        why = " (if it is among the files put there)"
+    if use.unread is not None and sev > Severity.INFO:
+        sev = Severity.INFO
+        why += " (unless what an earlier step runs on every node, not read here, prepares it)"
+        related.append(Related(use.unread.start, use.unread.end,
+                               "this earlier step runs commands not read here"))
+    start, end = _anchor(step.step, word)
+    return finding(
+        "SB401", start, end,
+        f"{what}; the batch shell runs only on the first node: {span} it does not exist "
+        f"({symptom}){why}; prepare it on every node with `srun --ntasks=$SLURM_NNODES "
+        "--ntasks-per-node=1 …` before this step, or put it on shared storage",
+        severity=sev, related=related)
+
+
+def _anchor(step, word: Word) -> tuple[int, int]:
+    """Where a finding on a step's word sits: the word, or when the batch shell spliced an
+    earlier value into it (``bash -c "… $ENV/bin/x"`` after ``ENV=…``), so that it starts in
+    that assignment, the word of the srun command that holds its end."""
+    top = step.command.top()
+    if word.early and not top.start <= word.start < top.end and top.start < word.end <= top.end:
+        holder = next((w for w in top.words if w.start < word.end <= w.end), None)
+        if holder is not None:
+            return holder.start, holder.end
+    return word.start, word.end
 
 
 def _cache_base(job, use: CacheUse) -> str | None:

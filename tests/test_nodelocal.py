@@ -1,0 +1,109 @@
+"""SB401 on what the batch shell prepares on node-local storage (facts/nodelocal.py): the
+shapes of preparation, use and coverage the page's examples do not show."""
+import pytest
+
+from sbatch_lsp.lint import lint
+
+HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+VENV = "virtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin/activate\n"
+
+
+def sb401(body: str, head: str = HEAD) -> list[tuple[int, str]]:
+    """(line, severity) of each SB401 finding of the script HEAD + body."""
+    result = lint(head + body, "job.sbatch")
+    assert not [d for d in result.diagnostics if d.code == "SB003"]
+    return [(result.source.line_of(d.start) + 1, d.severity.label)
+            for d in result.diagnostics if d.code == "SB401"]
+
+
+@pytest.mark.parametrize("body,expected", [
+    # environments: virtualenv, venv, uv venv, conda, activated or named by the step
+    (VENV + "srun python train.py\n", [(6, "error")]),
+    (("python3 -m venv /tmp/$USER/venv\nsource /tmp/$USER/venv/bin/activate\n"
+     "srun torchrun --nnodes=2 --nproc-per-node=1 --rdzv-backend=c10d "
+     "--rdzv-endpoint=$(hostname):29500 t.py\n"), [(6, "error")]),
+    ("uv venv -p 3.11 /dev/shm/venv\nexport PATH=/dev/shm/venv/bin:$PATH\nsrun python t.py\n",
+     [(6, "error")]),
+    (("micromamba create -y -p $TMPDIR/env python=3.11\nmicromamba activate $TMPDIR/env\n"
+     "srun python t.py\n"), [(6, "error")]),
+    (("export UV_PROJECT_ENVIRONMENT=/tmp/venv\nuv sync --frozen\n"
+     "srun bash -c '$UV_PROJECT_ENVIRONMENT/bin/python t.py'\n"), [(6, "error")]),
+    ("ENV=${SLURM_TMPDIR}/env\nvirtualenv $ENV\nsrun $ENV/bin/python t.py\n", [(6, "error")]),
+    # data: cp -t, rsync into a root by name, tar in the old form, unzip -d
+    (("cp -r -t $SLURM_TMPDIR/data /project/a /project/b\n"
+     "srun python t.py --data=$SLURM_TMPDIR/data/a\n"), [(5, "error")]),
+    ("rsync -a /project/ds $SLURM_TMPDIR\nsrun python t.py --data $SLURM_TMPDIR/ds\n",
+     [(5, "error")]),
+    ("tar xzf /project/ds.tgz -C /tmp/ds\nsrun python t.py --data /tmp/ds/train\n",
+     [(5, "error")]),
+    ("unzip -q /project/ds.zip -d $SLURM_TMPDIR/ds\nsrun python t.py --data $SLURM_TMPDIR/ds\n",
+     [(5, "error")]),
+    # an empty directory: the program may make it itself
+    ("mkdir -p /tmp/$USER/ckpt\nsrun python t.py --save /tmp/$USER/ckpt\n", [(5, "warning")]),
+    # an earlier step on every node runs a script not read here: it may prepare it
+    (VENV + "srun bash setup_env.sh\nsrun python train.py\n", [(7, "info")]),
+])
+def test_reported(body, expected):
+    assert sb401(body) == expected
+
+
+@pytest.mark.parametrize("body", [
+    # the step prepares it itself, or an earlier step on every node does
+    "srun rsync -a ../p $SLURM_TMPDIR\nsrun python train.py --data $SLURM_TMPDIR/p\n",
+    "srun bash -c 'virtualenv $SLURM_TMPDIR/env && $SLURM_TMPDIR/env/bin/python t.py'\n",
+    VENV + "srun --ntasks=$SLURM_NNODES --ntasks-per-node=1 virtualenv $SLURM_TMPDIR/env\n"
+    "srun python train.py\n",
+    # a step on one node
+    VENV + "srun -N1 -n1 python train.py\n",
+    # deactivated before the step, or the step keeps the batch environment out
+    VENV + "deactivate\nsrun python train.py\n",
+    VENV + "srun --export=NONE python train.py\n",
+    # a program that no Python environment provides, and a path the step does not name
+    VENV + "srun hostname\n",
+    "cp -r /project/ds $SLURM_TMPDIR/\nsrun python t.py --data /project/ds\n",
+    # the root itself exists on every node; a shared path is seen by every node
+    "mkdir -p $SLURM_TMPDIR\nsrun python t.py --tmp $SLURM_TMPDIR\n",
+    "virtualenv /lustre/me/env\nsource /lustre/me/env/bin/activate\nsrun python t.py\n",
+    # prepared after the step
+    "srun python t.py --data $SLURM_TMPDIR/ds\ncp -r /project/ds $SLURM_TMPDIR/\n",
+    # a named conda environment lives in conda's own folder
+    "conda create -y -n ft python=3.11\nconda activate ft\nsrun python t.py\n",
+])
+def test_not_reported(body):
+    assert sb401(body) == []
+
+
+def test_one_node_job_and_unknown_node_count():
+    one = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=4\n"
+    assert sb401(VENV + "srun python train.py\n", one) == []
+    # no node count and one task: one node
+    assert sb401(VENV + "srun python train.py\n", "#!/bin/bash\n") == []
+    # no node count, several tasks: Slurm may spread them (info)
+    assert sb401(VENV + "srun python train.py\n", "#!/bin/bash\n#SBATCH --ntasks=8\n") == \
+        [(5, "info")]
+
+
+def test_spliced_value_is_reported_on_the_step():
+    """A batch-shell value spliced into a double-quoted ``bash -c`` string: the finding sits on
+    the step's string, not on the assignment the value came from."""
+    body = "ENV=$SLURM_TMPDIR/env\nvirtualenv $ENV\nsrun bash -c \"$ENV/bin/python t.py\"\n"
+    assert sb401(body) == [(6, "error")]
+
+
+def test_messages_name_the_symptom_and_the_way_out():
+    result = lint(HEAD + VENV + "srun bash -c 'accelerate launch t.py'\n", "job.sbatch")
+    d = next(d for d in result.diagnostics if d.code == "SB401")
+    assert "execve(): accelerate: No such file or directory" in d.message
+    assert "--ntasks-per-node=1" in d.message and "shared storage" in d.message
+    lines = sorted(result.source.line_of(r.start) + 1 for r in d.related)
+    assert lines == [4, 5, 6]  # the virtualenv, the activation, the srun
+
+
+def test_srun_options_each_node_opens():
+    """A squashfs image copied to node 0's /tmp is missing for pyxis on node 1; srun opens its
+    own --output file on its own node."""
+    body = ("cp /project/img.sqsh /tmp/img.sqsh\n"
+            "srun --container-image=/tmp/img.sqsh python t.py\n")
+    assert sb401(body) == [(5, "error")]
+    body = "mkdir -p /tmp/$USER/logs\nsrun --output=/tmp/$USER/logs/run.log python t.py\n"
+    assert sb401(body) == []
