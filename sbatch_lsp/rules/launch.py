@@ -376,7 +376,8 @@ def gpu_count_mismatch(job):
             f"--nproc-per-node={n} but the job has {gpn} GPU(s) per node: "
             + ("workers share GPUs (or fail to find a device)" if n > gpn else
                f"{gpn - n} GPU(s) per node sit idle"),
-            related=[Related(use.start, use.end, f"{gpn} GPU(s) per node")])
+            related=[Related(use.start, use.end, f"{gpn} GPU(s) per node"),
+                     *spec.launch.option_related("nproc-per-node", "the launcher is given")])
     yield from _srun_native_mismatch(job, counts, gpn, use)
 
 

@@ -217,7 +217,8 @@ def _nnodes_mismatch(job, sf: StepFacts) -> Iterator[Diagnostic]:
                   f"{la.spelled('nnodes')}={w.value or w.text} but this step starts one "
                   f"launcher on each of {m} node(s): {outcome}; pass "
                   "--nnodes=\"$SLURM_JOB_NUM_NODES\" (or the step's own node count)",
-                  related=_evidence(sf, f"{m} node(s), one task each"))
+                  related=_evidence(sf, f"{m} node(s), one task each")
+                  + la.option_related("nnodes", "the launcher is given"))
 
 
 def _world_size_mismatch(job, sf: StepFacts) -> Iterator[Diagnostic]:
