@@ -8,9 +8,12 @@
 - Megatron-LM's hidden size % attention heads without ``--kv-channels`` (RE05);
 - a per-node agent (Ray/Dask worker) that only the batch shell starts (RE03).
 """
+import pytest
+
 import sbatch_lsp.lint  # noqa: F401  (registers every rule)
 from sbatch_lsp.diagnostics import Severity
 from sbatch_lsp.lint import lint
+from sbatch_lsp.shell.parse import parse_script
 
 
 def _found(text: str, code: str) -> list[tuple[int, Severity, list[int]]]:
@@ -18,6 +21,53 @@ def _found(text: str, code: str) -> list[tuple[int, Severity, list[int]]]:
     return [(r.source.line_of(d.start) + 1, d.severity,
              sorted(r.source.line_of(x.start) + 1 for x in d.related))
             for d in r.diagnostics if d.code == code]
+
+
+# -- a child shell inherits exported values ---------------------------------------------------
+
+LAUNCH = """#!/bin/bash
+#SBATCH --nodes=4
+#SBATCH --ntasks-per-node=1
+#SBATCH --gpus-per-node=4
+NNODES=8
+{export}LAUNCHER="torchrun --nproc_per_node 4 --nnodes $NNODES --rdzv_backend c10d \\
+  --rdzv_endpoint $(hostname):29500"
+{later}srun {opts}bash -c '$LAUNCHER train.py'
+"""
+
+
+def test_an_exported_launcher_is_found_in_the_tasks_shell():
+    text = LAUNCH.format(export="export ", later="", opts="")
+    assert _found(text, "SB216") == [(5, Severity.ERROR, [6, 8])]
+
+
+def test_export_after_the_assignment_counts_too():
+    text = LAUNCH.format(export="", later="export LAUNCHER\n", opts="")
+    assert [ln for ln, _, _ in _found(text, "SB216")] == [5]
+
+
+@pytest.mark.parametrize(("export", "later", "opts"), [
+    ("", "", ""),                              # not exported: empty in the child shell
+    ("export ", "", "--export=NONE "),          # srun hands the task no environment
+    ("export ", "", "--export=HOME,PATH "),
+])
+def test_no_inherited_value_no_launcher(export, later, opts):
+    text = LAUNCH.format(export=export, later=later, opts=opts)
+    assert _found(text, "SB216") == []
+
+
+def test_the_child_shells_own_expansions_are_not_early():
+    """`$SLURM_PROCID` beside `$LAUNCHER` in single quotes is the task's own expansion."""
+    text = LAUNCH.format(export="export ", later="", opts="").replace(
+        "bash -c '$LAUNCHER train.py'", "bash -c '$LAUNCHER --node_rank $SLURM_PROCID train.py'")
+    assert _found(text, "SB301") == []
+
+
+def test_the_child_reads_its_own_assignment_first():
+    script = parse_script("export X='python a.py'\nsrun bash -c 'X=\"torchrun b.py\"; $X'\n")
+    inner = script.commands[-1].nested[0]
+    split = [c for c in inner.walk() if c.script is not None and c.script.kind == "split"]
+    assert [w.value for w in split[0].words] == ["torchrun", "b.py"]
 
 
 # -- the option word of a value written elsewhere -----------------------------------------------
