@@ -79,3 +79,19 @@ def test_gpu_count_finding_points_at_the_option_too():
             "  --nproc_per_node $GPUS\"\nsrun bash -c \"$LAUNCHER train.py\"\n")
     assert _found(text, "SB204") == [(5, Severity.WARNING, [4, 7])]
 
+
+# -- --distributed-world-size -------------------------------------------------------------------
+
+WORLD = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tpn}\n"
+         "#SBATCH --gpus-per-node=8\nsrun python -m fairseq_cli.train data --distributed-world-size {n}\n")
+
+
+@pytest.mark.parametrize(("tpn", "n", "lines"), [
+    (8, 2, [5]),     # 16 ranks (SLURM_PROCID), a world of 2
+    (8, 16, []),
+    (1, 16, []),     # one task per node: fairseq spawns a process per GPU and sizes the world
+    (1, 2, []),
+])
+def test_distributed_world_size_against_the_tasks(tpn, n, lines):
+    assert [ln for ln, _, _ in _found(WORLD.format(tpn=tpn, n=n), "SB216")] == lines
+
