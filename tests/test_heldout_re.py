@@ -95,3 +95,34 @@ WORLD = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tpn}\n"
 def test_distributed_world_size_against_the_tasks(tpn, n, lines):
     assert [ln for ln, _, _ in _found(WORLD.format(tpn=tpn, n=n), "SB216")] == lines
 
+
+# -- hidden size % heads --------------------------------------------------------------------
+
+MEGATRON = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n"
+            "#SBATCH --gpus-per-node=8\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+            "srun torchrun --nproc-per-node=8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+            "--num-layers 24 {shape} --micro-batch-size 1 --global-batch-size 64\n")
+
+
+@pytest.mark.parametrize(("shape", "fires"), [
+    ("--hidden-size 2000 --num-attention-heads 16", False),   # 125 per head
+    ("--hidden-size 2050 --num-attention-heads 16", True),
+    ("--hidden-size 2050 --num-attention-heads 16 --kv-channels 128", False),
+    ("--hidden-size=1000 --num-attention-heads=24", True),
+])
+def test_hidden_size_over_heads(shape, fires):
+    got = [d.message for d in lint(MEGATRON.format(shape=shape), "t.sbatch").diagnostics
+           if d.code == "SB601" and "attention heads" in d.message and "hidden size" in d.message]
+    assert bool(got) is fires
+
+
+def test_a_hydra_config_is_not_checked():
+    """NeMo/Bridge configs reach TransformerConfig, which floors the per-head size."""
+    text = MEGATRON.format(shape="").replace(
+        "pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 24",
+        "megatron_gpt_pretraining.py model.tensor_model_parallel_size=2 model.num_layers=24 "
+        "model.hidden_size=2050 model.num_attention_heads=16").replace(
+        " --micro-batch-size 1 --global-batch-size 64", "")
+    assert not [d for d in lint(text, "t.sbatch").diagnostics
+                if d.code == "SB601" and "hidden size" in d.message]
+
