@@ -12,6 +12,7 @@ import pytest
 
 import sbatch_lsp.lint  # noqa: F401  (registers every rule)
 from sbatch_lsp.diagnostics import Severity
+from sbatch_lsp.facts.reach import node_agent
 from sbatch_lsp.lint import lint
 from sbatch_lsp.shell.parse import parse_script
 
@@ -126,3 +127,41 @@ def test_a_hydra_config_is_not_checked():
     assert not [d for d in lint(text, "t.sbatch").diagnostics
                 if d.code == "SB601" and "hidden size" in d.message]
 
+
+# -- per-node agents ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "what"), [
+    ("ray start --address head:6379 --block", "Ray worker"),
+    ("ray start --address=head:6379", "Ray worker"),
+    ("ray start --head --port 6379", None),
+    ("ray start --head --address head:6379", None),
+    ("dask worker tcp://head:8786", "Dask worker"),
+    ("dask-worker tcp://head:8786", "Dask worker"),
+    ("ray status", None),
+])
+def test_node_agent(line, what):
+    words = parse_script(line + "\n").commands[0].words
+    got = node_agent(words)
+    assert (got is not None and what in got) if what else got is None
+
+
+AGENT = ("#!/bin/bash\n#SBATCH --nodes={nodes}\n#SBATCH --ntasks-per-node=1\n"
+         "srun -N1 -n1 -w \"$H\" ray start --head --block &\nsleep 5\n{body}python driver.py\n")
+
+
+@pytest.mark.parametrize(("nodes", "body", "lines"), [
+    (2, "ray start --address \"$H:6379\" --block &\nsleep 5\n", [6]),
+    (2, "srun -N1 -n1 -w \"$W\" pip install ray; ray start --address \"$H:6379\" &\n", [6]),
+    (1, "ray start --address \"$H:6379\" --block &\n", []),          # one node
+    (2, "srun -N1 -n1 -w \"$W\" ray start --address \"$H:6379\" --block &\n", []),
+    (2, ("srun -N1 -n1 -w \"$W\" bash -c 'pip install ray && ray start --address "
+         "\"$H:6379\"' &\n"), []),
+    # the batch shell joins the first node on purpose while a step starts the others
+    (3, ("srun -N2 -n2 -x \"$H\" ray start --address \"$H:6379\" --block &\n"
+         "ray start --address \"$H:6379\"\n"), []),
+    (2, "$(ray start --address \"$H:6379\")\n", []),                  # not the batch shell's
+])
+def test_agent_only_in_the_batch_shell(nodes, body, lines):
+    got = [ln for ln, sev, _ in _found(AGENT.format(nodes=nodes, body=body), "SB205")
+           if sev is Severity.ERROR]
+    assert got == lines
