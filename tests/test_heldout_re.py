@@ -165,3 +165,20 @@ def test_agent_only_in_the_batch_shell(nodes, body, lines):
     got = [ln for ln, sev, _ in _found(AGENT.format(nodes=nodes, body=body), "SB205")
            if sev is Severity.ERROR]
     assert got == lines
+
+
+# -- a task that exports the per-task value itself ------------------------------------------
+
+RANKS = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n"
+         "#SBATCH --gpus-per-node=4\nexport RANK=$SLURM_PROCID\n{step}\n")
+
+
+@pytest.mark.parametrize(("step", "severity"), [
+    # the srun-native form SB201's fix writes (held-out RE07): each task exports its own RANK
+    ("srun bash -c 'export RANK=$SLURM_PROCID; exec \"$@\"' bash python train.py", Severity.INFO),
+    ("srun bash -c 'export RANK=$SLURM_PROCID; python train.py'", Severity.INFO),
+    ("srun bash -c 'python train.py; export RANK=$SLURM_PROCID'", Severity.ERROR),  # too late
+    ("srun python train.py", Severity.ERROR),
+])
+def test_batch_value_replaced_in_every_task(step, severity):
+    assert [s for _, s, _ in _found(RANKS.format(step=step), "SB301")] == [severity]
