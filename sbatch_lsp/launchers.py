@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .diagnostics import Related
 from .facts.argv import walk
 from .facts.wrappers import base as _base
 from .facts.wrappers import unwrap
@@ -116,6 +117,17 @@ class Launch:
 
     def has(self, name: str) -> bool:
         return name in self.args
+
+    def option_related(self, name: str, what: str) -> list[Related]:
+        """Where option ``name`` is written, when its value word sits elsewhere (``--nnodes
+        $NNODES`` inside ``LAUNCHER="…"``: the value word points at ``NNODES=8``): the option
+        word, for a finding anchored on the value; [] when the value is part of that word."""
+        w = self.args.get(name)
+        k = next((i for i, x in enumerate(self.words) if x is w), None)
+        if w is None or k is None or k == 0 or not (self.words[k - 1].text or "").startswith("-"):
+            return []
+        opt = self.words[k - 1]
+        return [Related(opt.start, opt.end, f"{what} {opt.text} {w.value or w.text}")]
 
 
 def _with_options(kind: str, flavour: str, argv: list[Word], start: int,

@@ -19,7 +19,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from ..shell.model import Assignment, Command, Script, Word
+from ..shell.model import Assignment, Command, Script, Word, allexport_toggles
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
@@ -92,20 +92,7 @@ class Exports:
                 self._add(Event(var, w.start, kind))
 
     def _set(self, cmd: Command, args: list[Word]) -> None:
-        k = 0
-        while k < len(args):
-            v = args[k].value or ""
-            if v in ("-", "--") or v[:1] not in ("-", "+") or len(v) < 2:
-                return  # the positional parameters follow
-            on = v[0] == "-"
-            letters = v[1:]
-            if "a" in letters:
-                self.allexport.append((args[k].start, on))
-            if letters.endswith("o") and k + 1 < len(args):
-                if args[k + 1].value == "allexport":
-                    self.allexport.append((args[k + 1].start, on))
-                k += 1
-            k += 1
+        self.allexport.extend(allexport_toggles(args))
 
     def allexport_at(self, at: int) -> bool:
         """Whether ``set -a`` is in force at offset ``at``."""

@@ -23,7 +23,7 @@ release notes name it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from weakref import WeakKeyDictionary
 
 from ..job import Step
@@ -52,7 +52,7 @@ MEGATRON_FLAGS = {
     "no-async-tensor-model-parallel-allreduce": "no_async_allreduce",
     "hidden-size": "hidden", "moe-ffn-hidden-size": "moe_ffn_hidden",
     "moe-router-topk": "topk", "ffn-hidden-size": "ffn_hidden", "swiglu": "swiglu",
-    "moe-layer-freq": "moe_layer_freq",
+    "moe-layer-freq": "moe_layer_freq", "kv-channels": "kv_channels",
     # accepted with a deprecation note 2021-08 to 23.04; Megatron-LM exits on it from 23.04
     "checkpoint-activations": "checkpoint_activations",
     # Megatron-DeepSpeed (bigscience-workshop/Megatron-DeepSpeed): DeepSpeed's pipeline engine
@@ -71,7 +71,7 @@ OVERRIDE_KEYS = {
     "global_batch_size": "gbs", "rampup_batch_size": "rampup", "hidden_size": "hidden",
     "moe_ffn_hidden_size": "moe_ffn_hidden", "moe_router_topk": "topk",
     "ffn_hidden_size": "ffn_hidden", "gated_linear_unit": "swiglu",
-    "moe_layer_freq": "moe_layer_freq",
+    "moe_layer_freq": "moe_layer_freq", "kv_channels": "kv_channels",
 }
 #: override prefixes: NeMo 1 ``model.``, Bridge ``model.``/``train.``; ``trainer.`` sizes the world
 OVERRIDE = re.compile(r"^\+{0,2}(model|train|trainer)\.([a-z_]+)=(.*)$")
@@ -109,6 +109,9 @@ class Setting:
     start: int
     end: int
     spelled: str
+    #: the span of the flag word when the value's span is elsewhere (``--num-attention-heads
+    #: $NHEADS``: the value points at ``NHEADS=32``), else None
+    flag: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -337,7 +340,8 @@ def read_settings(words: list[Word], script: Script) -> dict[str, Setting]:
         setting = _setting(key, vword.value if vword.value is not None else vword.text, vword,
                            spelled, script)
         if setting is not None:
-            out[key] = setting
+            out[key] = setting if (setting.start, setting.end) == (w.start, w.end) else \
+                replace(setting, flag=(w.start, w.end))
     return out
 
 

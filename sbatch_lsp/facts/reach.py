@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from ..job import Job
 from ..shell.model import Command, Word
+from .control import job_control
+from .steps import facts_of
 from .wrappers import base, unwrap
 
 #: commands that start work on other nodes (or other jobs): Slurm's own, the MPI launchers and
@@ -110,3 +112,58 @@ def _opaque(name: str, argv: list[Word]) -> bool:
         return False
     files = [w for w in argv[1:] if not w.text.startswith("-")]
     return bool(files) and not files[0].text.rsplit("/", 1)[-1].startswith("activate")
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A per-node agent: a command that joins a cluster from the machine it runs on (``what``
+    names it), so one must run on each node that should join."""
+
+    command: Command
+    what: str
+
+
+def node_agent(argv: list[Word]) -> str | None:
+    """What per-node agent ``argv`` starts: a Ray worker (``ray start --address …`` without
+    ``--head``: ray/scripts/scripts.py ``start`` connects this machine's raylet to the head) or
+    a Dask worker (``dask worker``/``dask-worker SCHEDULER``: distributed/cli/dask_worker.py);
+    None for anything else, including the Ray head."""
+    if not argv:
+        return None
+    name = base(argv[0])
+    sub = argv[1].value if len(argv) > 1 else None
+    if name == "ray" and sub == "start":
+        opts = [w.value or "" for w in argv[2:]]
+        if "--head" not in opts and any(o == "--address" or o.startswith("--address=")
+                                        for o in opts):
+            return "a Ray worker (`ray start --address`)"
+    if name == "dask-worker" or name == "dask" and sub == "worker":
+        return "a Dask worker"
+    return None
+
+
+def node_agents(job: Job) -> tuple[list[Agent], list[Agent]]:
+    """The per-node agents the job starts: (those the batch shell runs itself, on the first
+    node only; those srun steps run in their tasks). A command in a step's command string, an
+    srun line and a command substitution are not the batch shell's."""
+    result: tuple[list[Agent], list[Agent]] = job.derived(_agents)
+    return result
+
+
+def _agents(job: Job) -> tuple[list[Agent], list[Agent]]:
+    steps = [f.step for f in facts_of(job).steps]
+    in_tasks = {id(c) for st in steps for c in st.task_commands}
+    control = job_control(job)
+    batch: list[Agent] = []
+    tasks: list[Agent] = []
+    for st in steps:  # `srun … ray start …` (the argv after srun's options) and `srun bash -c`
+        for argv, cmd in [(st.argv, st.command), *((c.words, c) for c in st.task_commands)]:
+            what = node_agent(unwrap(argv))
+            if what is not None:
+                tasks.append(Agent(cmd, what))
+    for cmd in job.script.walk():
+        what = node_agent(unwrap(cmd.words))
+        if what is not None and id(cmd) not in in_tasks and cmd.script is job.script and \
+                not cmd.in_substitution and control.tasks(cmd).in_batch_shell():
+            batch.append(Agent(cmd, what))
+    return batch, tasks

@@ -350,20 +350,32 @@ IGNORED_BY_LAUNCHERS = frozenset({"NODE_RANK"})
 
 
 def _overwritten_by_launchers(job, name: str) -> bool:
-    """Whether every step starts a torchrun-style launcher that sets ``name`` for its workers
-    (or, for ``NODE_RANK``, never reads it) and no task command string reads it: then an
-    exported batch-shell value reaches nothing the script shows."""
-    if name not in TORCHRUN_WORKER_ENV | IGNORED_BY_LAUNCHERS:
-        return False
+    """Whether every step replaces ``name`` in its tasks before anything there reads it (a
+    torchrun-style launcher that sets it for its workers, or, for ``NODE_RANK``, never reads
+    it; or the task's own command string exporting it first, as ``srun bash -c 'export
+    RANK=$SLURM_PROCID …; exec "$@"' bash python train.py`` does) and no task command string
+    reads the inherited value: then an exported batch-shell value reaches nothing the script
+    shows."""
+    launched = name in TORCHRUN_WORKER_ENV | IGNORED_BY_LAUNCHERS
     if name in IGNORED_BY_LAUNCHERS and any(
             e.name == name for c in job.script.walk() if c.name not in ("echo", "printf")
             for w in c.all_words() for e in w.expansions):
         return False  # the script passes it on itself (`--node-rank=$NODE_RANK`)
     steps = facts_of(job).steps
-    if not steps or any(s.launcher not in TORCHRUN_FAMILY for s in steps):
+    if not steps or not all(launched and s.launcher in TORCHRUN_FAMILY or
+                            _task_exports(s.step, name) for s in steps):
         return False
     return not any(e.name == name for step in job.steps for script in step.task_scripts
                    for e in _inherited_reads(script))
+
+
+def _task_exports(step, name: str) -> bool:
+    """Whether the step's command string exports ``name`` itself (``export NAME=…`` at its top
+    level, before the program): its tasks then run the program with their own value."""
+    return any(a.name == name and a.exported and a.value is not None and a.command is not None
+               and a.command.script is script and a.command is not script.commands[-1]
+               for script in step.task_scripts if script.kind != "split" and script.commands
+               for a in script.assignments)
 
 
 #: variables every job inherits already exported: assigning one keeps it exported

@@ -7,8 +7,9 @@ initialize_model_parallel`` (world % (TP·PP·CP): core_v0.9.0 l.531, core_v0.16
 up to core_v0.9.0 l.536; world % (ETP·EP·PP) from core_v0.10.0 l.649, core_v0.16.0 l.792),
 ``megatron/core/transformer/transformer_config.py __post_init__`` (heads % TP: core_v0.10.0
 l.369, core_v0.16.0 l.924; query groups % TP up to core_v0.15.0 l.758, multiple-or-divisor from
-core_v0.16.0 l.939), ``megatron/training/arguments.py validate_args`` (layers % PP, VPP; experts
-% EP; sequence parallel off at TP = 1; CUDA_DEVICE_MAX_CONNECTIONS), and
+core_v0.16.0 l.939), ``megatron/training/arguments.py validate_args`` (hidden % heads when no
+``--kv-channels``: core_v0.16.0 l.813, and megatron/arguments.py in Megatron-DeepSpeed; layers %
+PP, VPP; experts % EP; sequence parallel off at TP = 1; CUDA_DEVICE_MAX_CONNECTIONS), and
 ``megatron/core/num_microbatches_calculator.py`` (global batch % (micro × DP): core_v0.16.0 l.340).
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 from ..facts.framework import (
     FrameworkRun,
     Release,
+    Setting,
     framework_runs,
     megatron_core_release,
 )
@@ -47,6 +49,12 @@ def _anchor(run: FrameworkRun, keys: tuple[str, ...]) -> tuple[int, int]:
     return best.start, best.end
 
 
+def _flag_related(s: Setting) -> list[Related]:
+    """The flag word of a setting whose value is written elsewhere (``--num-attention-heads
+    $NHEADS``), so the finding also shows where the program is given it."""
+    return [Related(s.flag[0], s.flag[1], f"passed as {s.spelled}")] if s.flag else []
+
+
 def _world_related(run: FrameworkRun) -> Related:
     return Related(run.world.start, run.world.end,
                    f"world size {run.world.size}: {run.world.basis}")
@@ -73,11 +81,35 @@ def _mul(values: list[int]) -> int:
       rests_on=("nodes", "gpus", "ntasks-per-node"))
 def parallelism_divisibility(job):
     """world % (TP·PP·CP); world % (ETP·EP·PP) from Megatron-Core 0.10 (DP % EP before);
-    heads % TP; query groups % TP (from 0.16 a multiple or a divisor)."""
+    heads % TP; query groups % TP (from 0.16 a multiple or a divisor); hidden % heads on a
+    Megatron-LM command line without --kv-channels."""
     release = megatron_core_release(job)
     for run in framework_runs(job):
         yield from _world_checks(run, release)
         yield from _head_checks(run, release)
+        yield from _head_size_check(run)
+
+
+def _head_size_check(run: FrameworkRun):
+    """Megatron-LM's ``validate_args`` (and Megatron-DeepSpeed's) derives the per-head size
+    ``kv_channels = hidden_size // num_attention_heads`` after ``assert hidden_size %
+    num_attention_heads == 0`` when ``--kv-channels`` is not given. Only command-line flags go
+    through that check: a Hydra/Bridge config reaches TransformerConfig, which floors."""
+    hidden, heads = run.get("hidden"), run.get("heads")
+    if hidden is None or heads is None or run.get("kv_channels") is not None:
+        return
+    if not (hidden.spelled.startswith("--") and heads.spelled.startswith("--")):
+        return
+    h, n = hidden.value, heads.value
+    if not isinstance(h, int) or not isinstance(n, int) or n <= 0 or h % n == 0:
+        return
+    yield finding("SB601", heads.start, heads.end,
+                  f"hidden size {h} is not divisible by {n} attention heads: Megatron's "
+                  "argument check (`assert args.hidden_size % args.num_attention_heads == 0`, "
+                  "which sizes each head as hidden/heads) stops the run at start-up; choose "
+                  "heads that divide the hidden size, or give --kv-channels",
+                  related=[Related(hidden.start, hidden.end, f"hidden size {h}"),
+                           *_flag_related(heads)])
 
 
 def _world_checks(run: FrameworkRun, release: Release | None):
@@ -148,7 +180,7 @@ def _head_checks(run: FrameworkRun, release: Release | None):
                       f"{heads} attention heads are not divisible by TP = {tp}: Megatron-Core "
                       f"raises `ValueError: num_attention_heads ({heads}) must be a multiple of "
                       f"tensor_model_parallel_size ({tp})` when it builds the model config",
-                      related=related)
+                      related=related + _flag_related(h))
     qg = run.size("query_groups", None)
     # Megatron-LM passes --num-query-groups on only with --group-query-attention
     # (arguments.py core_transformer_config_from_args); Hydra/Bridge keys always reach it

@@ -15,7 +15,7 @@ from ..facts.control import agents_per_node
 from ..facts.exports import value_assignment
 from ..facts.launches import launch_specs
 from ..facts.layout import parse_count
-from ..facts.reach import job_reach
+from ..facts.reach import job_reach, node_agents
 from ..facts.resources import Strength, gpu_resources, job_counts
 from ..facts.steps import facts_of
 from ..facts.values import LOCAL_ADDRESS, Place, Scope
@@ -376,7 +376,8 @@ def gpu_count_mismatch(job):
             f"--nproc-per-node={n} but the job has {gpn} GPU(s) per node: "
             + ("workers share GPUs (or fail to find a device)" if n > gpn else
                f"{gpn - n} GPU(s) per node sit idle"),
-            related=[Related(use.start, use.end, f"{gpn} GPU(s) per node")])
+            related=[Related(use.start, use.end, f"{gpn} GPU(s) per node"),
+                     *spec.launch.option_related("nproc-per-node", "the launcher is given")])
     yield from _srun_native_mismatch(job, counts, gpn, use)
 
 
@@ -453,6 +454,28 @@ def launcher_outside_srun(job):
                 related=[Related(nodes.use.start, nodes.use.end,
                                  f"the job has {nodes.value} nodes")])
     yield from _program_without_steps(job, nodes)
+    yield from _agents_in_batch_shell(nodes, *node_agents(job))
+
+
+def _agents_in_batch_shell(nodes, batch, in_tasks):
+    """A per-node agent (a Ray or Dask worker, facts/reach.py) that only the batch shell starts:
+    it joins from the first node alone, and no other node ever joins the cluster. Left alone
+    when a step also starts that agent in its tasks (the batch shell then adds the first node
+    on purpose)."""
+    started = {a.what for a in in_tasks}
+    for agent in batch:
+        if agent.what in started:
+            continue
+        cmd = agent.command
+        yield finding(
+            "SB205", cmd.words[0].start, cmd.words[0].end,
+            f"{agent.what} runs here in the batch shell, on the first of {nodes.value} nodes "
+            f"only (not inside an srun step): the other {nodes.value - 1} node(s) never join; "
+            "start it in a step on each node, e.g. `srun --nodes=1 --ntasks=1 -w \"$node\" "
+            "bash -c \"setup && ray start --address ... --block\" &` (a `;` ends the srun "
+            "command)",
+            related=[Related(nodes.use.start, nodes.use.end,
+                             f"the job has {nodes.value} nodes")])
 
 
 def _program_without_steps(job, nodes):

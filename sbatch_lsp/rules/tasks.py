@@ -42,6 +42,10 @@ DEVICE_FLAGS = frozenset({"--local_rank", "--local-rank", "--device", "--gpu", "
                           "--cuda-device"})
 #: program flags whose value is the world size the program waits for
 WORLD_FLAGS = frozenset({"--world_size", "--world-size"})
+#: fairseq's and ParlAI's total-rank option: with one task per node fairseq derives it itself
+#: (nodes x GPUs per node, fairseq/distributed/utils.py infer_init_method), with several it
+#: must equal the task count (ranks are SLURM_PROCID), so it is read only then
+SPAWNING_WORLD_FLAGS = frozenset({"--distributed-world-size", "--distributed_world_size"})
 TORCHRUN_LIKE = frozenset({"torchrun", "accelerate", "colossalai", "deepspeed"})
 
 
@@ -217,7 +221,8 @@ def _nnodes_mismatch(job, sf: StepFacts) -> Iterator[Diagnostic]:
                   f"{la.spelled('nnodes')}={w.value or w.text} but this step starts one "
                   f"launcher on each of {m} node(s): {outcome}; pass "
                   "--nnodes=\"$SLURM_JOB_NUM_NODES\" (or the step's own node count)",
-                  related=_evidence(sf, f"{m} node(s), one task each"))
+                  related=_evidence(sf, f"{m} node(s), one task each")
+                  + la.option_related("nnodes", "the launcher is given"))
 
 
 def _world_size_mismatch(job, sf: StepFacts) -> Iterator[Diagnostic]:
@@ -239,8 +244,11 @@ def _world_size_mismatch(job, sf: StepFacts) -> Iterator[Diagnostic]:
                              f"and ranks {n}… are out of range")
                           + "; set WORLD_SIZE=$SLURM_NTASKS inside the task",
                           related=_evidence(sf, f"{tasks} task(s)"))
+    tpn = sf.layout.tasks_per_node
+    flags = WORLD_FLAGS | SPAWNING_WORLD_FLAGS if isinstance(tpn, int) and tpn > 1 \
+        else WORLD_FLAGS
     for cmd in sf.step.task_commands:
-        for flag, value in _flag_values(cmd, WORLD_FLAGS):
+        for flag, value in _flag_values(cmd, flags):
             n = count_of(value, cmd.script or job.script)[0]
             if n is not None and n != tasks and not partial(n):
                 yield finding("SB216", value.start, value.end,

@@ -308,3 +308,25 @@ class Script:
             yield cmd
             for inner in cmd.nested:
                 yield from inner.walk()
+
+
+def allexport_toggles(args: list[Word]) -> list[tuple[int, bool]]:
+    """(offset, on) for each ``-a``/``+a`` or ``-o allexport``/``+o allexport`` among the
+    arguments of a ``set`` command (bash(1) ``set``: options end at ``-``, ``--`` or the first
+    word that is not one; the positional parameters follow)."""
+    out: list[tuple[int, bool]] = []
+    k = 0
+    while k < len(args):
+        v = args[k].value or ""
+        if v in ("-", "--") or v[:1] not in ("-", "+") or len(v) < 2:
+            break
+        on = v[0] == "-"
+        letters = v[1:]
+        if "a" in letters:
+            out.append((args[k].start, on))
+        if letters.endswith("o") and k + 1 < len(args):
+            if args[k + 1].value == "allexport":
+                out.append((args[k + 1].start, on))
+            k += 1
+        k += 1
+    return out

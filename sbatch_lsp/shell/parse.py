@@ -15,7 +15,18 @@ from typing import NamedTuple
 from . import bashlex_table, chunker, fast, generated, masks, sourced
 from .fragments import Fragment
 
-from .model import UNQUOTED, Assignment, Body, Chunk, Command, Heredoc, Redirect, Script, Word
+from .model import (
+    UNQUOTED,
+    Assignment,
+    Body,
+    Chunk,
+    Command,
+    Heredoc,
+    Redirect,
+    Script,
+    Word,
+    allexport_toggles,
+)
 from .words import TextMap, expand_for_shell, expand_heredoc, scan_word
 
 bashlex_table.install()
@@ -682,13 +693,15 @@ def shell_string_index(words: list[Word]) -> int | None:
 
 
 def attach_nested(script: Script, tmap: TextMap, depth: int,
-                  files: dict[int, generated.Run] | None = None) -> None:
+                  files: dict[int, generated.Run] | None = None,
+                  outer: "_Outer | None" = None) -> None:
     """Find command strings (``bash -c``, ``eval``, unquoted ``$CMD`` words) in ``script`` and
     parse each into a nested Script mapped back to the original text; ``files`` maps (by id)
-    the commands that run a here-document-written file in every task to that run."""
+    the commands that run a here-document-written file in every task to that run. ``outer``:
+    the shell that starts ``script`` as a child shell, whose exported variables it inherits."""
     if depth >= MAX_NESTING:
         return
-    lookup = _Lookup(script, tmap)
+    lookup = _Lookup(script, tmap, outer)
     for cmd in list(script.commands):
         if cmd.in_substitution or not cmd.words or cmd.calls is not None:
             continue  # (a call's words are read in the function body that received them)
@@ -698,7 +711,7 @@ def attach_nested(script: Script, tmap: TextMap, depth: int,
             inner = parse(body, "file")
             inner.parent = cmd
             cmd.nested.append(inner)
-            attach_nested(inner, body, depth + 1)
+            attach_nested(inner, body, depth + 1, outer=_child_of(lookup, cmd))
             continue
         if _splits(cmd.words[0], lookup):  # `$SRUN bash -c "…"`: the command is in a variable
             _nest_split(cmd, 0, tmap, lookup, depth)
@@ -743,7 +756,8 @@ def _nest(cmd: Command, w: Word, tmap: TextMap, lookup, kind: str, depth: int) -
     inner = parse(inner_map, kind)
     inner.parent = cmd
     cmd.nested.append(inner)
-    attach_nested(inner, inner_map, depth + 1)
+    attach_nested(inner, inner_map, depth + 1,
+                  outer=_child_of(lookup, cmd) if kind == "bash -c" else None)
 
 
 def _nest_split(cmd: Command, k: int, tmap: TextMap, lookup, depth: int) -> None:
@@ -763,6 +777,11 @@ def _nest_split(cmd: Command, k: int, tmap: TextMap, lookup, depth: int) -> None
             # (an unknown `"${ARGS[@]}"` stays a bare expansion: it may be any words)
             m = expand_for_shell(w, tmap, s, s + len(w.text), lookup)
             early = m.early_in(0, len(m.text))
+            if cmd.script is not None and cmd.script.kind != "batch":
+                # a child shell (`srun bash -c '$LAUNCHER --rank $SLURM_PROCID'`) expands its
+                # own words itself: only values that flowed in from the batch shell are early
+                own = {e.start for e in w.expansions}
+                early = [e for e in early if e.start not in own]
             if w.bare_expansion:
                 words.append(Word(w.text, w.start, w.end, None, [], early))
             else:
@@ -784,6 +803,39 @@ def _nest_split(cmd: Command, k: int, tmap: TextMap, lookup, depth: int) -> None
         _nest(split, original[id(words[idx])], tmap, lookup, "bash -c", depth + 1)
 
 
+class _Outer(NamedTuple):
+    """The shell that starts a child shell: its lookup and the offset of the starting command."""
+
+    lookup: "_Lookup"
+    at: int
+
+
+def _child_of(lookup: "_Lookup", cmd: Command) -> _Outer | None:
+    """``cmd``'s shell as the parent of the child shell ``cmd`` starts (``bash -c STR``,
+    ``srun … bash FILE``), or None when ``cmd`` hands the child no environment: an
+    ``--export=`` of srun (or ``env -i``) without ``ALL`` (srun(1) --export)."""
+    for w in cmd.words:
+        v = w.value or ""
+        if v.startswith("--export=") and "ALL" not in v[9:].split(","):
+            return None
+        if v in ("-i", "--ignore-environment") and any(x.value == "env" for x in cmd.words):
+            return None
+    return _Outer(lookup, cmd.start)
+
+
+def _exported_at(script: Script, name: str, at: int) -> bool:
+    """Whether ``name`` is in the environment ``script`` hands a child started at ``at``:
+    an ``export``/``declare -x`` of it before ``at``, or an assignment made while ``set -a``
+    was on (bash(1), "ENVIRONMENT", ``set -a``). A prefix assignment (``N=v cmd``) exports to
+    that command only and is not among the script's assignments."""
+    mine = [a for a in script.assignments if a.name == name and a.start < at]
+    if any(a.exported for a in mine):
+        return True
+    toggles = sorted(t for c in script.commands if c.words and c.words[0].value == "set"
+                     and not c.in_substitution for t in allexport_toggles(c.words[1:]))
+    return any(next((on for t, on in reversed(toggles) if t < a.start), False) for a in mine)
+
+
 class _Lookup:
     """Value of a variable as the current shell would expand it at a given point.
 
@@ -795,14 +847,21 @@ class _Lookup:
     MAX_VALUE_DEPTH = 32
     MAX_VALUE_CHARS = 65_536
 
-    def __init__(self, script: Script, tmap: TextMap):
+    def __init__(self, script: Script, tmap: TextMap, outer: _Outer | None = None):
         self.script = script
         self.tmap = tmap
+        #: the parent shell of a child shell (``bash -c '$LAUNCHER …'`` run by srun): a name
+        #: the child does not set has the value the parent exported before starting it
+        self.outer = outer
         self.active: set[int] = set()  # assignments being expanded (a guard against cycles)
         self.known: dict[int, TextMap | None] = {}
 
     def __call__(self, name: str, at: int) -> TextMap | None:
         best = self.script.value_at(name, at)
+        if best is None and self.outer is not None \
+                and not any(a.name == name for a in self.script.assignments) \
+                and _exported_at(self.outer.lookup.script, name, self.outer.at):
+            return self.outer.lookup(name, self.outer.at)
         if best is None or id(best) in self.active or len(self.active) >= self.MAX_VALUE_DEPTH:
             return None
         if id(best) in self.known:
@@ -835,15 +894,30 @@ class _Lookup:
         if word is None:
             return None
         at = best.start
+        carried: set[int] = set()  # the script's own early expansions inside looked-up values
+
+        def script_value(name: str, _o: int) -> TextMap | None:
+            # a value the script set keeps its positions (`$NNODES` in the file points at
+            # `NNODES=8`): marked negative here to tell them from the file's own characters
+            val = self(name, at)
+            if val is None:
+                return None
+            carried.update(id(x) for _, _, x in val.early)
+            offs = val.offsets if val.offsets is not None else list(range(len(val.text)))
+            return TextMap(val.text, [-1 - o for o in offs], val.early)
+
         self.active.add(id(best))
         try:
             value = expand_for_shell(word, TextMap(origin.text), word.start, word.end,
-                                     lambda name, _o: self(name, at))
+                                     script_value)
         finally:
             self.active.discard(id(best))
         if len(value.text) > self.MAX_VALUE_CHARS:
             return None
-        early = [(s, e, replace(x, start=at, end=at + 1)) for s, e, x in value.early]
-        out = TextMap(value.text, [at] * len(value.text), early)
+        early = [(s, e, x if id(x) in carried else replace(x, start=at, end=at + 1))
+                 for s, e, x in value.early]
+        offsets = value.offsets if value.offsets is not None else []
+        out = TextMap(value.text, [-1 - o if o < 0 else at for o in offsets] if offsets
+                      else [at] * len(value.text), early)
         self.known[id(best)] = out
         return out
