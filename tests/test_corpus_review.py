@@ -77,7 +77,7 @@ def _scorer():
 
 
 LATE = "#!/bin/bash\n#SBATCH -N 1\nmodule load x\n#SBATCH --time=10\nsrun hostname\n"
-NOLOG = "#!/bin/bash\n#SBATCH --output=run.log\n#SBATCH -N 1\nsrun hostname\n"
+NOLOG = "#!/bin/bash\n#SBATCH --output=run-%A.log\n#SBATCH --array=1-4\nsrun hostname\n"
 
 
 def _corpus(tmp_path, late: str = LATE, verdicts: str = ""):
