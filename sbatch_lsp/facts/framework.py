@@ -233,7 +233,7 @@ def _value_words(name: str, before: int, script: Script) -> list[Word] | None:
     """The words of ``name``'s value at offset ``before``: its last assignment's, then those
     of the ``+=`` appends after it that end before the point; None when one is not literal."""
     base = script.value_at(name, before)
-    if base is None or base.value is None:
+    if base is None or base.value is None or not script.certain(base, before):
         return None
     found = _literal_words(base.value)
     for a in _appends(script, name):

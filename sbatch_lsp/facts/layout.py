@@ -59,7 +59,8 @@ def count_of(word: Word, script: Script, depth: int = 0) -> tuple[int | None, st
     if name in ("SLURM_NTASKS", "SLURM_NPROCS"):
         return None, "tasks"
     a = script.value_at(name, word.start)
-    if a is not None and a.value is not None and depth < 8 and not a.append:
+    if a is not None and a.value is not None and depth < 8 and not a.append and \
+            script.certain(a, word.start):
         value, symbol = count_of(a.value, script, depth + 1)
         if value is not None or symbol is not None:
             return value, symbol

@@ -173,6 +173,8 @@ class Evaluator:
             return Scope.UNKNOWN
         a = script.value_at(name, at)
         if a is not None and a.value is not None:
+            if not script.certain(a, at):
+                return Scope.UNKNOWN  # set in a branch or a loop: which value is not known
             return self._assigned(a, place, script, depth)
         if script is not self.script:
             a = self.script.value_at(name, at)

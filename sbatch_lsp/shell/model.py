@@ -223,6 +223,15 @@ class Chunk:
     end: int
     parser: str  # "simple", "bashlex", "tree-sitter" or "none"
     error: str | None = None
+    #: the chunk is a compound command that may run its body once, several times or not at
+    #: all (``if``, ``case``, ``for``, ``while``, ``until``, ``select``): an assignment in it
+    #: may or may not have run when the script goes on after it (:meth:`Script.certain`)
+    conditional: bool = False
+
+
+#: the first word of a chunk (after comment lines) that makes it a conditional compound command
+CONDITIONAL = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:if|case|for|while|until|select)"
+                         r"(?=[ \t\n;(]|$)")
 
 
 @dataclass(eq=False)  # a node of the command graph: compared by identity
@@ -255,6 +264,8 @@ class Script:
     imports: list[Sourcing] = field(default_factory=list)
     #: value_at's index, built on first use for this many assignments (see _value_index)
     _index: tuple[int, dict] = field(default=(-1, {}), repr=False)
+    #: the chunks' start offsets for :meth:`certain`, rebuilt when chunks were added
+    _starts: list[int] = field(default_factory=list, repr=False)
 
     def value_at(self, name: str, before: int) -> Assignment | None:
         """The assignment that gives ``name`` its value at offset ``before``: the last one (by
@@ -274,6 +285,23 @@ class Script:
             if body is not None and found.start < body.start and not found.exported:
                 return None
         return found
+
+    def certain(self, a: Assignment, before: int) -> bool:
+        """Whether ``a`` surely ran before offset ``before`` (so its value, not an earlier one,
+        is the variable's there): False when ``a`` sits in a conditional top-level compound
+        (:attr:`Chunk.conditional`: a branch of ``if``/``case`` or a loop body) that ends at or
+        before ``before``; within the compound the script's order holds. Values resolved
+        through an uncertain assignment are unknown (DESIGN.md "Findings": no error or warning
+        rests on a value that cannot be resolved statically)."""
+        if a.origin is not None or not self.chunks:
+            return True
+        if len(self._starts) != len(self.chunks):  # chunks are added in order while building
+            self._starts = [c.start for c in self.chunks]
+        k = bisect_right(self._starts, a.start) - 1
+        if k < 0:
+            return True
+        chunk = self.chunks[k]
+        return not (chunk.conditional and a.start < chunk.end <= before)
 
     def _value_index(self) -> dict[str, tuple[list[int], list[Assignment]]]:
         """name -> (ends ascending, the assignment with the greatest start among those ending

@@ -16,6 +16,7 @@ from . import bashlex_table, chunker, fast, generated, masks, sourced
 from .fragments import Fragment
 
 from .model import (
+    CONDITIONAL,
     UNQUOTED,
     Assignment,
     Body,
@@ -153,7 +154,8 @@ class _Builder:
         for ch in chunks:
             s = line_starts[ch.start - 1]
             e = line_starts[ch.end] - 1 if ch.end < len(line_starts) else len(text)
-            chunk = Chunk(ch.start - 1, ch.end - 1, *self.tmap.orig_span(s, e), parser="none")
+            chunk = Chunk(ch.start - 1, ch.end - 1, *self.tmap.orig_span(s, e), parser="none",
+                          conditional=CONDITIONAL.match(self.tmap.text, s, e) is not None)
             self.script.chunks.append(chunk)
             fragment = chunk_fragment(self.tmap.text[s:e], self.read_simple) if memo else None
             if fragment is not None:
@@ -858,6 +860,8 @@ class _Lookup:
 
     def __call__(self, name: str, at: int) -> TextMap | None:
         best = self.script.value_at(name, at)
+        if best is not None and not self.script.certain(best, at):
+            return None  # set in a branch or a loop: which value reaches here is not known
         if best is None and self.outer is not None \
                 and not any(a.name == name for a in self.script.assignments) \
                 and _exported_at(self.outer.lookup.script, name, self.outer.at):
