@@ -1,6 +1,7 @@
 """A value set in a branch of an ``if``/``case`` or in a loop body may or may not be the one the
-script sees after the compound (shell/model.Script.certain): it is unknown there, so no error
-rests on it (DESIGN.md "Findings"); inside the compound, after the assignment, it is known.
+script sees after the compound (shell/model.Script.certain, Script.settled): a framework size or
+a count read from it is unknown there, so no error rests on it (DESIGN.md "Findings"); inside the
+compound, after the assignment, it is known.
 Found in the corpus review: a BigScience script picks its layer count in an
 ``if [[ $MSIZE == … ]]`` chain, and the lexically last or first branch was taken as the value."""
 import pytest

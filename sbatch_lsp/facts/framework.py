@@ -461,7 +461,9 @@ def _framework_runs(job) -> list[FrameworkRun]:
         launch = find_launch(words)
         program = launch.program if launch is not None and launch.kind == "torchrun" else \
             (launch.words[1:] if launch is not None and launch.kind == "python" else words)
-        settings = read_settings(program, job.script)
+        settings = _settled(read_settings(program, job.script), job.script,
+                            step.srun.start if step is not None else
+                            program[0].start if program else 0)
         kind = _kind(program, settings)
         if kind in ("megatron-core", "megatron-deepspeed") and not settings.keys() & SIGNATURE:
             continue  # batch-size or shape flags alone do not make a program Megatron
@@ -475,6 +477,16 @@ def _framework_runs(job) -> list[FrameworkRun]:
         world, native = _world(job, program, settings, launch, step)
         runs.append(FrameworkRun(kind, anchor, settings, world, launch, native, program, step))
     return runs
+
+
+def _settled(settings: dict[str, Setting], script: Script, use: int) -> dict[str, Setting]:
+    """``settings`` with each integer whose text sits in a branch or a loop body that ends
+    before ``use`` (the batch shell put one branch's value into a string the run reads:
+    ``if …; then NLAYERS=32; elif …; then NLAYERS=64; fi; ARGS="--num-layers $NLAYERS"``)
+    turned into its text: the value the run gets is one of several (Script.settled)."""
+    return {k: replace(s, value=str(s.value)) if isinstance(s.value, int) and
+            not isinstance(s.value, bool) and not script.settled(s.start, use) else s
+            for k, s in settings.items()}
 
 
 def _ray_jobs(job) -> list[list[Word]]:

@@ -290,18 +290,27 @@ class Script:
         """Whether ``a`` surely ran before offset ``before`` (so its value, not an earlier one,
         is the variable's there): False when ``a`` sits in a conditional top-level compound
         (:attr:`Chunk.conditional`: a branch of ``if``/``case`` or a loop body) that ends at or
-        before ``before``; within the compound the script's order holds. Values resolved
-        through an uncertain assignment are unknown (DESIGN.md "Findings": no error or warning
-        rests on a value that cannot be resolved statically)."""
-        if a.origin is not None or not self.chunks:
+        before ``before``; within the compound the script's order holds. The readers that need
+        the exact value (framework sizes, layout counts, value scopes) treat an uncertain one
+        as unknown (DESIGN.md "Findings": no error or warning rests on a value that cannot be
+        resolved statically); the shell's own substitution keeps the last assignment written,
+        so a command chosen in branches (``if …; then L="srun A"; else L="srun B"; fi``) is
+        still read as a step (values with several candidates are not modelled)."""
+        return a.origin is not None or self.settled(a.start, before)
+
+    def settled(self, at: int, before: int) -> bool:
+        """Whether the script's text at offset ``at`` surely ran before offset ``before``:
+        False when ``at`` lies in a conditional top-level compound (:attr:`Chunk.conditional`)
+        that ends at or before ``before`` (a value a branch assigns, read after the ``fi``)."""
+        if not self.chunks:
             return True
         if len(self._starts) != len(self.chunks):  # chunks are added in order while building
             self._starts = [c.start for c in self.chunks]
-        k = bisect_right(self._starts, a.start) - 1
+        k = bisect_right(self._starts, at) - 1
         if k < 0:
             return True
         chunk = self.chunks[k]
-        return not (chunk.conditional and a.start < chunk.end <= before)
+        return not (chunk.conditional and at < chunk.end <= before)
 
     def _value_index(self) -> dict[str, tuple[list[int], list[Assignment]]]:
         """name -> (ends ascending, the assignment with the greatest start among those ending

@@ -860,8 +860,6 @@ class _Lookup:
 
     def __call__(self, name: str, at: int) -> TextMap | None:
         best = self.script.value_at(name, at)
-        if best is not None and not self.script.certain(best, at):
-            return None  # set in a branch or a loop: which value reaches here is not known
         if best is None and self.outer is not None \
                 and not any(a.name == name for a in self.script.assignments) \
                 and _exported_at(self.outer.lookup.script, name, self.outer.at):
