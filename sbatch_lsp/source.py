@@ -11,12 +11,18 @@ import sys
 from dataclasses import dataclass, field
 
 BOM = "\ufeff"
-JOB_SCRIPT = re.compile(r"^\s*#+\s*sbatch", re.IGNORECASE | re.MULTILINE)
+#: a line sbatch reads as a directive (``#SBATCH`` at its start), or one that looks like a
+#: directive sbatch ignores (``# SBATCH --nodes=2``, ``#sbatch -N 2``, an indented ``#SBATCH``:
+#: SB102 reports those): ``sbatch`` in any case after ``#`` and blanks, followed by an option or
+#: nothing. Prose that mentions sbatch in a comment (``# sbatch the training job`` in a Makefile,
+#: ``# sbatch-lint: …``) is not one: ``--fix`` once gave such a Makefile a ``#!`` line.
+JOB_SCRIPT = re.compile(r"^(?:#SBATCH|[ \t]*#+[ \t]*(?i:sbatch)(?:[ \t]+-|[ \t]*$))",
+                        re.MULTILINE)
 
 
 def is_job_script(text: str, path: str | None = None) -> bool:
-    """DESIGN.md's test: a line matching ``^\\s*#+\\s*sbatch`` (any case), or a .sbatch/.slurm
-    file name."""
+    """A line that is or looks like an ``#SBATCH`` directive (:data:`JOB_SCRIPT`; DESIGN.md's
+    ``^\\s*#+\\s*sbatch`` narrowed to exclude prose), or a .sbatch/.slurm file name."""
     if path and path.lower().endswith((".sbatch", ".slurm")):
         return True
     return bool(JOB_SCRIPT.search(text))

@@ -309,6 +309,31 @@ def test_a_helper_script_that_is_not_a_job_gets_nothing(tmp_path):
                                                                     ("job.sh", "SB101")}
 
 
+@pytest.mark.parametrize(("name", "text"), [
+    ("Makefile", ("all: submit\n\n# sbatch the training job on the cluster\nsubmit:\n"
+                 "\tsbatch train.sbatch\n")),
+    ("setup.py", "# sbatch-lint: disable=SB101\nprint('hi')\n"),
+    ("run.sh", "#!/bin/bash\n# Submit with: sbatch job.sbatch\necho hi\n"),
+])
+def test_a_comment_that_mentions_sbatch_makes_no_job_script(tmp_path, name, text):
+    """Prose about sbatch in a comment is not a directive: --fix leaves the file alone (it once
+    put a #! line at the top of such a Makefile: found by a fresh user)."""
+    path = tmp_path / name
+    path.write_text(text)
+    assert json.loads(run(["--format", "json", str(path)]).stdout) == []
+    assert run(["--fix", "--unsafe-fixes", str(path)]).returncode == 0
+    assert path.read_text() == text
+
+
+@pytest.mark.parametrize("line", ["#SBATCH <SLURM OPTIONS> --nodes=2", "# SBATCH --nodes=2",
+                                  "#sbatch -N 2", "  #SBATCH --time=1:00:00", "# SBATCH"])
+def test_a_directive_or_a_lookalike_makes_a_job_script(tmp_path, line):
+    path = tmp_path / "job.sh"
+    path.write_text(f"#!/bin/bash\n{line}\nsrun hostname\n")
+    assert run(["--format", "json", str(path)]).returncode in (0, 1)
+    assert "not job scripts" not in run([str(path)]).stdout
+
+
 def test_a_subcommand_lookalike_gets_the_option_it_means(tmp_path, monkeypatch, capsys):
     """`sbatch-lint explain SB201` names files "explain" and "SB201": the missing "explain"
     says which option does that."""

@@ -221,9 +221,11 @@ def test_several_agents_per_node_form_no_world():
     ("empty.sbatch", "", "empty"),
     ("blank.sbatch", " \n\t\n", "only whitespace"),
     ("train.py", "import torch\nprint(torch.cuda.device_count())\n", "no #SBATCH line"),
-    # a README whose heading matches DESIGN's loose `# sbatch` test: no directive sbatch
-    # reads, no srun step, no #! line
-    ("README.md", "# sbatch-tools\n\nRun `sbatch job.sbatch`.\n", "no #SBATCH directive"),
+    # a README whose heading mentions sbatch: prose, not a directive (source.JOB_SCRIPT)
+    ("README.md", "# sbatch-tools\n\nRun `sbatch job.sbatch`.\n", "no #SBATCH line"),
+    # a switched-off directive alone: it looks like one, but sbatch reads no directive, and
+    # there is no srun step and no #! line
+    ("notes.txt", "# SBATCH\nkeep the logs\n", "no #SBATCH directive"),
 ])
 def test_a_file_that_is_no_job_script_is_said_to_be_none(tmp_path, capsys, name, content, why):
     """No default job (1 node, 1 task) is invented for it: text and JSON say it is no job script,
