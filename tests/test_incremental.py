@@ -2,13 +2,14 @@
 
 The server lints every version of a document through the chunk cache (``shell.parse.read_chunk``),
 the chunk fragments (``shell.parse.chunk_fragment``: a chunk's model placed at its offset), the
-chunker's line memo (``shell.chunker._alone``) and the secrets' line memo
-(``secrets._line_secrets``): a chunk or line whose text an edit left alone is not read again. Here random edit sequences (typed characters, deletions, pastes across
+chunker's line memo (``shell.chunker._alone``), the secrets' line memo
+(``secrets._line_secrets``) and the control facts' chunk trees (``facts.control.chunk_tree``):
+a chunk or line whose text an edit left alone is not read again. Here random edit sequences (typed characters, deletions, pastes across
 chunk boundaries, here-document openers and closers, ``#SBATCH`` lines, and lines that change
 the job-level context later steps are read in: ``set -e``, exports, functions, traps) are
 applied to every script the project holds, and at each step the lint through the warm memos is
 compared with a lint that reads everything afresh: the findings (code, severity, message,
-ranges, related notes, fixes), the secret spans and the shell model (every object: words with
+ranges, related notes, fixes), the secret spans, the control facts and the shell model (every object: words with
 their expansions, assignments and the commands they belong to, here-documents, redirections,
 nested scripts). The generated corpus
 (tests/sbatch_corpus.py) is compared both ways too, and the real corpus when ``CORPUS_DIR``
@@ -39,6 +40,8 @@ import sbatch_corpus
 from lsp_support import CASES, config, initialize, open_doc, publish_for
 from rule_pages import sample_scripts
 from sbatch_lsp import secrets
+from sbatch_lsp.facts import control
+from sbatch_lsp.facts.control import job_control
 from sbatch_lsp.lint import Superseded, lint
 from sbatch_lsp.server import documents
 from sbatch_lsp.server.diagnostics import lsp_diagnostics
@@ -69,9 +72,11 @@ def fresh_reads():
     the warm state the incremental lints built survives); the chunker scans every line as it
     did before its memo."""
     cached, lines, alone = parse.read_chunk, secrets._line_secrets, chunker._alone
+    trees = control.chunk_tree
     parse.read_chunk = cached.__wrapped__  # type: ignore[assignment]
     secrets._line_secrets = lines.__wrapped__  # type: ignore[assignment]
     chunker._alone = lambda line: (False, None)  # type: ignore[assignment]
+    control.chunk_tree = trees.__wrapped__  # type: ignore[assignment]
     fragments = parse.use_fragments(False)
     try:
         yield
@@ -79,6 +84,7 @@ def fresh_reads():
         parse.read_chunk = cached  # type: ignore[assignment]
         secrets._line_secrets = lines  # type: ignore[assignment]
         chunker._alone = alone  # type: ignore[assignment]
+        control.chunk_tree = trees  # type: ignore[assignment]
         parse.use_fragments(fragments)
 
 
@@ -116,6 +122,33 @@ def deep_key(script) -> tuple:
     return model(script)
 
 
+def control_key(job) -> tuple:
+    """The control facts of a Job (facts/control.py) as comparable data: each command's
+    (by its index in the model's walk) and the batch shell's lists, commands as indices."""
+    ctl = job_control(job)
+    cmds = list(job.script.walk())
+    index = {id(c): k for k, c in enumerate(cmds)}
+
+    def cmd(c):
+        return index.get(id(c)) if c is not None else None
+
+    def pipe(p):
+        return (p.start, p.end, p.pipefail, [cmd(c) for c in p.commands]) if p else None
+
+    def wait(w):
+        return (cmd(w.command), w.kind, w.pids, w.in_loop, w.start, w.end)
+
+    return ([(ctl.tasks(c), ctl.at(c).background, pipe(ctl.at(c).pipeline), ctl.at(c).in_loop,
+              ctl.at(c).in_subshell, ctl.at(c).in_condition, ctl.at(c).statement,
+              ctl.at(c).after) for c in cmds],
+            [(cmd(b.command), b.start, b.end, b.pid_var, b.in_loop, [wait(w) for w in b.waits])
+             for b in ctl.backgrounds], [wait(w) for w in ctl.waits],
+            [pipe(p) for p in ctl.pipelines],
+            [(cmd(t.command), t.action, t.signals, t.start, t.end, t.batch) for t in ctl.traps],
+            ctl.functions, {k: [cmd(c) for c in v] for k, v in ctl.calls.items()}, ctl.last,
+            ctl.errexit, ctl.pipefail)
+
+
 def random_edit(rng: random.Random, text: str) -> str:
     """One edit of the kinds an editor sends while a user types, deletes and pastes."""
     n = len(text)
@@ -144,6 +177,11 @@ def same_both_ways(text: str, path: str = "job.sbatch") -> None:
         fresh_model = parse.parse_script(text)
     assert warm.diagnostics == fresh.diagnostics
     assert warm.secrets == fresh.secrets
+    if warm.job is not None:
+        assert fresh.job is not None
+        with fresh_reads():
+            fresh_control = control_key(fresh.job)
+        assert control_key(warm.job) == fresh_control
     assert _key(warm_model) == _key(fresh_model)
     assert deep_key(warm_model) == deep_key(fresh_model)
     assert [(c.start, c.end, c.parser, c.error) for c in warm_model.chunks] == \
@@ -168,6 +206,22 @@ def test_the_cache_is_hit_and_bypassed_as_the_comparison_assumes():
     lint(text)
     assert secrets._line_secrets.cache_info().hits > lines.hits
     assert parse.chunk_fragment.cache_info().hits > placed.hits
+
+
+def test_the_chunk_tree_memo_is_hit_and_keyed_by_the_chunks_text():
+    """facts/control.py reads each top-level chunk's tree through the chunk tree memo: a lint
+    of an unchanged text parses nothing, and an edit inside a guard (the same chunk at the same
+    place, another text) gives the control facts of a fresh read."""
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\nexport A=1\n"
+            'if [ "$SLURM_PROCID" -eq 0 ]; then\n  srun hostname\nfi\nsrun python x.py &\nwait\n')
+    lint(text)
+    trees = control.chunk_tree.cache_info()
+    lint(text)
+    assert control.chunk_tree.cache_info().misses == trees.misses
+    assert control.chunk_tree.cache_info().hits > trees.hits
+    for edited in (text.replace("-eq 0", "-eq 1"), text.replace("-eq 0", "-ne 0"),
+                   text.replace("&\nwait", "\nwait"), text.replace("A=1", "A=12")):
+        same_both_ways(edited)
 
 
 @pytest.mark.parametrize("text", sample_scripts())

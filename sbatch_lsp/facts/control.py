@@ -256,28 +256,43 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+#: top-level chunks whose tree-sitter trees the chunk tree memo keeps (least recently used go
+#: first): the chunks of some 50 open documents of a few hundred lines, or a few long ones
+CHUNK_TREE_CACHE_SIZE = 8192
+
+
+@lru_cache(maxsize=CHUNK_TREE_CACHE_SIZE)
+def chunk_tree(text: str) -> tuple[Any, Callable[[int], int]]:
+    """The chunk tree memo: tree-sitter-bash's tree of ``text`` (a top-level chunk of the
+    script, or a command string) and its byte-offset -> character-offset conversion, memoised
+    by the text: a pure function of it (the tree is never changed), so an edit parses only the
+    chunks whose text it changed (the language server lints every version of a document)."""
+    data = text.encode("utf-8")
+    root = _parser().parse(data).root_node
+    if len(data) == len(text):
+        return root, int
+    idx = [0] * (len(data) + 1)
+    pos = 0
+    for ci, ch in enumerate(text):
+        for _ in range(len(ch.encode("utf-8"))):
+            idx[pos] = ci
+            pos += 1
+    idx[len(data)] = len(text)
+    return root, idx.__getitem__
+
+
 class _Tree:
     """One tree-sitter parse of ``text`` placed at ``base`` in the script, with byte offsets
     converted to script character offsets; ``late`` holds the offsets (in the script) of ``$``
-    signs that the shell reading this text expands itself (not substituted before it runs)."""
+    signs that the shell reading this text expands itself (not substituted before it runs);
+    ``top``: a top-level chunk of the batch script (not a string or a here-document body)."""
 
-    def __init__(self, text: str, base: int, late: Callable[[int], bool]):
-        data = text.encode("utf-8")
-        self.root = _parser().parse(data).root_node
+    def __init__(self, text: str, base: int, late: Callable[[int], bool], top: bool = False):
+        self.root, self._conv = chunk_tree(text)
         self.base = base
         self.late = late
         self.text = text
-        if len(data) != len(text):
-            idx = [0] * (len(data) + 1)
-            pos = 0
-            for ci, ch in enumerate(text):
-                for _ in range(len(ch.encode("utf-8"))):
-                    idx[pos] = ci
-                    pos += 1
-            idx[len(data)] = len(text)
-            self._conv: Callable[[int], int] = idx.__getitem__
-        else:
-            self._conv = int
+        self.top = top
 
     def span(self, node: Any) -> tuple[int, int]:
         return self.base + self._conv(node.start_byte), self.base + self._conv(node.end_byte)
@@ -387,7 +402,7 @@ class _Reader:
         stands, as the batch node's code or, for ``srun … bash FILE``, as every task's (its
         ``$`` signs then expand in the task when the delimiter was quoted)."""
         doc = next((c for c in node.named_children if c.type == "heredoc_body"), None)
-        if doc is None or tree.base != 0:
+        if doc is None or not tree.top:
             return
         s, e = tree.span(doc)
         body = next((b for b in self.script.bodies if s <= b.start <= e), None)
@@ -813,12 +828,14 @@ def control_of(script: Script, text: str) -> Control:
     if shebang and "e" in shebang.group(1):
         # slurmstepd execs the script, so the kernel passes the shebang's flags to bash
         reader.errexit.append((-1, True))
-    tree = _Tree(text, 0, lambda _o: False)
-    reader.walk(tree, tree.root, _Ctx())
     last = None
-    stmts = [c for c in tree.root.named_children if c.type != "comment"]
-    if stmts:
-        last = tree.span(stmts[-1])
+    for chunk in script.chunks:  # each top-level chunk on its own, as the shell model reads it
+        tree = _Tree(text[chunk.start:chunk.end], chunk.start, lambda _o: False, top=True)
+        reader.walk(tree, tree.root, _Ctx())
+        stmts = [c for c in tree.root.named_children if c.type != "comment"]
+        if stmts:
+            last = tree.span(stmts[-1])
+    if last is not None:
         # `exec bash FILE` / `bash FILE` last: the script's status is that of the body's end
         runner = next((c for c in script.commands if c.runs is not None and
                        last[0] <= c.start < last[1]), None)
