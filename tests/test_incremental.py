@@ -224,6 +224,31 @@ def test_the_chunk_tree_memo_is_hit_and_keyed_by_the_chunks_text():
         same_both_ways(edited)
 
 
+def test_a_placed_fragment_shares_no_mutable_object_with_the_memo():
+    """Fragment.place copies commands and words field by field (shell/fragments.py): every
+    list, dict or set a placed object holds is its own (the build and the facts mutate them),
+    whatever fields the model's classes gain."""
+    from sbatch_lsp.shell.fragments import Fragment
+    from sbatch_lsp.shell.model import Chunk, Script
+
+    text = ('X=1 srun --export=ALL "$A" ${B:-x} > out.log 2>&1 <<EOF\nbody $C\nEOF\n')
+    fragment = parse.chunk_fragment.__wrapped__(text)
+    assert isinstance(fragment, Fragment)
+    script = Script()
+    fragment.place(script, Chunk(0, 2, 10, 10 + len(text), "none"), 10)
+    pairs = list(zip(fragment.commands, script.commands, strict=True))
+    pairs += [(a, b) for c, d in pairs for a, b in zip(c.words, d.words, strict=True)]
+    pairs += [(a.target, b.target) for c, d in pairs[:len(fragment.commands)]
+              for a, b in zip(c.redirects, d.redirects, strict=True)]
+    assert len(pairs) > 5
+    for old, new in pairs:
+        assert old is not new
+        for name, value in vars(new).items():
+            if isinstance(value, (list, dict, set)):
+                assert value is not vars(old)[name], name
+        assert new.start == old.start + 10
+
+
 @pytest.mark.parametrize("text", sample_scripts())
 def test_random_edits_give_the_findings_of_a_fresh_lint(text):
     rng = random.Random(zlib.crc32(text.encode()))

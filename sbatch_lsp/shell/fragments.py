@@ -60,6 +60,10 @@ class Fragment:
         chunk.parser, chunk.error = self.parser, self.error
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
 class _Copy:
     """Copies of a fragment's objects moved by ``base``; an object met twice (an assignment in
     both its command's list and the script's, a here-document in both) is copied once."""
@@ -70,10 +74,26 @@ class _Copy:
         self.made: dict[int, object] = {}
 
     def word(self, w: Word) -> Word:
+        """A copy of ``w`` (and of its expansions) moved by ``base``: the fields copied as they
+        are, only the offsets changed (without the dataclasses' ``__init__``, which is most of a
+        placement's time; a frozen Expansion is built the same way)."""
         b = self.base
-        return Word(w.text, w.start + b, w.end + b, w.value,
-                    [Expansion(x.name, x.kind, x.quoting, x.start + b, x.end + b, x.text,
-                               x.nested, x.early) for x in w.expansions], list(w.early))
+        fields = w.__dict__.copy()
+        fields["start"] += b
+        fields["end"] += b
+        expansions = []
+        for x in w.expansions:
+            moved = x.__dict__.copy()
+            moved["start"] += b
+            moved["end"] += b
+            e = _new(Expansion)
+            _set(e, "__dict__", moved)
+            expansions.append(e)
+        fields["expansions"] = expansions
+        fields["early"] = list(w.early)
+        new = _new(Word)
+        new.__dict__ = fields
+        return new
 
     def heredoc(self, h: Heredoc) -> Heredoc:
         made = self.made.get(id(h))
@@ -87,12 +107,14 @@ class _Copy:
         if made is not None:
             return made  # type: ignore[return-value]
         b = self.base
-        new = Command([self.word(w) for w in c.words], [], c.start + b, c.end + b,
-                      heredocs=[self.heredoc(h) for h in c.heredocs], function=c.function,
-                      in_substitution=c.in_substitution, background=c.background,
-                      script=self.script, runs=c.runs, calls=c.calls, call=c.call,
+        fields = c.__dict__.copy()  # (as word() does: the fields as they are, offsets moved)
+        fields.update(words=[self.word(w) for w in c.words], assignments=[], start=c.start + b,
+                      end=c.end + b, heredocs=[self.heredoc(h) for h in c.heredocs],
+                      script=self.script, nested=[],
                       redirects=[Redirect(r.op, r.fd, self.word(r.target), r.start + b,
                                           r.end + b) for r in c.redirects])
+        new = _new(Command)
+        new.__dict__ = fields
         self.made[id(c)] = new
         new.assignments = [self.assignment(a) for a in c.assignments]
         return new
