@@ -3,8 +3,9 @@
 The server lints every version of a document through the chunk cache (``shell.parse.read_chunk``),
 the chunk fragments (``shell.parse.chunk_fragment``: a chunk's model placed at its offset), the
 chunker's line memo (``shell.chunker._alone``), the secrets' line memo
-(``secrets._line_secrets``) and the control facts' chunk trees (``facts.control.chunk_tree``):
-a chunk or line whose text an edit left alone is not read again. Here random edit sequences (typed characters, deletions, pastes across
+(``secrets._line_secrets``), and the control facts' chunk trees and walks
+(``facts.control.chunk_tree``, ``facts.control.chunk_events``): a chunk or line whose text an
+edit left alone is not read again. Here random edit sequences (typed characters, deletions, pastes across
 chunk boundaries, here-document openers and closers, ``#SBATCH`` lines, and lines that change
 the job-level context later steps are read in: ``set -e``, exports, functions, traps) are
 applied to every script the project holds, and at each step the lint through the warm memos is
@@ -72,11 +73,12 @@ def fresh_reads():
     the warm state the incremental lints built survives); the chunker scans every line as it
     did before its memo."""
     cached, lines, alone = parse.read_chunk, secrets._line_secrets, chunker._alone
-    trees = control.chunk_tree
+    trees, events = control.chunk_tree, control.chunk_events
     parse.read_chunk = cached.__wrapped__  # type: ignore[assignment]
     secrets._line_secrets = lines.__wrapped__  # type: ignore[assignment]
     chunker._alone = lambda line: (False, None)  # type: ignore[assignment]
     control.chunk_tree = trees.__wrapped__  # type: ignore[assignment]
+    control.chunk_events = lambda _text: None  # type: ignore[assignment]  # walked in place
     fragments = parse.use_fragments(False)
     try:
         yield
@@ -85,6 +87,7 @@ def fresh_reads():
         secrets._line_secrets = lines  # type: ignore[assignment]
         chunker._alone = alone  # type: ignore[assignment]
         control.chunk_tree = trees  # type: ignore[assignment]
+        control.chunk_events = events  # type: ignore[assignment]
         parse.use_fragments(fragments)
 
 
@@ -209,18 +212,19 @@ def test_the_cache_is_hit_and_bypassed_as_the_comparison_assumes():
 
 
 def test_the_chunk_tree_memo_is_hit_and_keyed_by_the_chunks_text():
-    """facts/control.py reads each top-level chunk's tree through the chunk tree memo: a lint
-    of an unchanged text parses nothing, and an edit inside a guard (the same chunk at the same
-    place, another text) gives the control facts of a fresh read."""
-    text = ("#!/bin/bash\n#SBATCH --nodes=2\nexport A=1\n"
-            'if [ "$SLURM_PROCID" -eq 0 ]; then\n  srun hostname\nfi\nsrun python x.py &\nwait\n')
+    """facts/control.py reads the tree of each top-level chunk it walks in place (here a guard
+    on an alias of a task id, which the model's assignments resolve) through the chunk tree
+    memo: a lint of an unchanged text parses nothing, and an edit inside the guard (the same
+    chunk at the same place, another text) gives the control facts of a fresh read."""
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\nexport RANK=$SLURM_PROCID\n"
+            'if [ "$RANK" -eq 0 ]; then\n  srun hostname\nfi\nsrun python x.py &\nwait\n')
     lint(text)
     trees = control.chunk_tree.cache_info()
     lint(text)
     assert control.chunk_tree.cache_info().misses == trees.misses
     assert control.chunk_tree.cache_info().hits > trees.hits
     for edited in (text.replace("-eq 0", "-eq 1"), text.replace("-eq 0", "-ne 0"),
-                   text.replace("&\nwait", "\nwait"), text.replace("A=1", "A=12")):
+                   text.replace("&\nwait", "\nwait"), text.replace("=$SLURM_PROCID", "=0")):
         same_both_ways(edited)
 
 
@@ -247,6 +251,43 @@ def test_a_placed_fragment_shares_no_mutable_object_with_the_memo():
             if isinstance(value, (list, dict, set)):
                 assert value is not vars(old)[name], name
         assert new.start == old.start + 10
+
+
+def test_the_chunk_events_memo_is_hit_and_keyed_by_the_chunks_text():
+    """facts/control.py replays each top-level chunk's recorded walk (chunk_events) at the
+    chunk's place: a lint of an unchanged text walks nothing, and edits that keep a chunk's
+    place but change its text (a guard, a background job, a pipeline, a saved ``$!``, a
+    ``set``) give the control facts of a walk in place."""
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\nset -o pipefail\n"
+            'if [ "$SLURM_PROCID" -eq 0 ]; then\n  srun hostname | tee log\nfi\n'
+            "srun python x.py &\npid=$!\nwait $pid\ntrap 'kill 0' USR1\n")
+    lint(text)
+    recorded = control.chunk_events.cache_info()
+    lint(text)
+    assert control.chunk_events.cache_info().misses == recorded.misses
+    for edited in (text.replace("-eq 0", "-eq 1"), text.replace("| tee", "; tee"),
+                   text.replace("&\npid", "\npid"), text.replace("pid=$!", "pid=$$"),
+                   text.replace("-o pipefail", "+o pipefail"), text.replace("USR1", "TERM")):
+        same_both_ways(edited)
+
+
+def test_a_replayed_walk_is_the_walk_in_place_for_every_script():
+    """The control facts of every script the project holds, each chunk replayed from its
+    recording, equal those of every chunk walked in place (chunk_events bypassed)."""
+    for param in sample_scripts():
+        text = param.values[0]
+        job = lint(text, "job.sbatch").job
+        if job is None:
+            continue
+        replayed = control_key(job)
+        job._derived.pop(control._of_job)
+        events = control.chunk_events
+        control.chunk_events = lambda _text: None  # type: ignore[assignment]
+        try:
+            walked = control_key(job)
+        finally:
+            control.chunk_events = events  # type: ignore[assignment]
+        assert replayed == walked, param.id
 
 
 @pytest.mark.parametrize("text", sample_scripts())
