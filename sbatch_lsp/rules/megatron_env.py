@@ -446,10 +446,11 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
     the job works in a directory of its own, or a pyxis step starts in the image's WORKDIR
     (no ``--container-workdir``, ``--container-name`` or ``cd``: a fresh container file
     system each step, so nothing is left from an earlier run)."""
-    if _own_workdir(job):
+    runs = framework_runs(job)
+    if not runs or _own_workdir(job):
         return
     array = job.directives.get("array")
-    for run in framework_runs(job):
+    for run in runs:
         vals = [w.value or w.text for w in run.words]
         if _opaque(run.words):
             continue  # words the script does not show may choose the directory
