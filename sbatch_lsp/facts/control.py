@@ -261,12 +261,8 @@ def _parser() -> Any:
 CHUNK_TREE_CACHE_SIZE = 8192
 
 
-@lru_cache(maxsize=CHUNK_TREE_CACHE_SIZE)
-def chunk_tree(text: str) -> tuple[Any, Callable[[int], int]]:
-    """The chunk tree memo: tree-sitter-bash's tree of ``text`` (a top-level chunk of the
-    script, or a command string) and its byte-offset -> character-offset conversion, memoised
-    by the text: a pure function of it (the tree is never changed), so an edit parses only the
-    chunks whose text it changed (the language server lints every version of a document)."""
+def _parse_chunk(text: str) -> tuple[Any, Callable[[int], int]]:
+    """tree-sitter-bash's tree of ``text`` and its byte-offset -> character-offset conversion."""
     data = text.encode("utf-8")
     root = _parser().parse(data).root_node
     if len(data) == len(text):
@@ -281,14 +277,22 @@ def chunk_tree(text: str) -> tuple[Any, Callable[[int], int]]:
     return root, idx.__getitem__
 
 
+#: the chunk tree memo: :func:`_parse_chunk` of a top-level chunk of the script (or a command
+#: string) memoised by its text, a pure function of it (the tree is never changed), so an edit
+#: parses only the chunks whose text it changed (the language server lints every version of a
+#: document)
+chunk_tree = lru_cache(maxsize=CHUNK_TREE_CACHE_SIZE)(_parse_chunk)
+
+
 class _Tree:
     """One tree-sitter parse of ``text`` placed at ``base`` in the script, with byte offsets
     converted to script character offsets; ``late`` holds the offsets (in the script) of ``$``
     signs that the shell reading this text expands itself (not substituted before it runs);
     ``top``: a top-level chunk of the batch script (not a string or a here-document body)."""
 
-    def __init__(self, text: str, base: int, late: Callable[[int], bool], top: bool = False):
-        self.root, self._conv = chunk_tree(text)
+    def __init__(self, text: str, base: int, late: Callable[[int], bool], top: bool = False,
+                 memo: bool = True):
+        self.root, self._conv = chunk_tree(text) if memo else _parse_chunk(text)
         self.base = base
         self.late = late
         self.text = text
@@ -903,7 +907,7 @@ def chunk_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     it is walked in place). A pure function of the text, so an edit walks only the chunks whose
     text it changed; the recording is never changed (:meth:`_Reader.replay` moves copies)."""
     recorder = _Reader(Script(), "", record=True)
-    tree = _Tree(text, 0, _never, top=True)
+    tree = _Tree(text, 0, _never, top=True, memo=False)  # (the recording is kept, not the tree)
     try:
         recorder.walk(tree, tree.root, _Ctx())
     except _Impure:
