@@ -73,13 +73,11 @@ PLUGIN_PREFILTER = re.compile(
 #: ``\d{8,10}:`` one as a ``:`` with 8 digits before it, and the case-insensitive ones tried
 #: only when the case-folded line holds their text (every character ``(?i)`` matches to a
 #: letter of them folds to that letter); :func:`prefiltered` is the two prefilters' verdict
-_PLUGIN_PLAIN = re.compile(
-    r"A3T|ABIA|ACCA|AKIA|ASIA|gh[pousr]_|GR1348941|sk-|k_live_|"
-    r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|"
-    r"PRIVATE KEY|PuTTY|pypi-|_authToken|SG\.|\.[A-Za-z\d_-]{6}\.|AC[a-z0-9]{32}|"
-    r"SK[a-z0-9]{32}|eyJ|-us\d|AccountKey=|AKC|AP[\dA-F]")
-_PLUGIN_DIGITS = re.compile(r":(?<=\d{8}:)")
 _PLUGIN_FOLDED = re.compile(r"(?i:aws|xox|hooks\.slack)")
+_PLUGIN_DIGITS = re.compile(r":(?<=\d{8}:)")
+_PLUGIN_PLAIN = re.compile("|".join(
+    alt for alt in re.split(r"\|(?![^()]*\))", PLUGIN_PREFILTER.pattern)
+    if alt not in (_PLUGIN_FOLDED.pattern, r"\d{8,10}:")))
 #: prefixes a mask keeps, so a reader still sees which kind of token it was
 KEPT_PREFIX = re.compile(r"(hf_|gh[pousr]_|github_pat_|glpat-|sk-|xox[abpr]-|AKIA|npm_|pypi-)")
 

@@ -35,6 +35,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..shell.model import Command, Script
+from ..shell.parse import tree_sitter_parse
 
 #: task-id variables slurmstepd sets per task, and the id each stands for
 TASK_IDS = {"SLURM_PROCID": "procid", "SLURM_NODEID": "nodeid", "SLURM_LOCALID": "localid",
@@ -248,40 +249,17 @@ class Control:
 
 # ---- reading ----------------------------------------------------------------------------------
 
-@lru_cache(maxsize=1)
-def _parser() -> Any:
-    import tree_sitter
-    import tree_sitter_bash
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
-
-
 #: top-level chunks whose tree-sitter trees the chunk tree memo keeps (least recently used go
 #: first): the chunks of some 50 open documents of a few hundred lines, or a few long ones
 CHUNK_TREE_CACHE_SIZE = 8192
 
 
-def _parse_chunk(text: str) -> tuple[Any, Callable[[int], int]]:
-    """tree-sitter-bash's tree of ``text`` and its byte-offset -> character-offset conversion."""
-    data = text.encode("utf-8")
-    root = _parser().parse(data).root_node
-    if len(data) == len(text):
-        return root, int
-    idx = [0] * (len(data) + 1)
-    pos = 0
-    for ci, ch in enumerate(text):
-        for _ in range(len(ch.encode("utf-8"))):
-            idx[pos] = ci
-            pos += 1
-    idx[len(data)] = len(text)
-    return root, idx.__getitem__
-
-
-#: the chunk tree memo: :func:`_parse_chunk` of a top-level chunk of the script (or a command
-#: string) memoised by its text, a pure function of it (the tree is never changed), so an edit
-#: parses only the chunks whose text it changed (the language server lints every version of a
+#: the chunk tree memo: :func:`tree_sitter_parse` (tree-sitter-bash's tree and its byte-offset
+#: -> character-offset conversion) of a top-level chunk of the script (or a command string)
+#: memoised by its text, a pure function of it (the tree is never changed), so an edit parses
+#: only the chunks whose text it changed (the language server lints every version of a
 #: document)
-chunk_tree = lru_cache(maxsize=CHUNK_TREE_CACHE_SIZE)(_parse_chunk)
+chunk_tree = lru_cache(maxsize=CHUNK_TREE_CACHE_SIZE)(tree_sitter_parse)
 
 
 class _Tree:
@@ -292,7 +270,7 @@ class _Tree:
 
     def __init__(self, text: str, base: int, late: Callable[[int], bool], top: bool = False,
                  memo: bool = True):
-        self.root, self._conv = chunk_tree(text) if memo else _parse_chunk(text)
+        self.root, self._conv = chunk_tree(text) if memo else tree_sitter_parse(text)
         self.base = base
         self.late = late
         self.text = text
