@@ -74,13 +74,10 @@ class _Copy:
         self.made: dict[int, object] = {}
 
     def word(self, w: Word) -> Word:
-        """A copy of ``w`` (and of its expansions) moved by ``base``: the fields copied as they
-        are, only the offsets changed (without the dataclasses' ``__init__``, which is most of a
-        placement's time; a frozen Expansion is built the same way)."""
+        """A copy of ``w`` and of its expansions moved by ``base``. An Expansion (frozen: its
+        ``__init__`` sets each field through ``object.__setattr__``, most of a placement's
+        time) is made from a copy of its fields with the offsets changed."""
         b = self.base
-        fields = w.__dict__.copy()
-        fields["start"] += b
-        fields["end"] += b
         expansions = []
         for x in w.expansions:
             moved = x.__dict__.copy()
@@ -89,11 +86,7 @@ class _Copy:
             e = _new(Expansion)
             _set(e, "__dict__", moved)
             expansions.append(e)
-        fields["expansions"] = expansions
-        fields["early"] = list(w.early)
-        new = _new(Word)
-        new.__dict__ = fields
-        return new
+        return Word(w.text, w.start + b, w.end + b, w.value, expansions, list(w.early))
 
     def heredoc(self, h: Heredoc) -> Heredoc:
         made = self.made.get(id(h))
@@ -107,14 +100,12 @@ class _Copy:
         if made is not None:
             return made  # type: ignore[return-value]
         b = self.base
-        fields = c.__dict__.copy()  # (as word() does: the fields as they are, offsets moved)
-        fields.update(words=[self.word(w) for w in c.words], assignments=[], start=c.start + b,
-                      end=c.end + b, heredocs=[self.heredoc(h) for h in c.heredocs],
-                      script=self.script, nested=[],
+        new = Command([self.word(w) for w in c.words], [], c.start + b, c.end + b,
+                      heredocs=[self.heredoc(h) for h in c.heredocs], function=c.function,
+                      in_substitution=c.in_substitution, background=c.background,
+                      script=self.script, runs=c.runs, calls=c.calls, call=c.call,
                       redirects=[Redirect(r.op, r.fd, self.word(r.target), r.start + b,
                                           r.end + b) for r in c.redirects])
-        new = _new(Command)
-        new.__dict__ = fields
         self.made[id(c)] = new
         new.assignments = [self.assignment(a) for a in c.assignments]
         return new
