@@ -284,7 +284,7 @@ class _Tree:
         return self.text[s - self.base:e - self.base]
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)  # (kept in the chunk recordings: small, never changed)
 class _Ctx:
     tasks: Tasks = EVERY_TASK
     in_loop: bool = False
@@ -620,18 +620,28 @@ class _Reader:
         words = [tree.text_of(c) for c in kids
                  if c.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect",
                                    "variable_assignment")]
-        assigned = tree.text_of(node) if node.type == "variable_assignment" else None
-        self.emit(_CMD, s, e, ctx, (words, node.type == "command", assigned))
+        name = words[0] if words and node.type == "command" else None
+        rest = " ".join(words[1:])
+        saved = None  # `pid=$!`: the variable that keeps a background job's pid
+        if node.type == "variable_assignment":
+            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\]|\+)?=\(?\s*[\"']?\$\{?!\}?"
+                             r"[\"']?\s*\)?", tree.text_of(node))
+            saved = m.group(1) if m else ""
+        self.emit(_CMD, s, e, ctx, (name, words[1:] if name in ("set", "wait", "trap") else None,
+                                    "$!" in rest or "${!}" in rest, saved))
         # nested command strings: bash -c '…' bodies and $CMD values
         for c in kids:
             if c.type in ("raw_string", "string"):
                 self.emit(_STRING, *tree.span(c), ctx, c.type == "raw_string")
 
     def _apply_command(self, s: int, e: int, ctx: _Ctx,
-                       tail: tuple[list[str], bool, str | None] | None) -> None:
+                       tail: tuple[str | None, list[str] | None, bool, str | None] | None
+                       ) -> None:
         """A command node at ``[s, e)``: its model command's control facts and, in the batch
-        shell outside subshells (``tail``: its words, whether it is a simple command, the text
-        of a variable assignment), what it sets (``set``, ``wait``, ``trap``, a saved ``$!``)."""
+        shell outside subshells (``tail``: the simple command's name, its arguments when it is
+        ``set``, ``wait`` or ``trap``, whether they read ``$!``, and for a variable assignment
+        the variable that keeps ``$!`` or ""), what it sets (``set``, ``wait``, ``trap``, a
+        saved ``$!``)."""
         cmd = self._model(s, e)
         if cmd is not None:
             cc = self.of.setdefault(id(cmd), CommandControl())
@@ -639,27 +649,24 @@ class _Reader:
             cc.in_condition, cc.statement, cc.after = ctx.in_condition, ctx.statement, ctx.after
         if tail is None:
             return
-        words, simple, assigned = tail
-        name = words[0] if words and simple else None
+        name, given, bang, saved = tail
+        args = given or []
         if name == "set":
-            self._set(words[1:], s)
+            self._set(args, s)
         elif name == "wait" and cmd is not None:
-            args = words[1:]
             kind = "any" if any(a.startswith("-") and "n" in a for a in args) else \
                 "pids" if [a for a in args if not a.startswith("-")] else "all"
             pids = [a.strip("'\"") for a in args if not a.startswith("-")]
             self.waits.append(Wait(cmd, kind, pids, ctx.in_loop, s, e))
-        elif name == "trap" and len(words) >= 3 and not words[1].startswith("-"):
-            action = _unquote(words[1])
-            sigs = [signal_name(w) for w in words[2:]]
+        elif name == "trap" and len(args) >= 2 and not args[0].startswith("-"):
+            action = _unquote(args[0])
+            sigs = [signal_name(w) for w in args[1:]]
             self.traps.append(Trap(cmd, action, sigs, s, e, True))
-        elif assigned is not None and self.backgrounds:
-            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\]|\+)?=\(?\s*[\"']?\$\{?!\}?"
-                             r"[\"']?\s*\)?", assigned)
-            if m and self.backgrounds[-1].pid_var is None:
-                self.backgrounds[-1].pid_var = m.group(1)
+        elif saved is not None and self.backgrounds:
+            if saved and self.backgrounds[-1].pid_var is None:
+                self.backgrounds[-1].pid_var = saved
         elif name is not None and self.backgrounds and self.backgrounds[-1].pid_var is None \
-                and ("$!" in " ".join(words[1:]) or "${!}" in " ".join(words[1:])):
+                and bang:
             # pids+=($!) / PIDS[$i]=$! / echo $! > file: the pid is kept somewhere
             self.backgrounds[-1].pid_var = "?"
 
