@@ -486,10 +486,13 @@ async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(ow
         assert on_thread == [1]  # the young generations, once the thread was idle
         on_thread.clear()
         worker.made = documents.COLLECT_FLOOR + 1  # as if a long lint had run
-        assert await worker.submit(gc.get_threshold).future == (documents.YOUNG, documents.NEVER,
-                                                                 documents.NEVER)
+        job = worker.submit(gc.get_threshold)
+        published: list[bool] = []  # what the job's waiter did before the collection began
+        job.future.add_done_callback(lambda _f: published.append(not on_thread))
+        assert await job.future == (documents.YOUNG, documents.NEVER, documents.NEVER)
         await collected()
         assert on_thread[0] == 2  # a full collection, right after the job
+        assert published == [True]  # ... once the loop had handed the result to its waiters
         assert worker.made == 0 and worker.survivors > 0
     finally:
         gc.callbacks.remove(seen)
