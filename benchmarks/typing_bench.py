@@ -22,7 +22,8 @@ stages, each stage's own time (what it called through the other timed stages exc
 shell model (``parse_script``: chunks, the chunk cache, the model build, nested strings), the
 directive block, the Job (steps, layouts), each fact computed through ``Job.derived`` (the first
 rule asking for it pays it otherwise), each rule's own time, provenance, suppressions, the
-secrets and masking, and the LSP conversion.
+secrets and masking, and the LSP conversion. The garbage collector runs as in the server
+(young collections inside a lint, a full one between edits, untimed).
 """
 from __future__ import annotations
 
@@ -172,6 +173,14 @@ def stages(rounds: int, sizes: list[int]) -> None:
     job_module.Job.derived = timed_derived  # type: ignore[method-assign]
     convert = st.wrap("lsp conversion", lsp_diagnostics)
     codec = PositionCodec(PositionEncodingKind.Utf16)
+    import gc
+
+    from sbatch_lsp.server.documents import NEVER, YOUNG
+
+    # the collector as the server's lint thread runs it (server/documents.py): young
+    # collections only inside a lint, the older generations between lints (not timed here)
+    gc.freeze()
+    gc.set_threshold(YOUNG, NEVER, NEVER)
     print(f"start: {load()}")
     for lines in sizes:
         text = script(lines)
@@ -183,6 +192,7 @@ def stages(rounds: int, sizes: list[int]) -> None:
         for _ in range(rounds):
             rows[line] += "x"
             text = "\n".join(rows)
+            gc.collect()
             t0 = time.perf_counter()
             result = lint_module.lint(text, "/bench/typing.sbatch")
             convert(result, "file:///bench/typing.sbatch", Positions(result.source, codec))

@@ -22,7 +22,7 @@ from .facts.exports import Exports
 from .facts.layout import count_of, gpu_count, parse_count
 from .facts.provenance import Provenance, is_completed_elsewhere, provenance_of
 from .facts.values import expand_arrays
-from .facts.wrappers import MAX_WRAPPERS, base, skip_wrapper, wrapper_at
+from .facts.wrappers import MAX_WRAPPERS, WRAPPER_NAMES, base, skip_wrapper, wrapper_at
 from .launchers import Launch, find_launch
 from .shell.model import Command, Script, Word
 from .shell.parse import shell_string_index
@@ -405,8 +405,11 @@ def _find_srun(words: list[Word]) -> int | None:
     for _ in range(MAX_WRAPPERS + 1):
         if i >= len(words):
             return None
-        if base(words[i]) == "srun":
+        name = base(words[i])
+        if name == "srun":
             return i
+        if name not in WRAPPER_NAMES:
+            return None  # (most commands: no wrapper to look through)
         w = wrapper_at(words, i)
         if w is None:
             return None

@@ -36,6 +36,7 @@ launcher assembled from several variables, strings nested two deep).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .diagnostics import Edit, Fix, apply_edits
@@ -172,10 +173,15 @@ class _Planner:
                 vw = step.options.get(name)
                 self.drop_word(ow.start, vw.end if vw is not None and vw is not ow else ow.end)
 
-    def batch_words(self) -> list[Word]:
+    def batch_words(self) -> Iterator[Word]:
+        """The batch shell's words in order: each command's argv and prefix assignment values,
+        then the values of the script's assignments (read as far as a caller asks)."""
         script = self.job.script
-        words = [w for cmd in script.commands for w in cmd.all_words()]
-        return words + [a.value for a in script.assignments if a.value is not None]
+        for cmd in script.commands:
+            yield from cmd.all_words()
+        for a in script.assignments:
+            if a.value is not None:
+                yield a.value
 
     def context(self, offset: int) -> tuple[Word, str] | None:
         """The batch-shell word holding ``offset`` and how the batch shell quotes that
@@ -253,13 +259,16 @@ class _Planner:
         script = self.job.script
         seen = {s.launch.anchor.start for s in sites}
         for cmd in script.walk():
-            if _base(cmd.words[0]) in LOOKUPS if cmd.words else True:
+            # the first word naming torchrun (both names hold "torch": the regex only for a
+            # word that may be one), then whether the command is one to look at
+            named = next((w for w in cmd.words if w.value is not None and "torch" in w.value
+                          and (LAUNCHER_WORD.fullmatch(_base(w)) or
+                               w.value in TORCHRUN_MODULES)), None)
+            if named is None or _base(cmd.words[0]) in LOOKUPS:
                 continue  # `which torchrun`, `echo torchrun …`
             if cmd.words[0].start in seen or any(w.start in seen for w in cmd.words[:8]):
                 continue
-            for w in cmd.words:
-                if LAUNCHER_WORD.fullmatch(_base(w)) or w.value in TORCHRUN_MODULES:
-                    return w
+            return named
         candidates = [a for a in script.assignments if a.value is not None and
                       LAUNCHER_VALUE.search(a.value.text) and
                       not any(a.value.start <= x < a.value.end for x in seen)]

@@ -1,5 +1,7 @@
 """facts/caches.py and SB401 over it: where a data cache lives for each step's tasks."""
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sbatch_lsp.config import Config, Profile
 from sbatch_lsp.facts.caches import HF_CACHE, HomeView, Storage, cache_uses
@@ -122,3 +124,24 @@ def test_nemo_evidence_needs_a_data_word_at_or_after_the_nemo_word():
     assert sb401(HEAD + run + "python /opt/NeMo/examples/llm/finetune.py dataset=squad\n") == \
         ["error"]
     assert sb401(HEAD + run + "python /opt/NeMo/examples/llm/generate.py\n") == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("loraLORApeftPEFTtransformshugingfacHF_b.dlDTı -")),
+               max_size=24))
+def test_the_hf_prefilter_never_hides_a_match(text):
+    """facts/caches.py asks may_name_hf() before the HF regex: it answers as the regex does."""
+    from sbatch_lsp.facts.caches import HF, may_name_hf
+
+    assert may_name_hf(text) == (HF.search(text) is not None)
+
+
+def test_the_hf_prefilter_reads_every_form():
+    from sbatch_lsp.facts.caches import may_name_hf
+
+    for text in ("QLoRA", "peft", "Transformers", "HuggingFace", "hf_hub_download",
+                 "from_pretrained", "--model_name_or_path", "--hf-token", "--HF_x",
+                 "--dataset_name", "load_dataset", "trl sft", "TRL.scripts", "from datasets",
+                 "import datasets", "from_pretraıned"):
+        assert may_name_hf(text), text
+    assert not may_name_hf("python train.py --out /lustre/x\nsrun hostname")

@@ -2,13 +2,15 @@
 
 The server lints every version of a document through the chunk cache (``shell.parse.read_chunk``),
 the chunk fragments (``shell.parse.chunk_fragment``: a chunk's model placed at its offset), the
-chunker's line memo (``shell.chunker._alone``) and the secrets' line memo
-(``secrets._line_secrets``): a chunk or line whose text an edit left alone is not read again. Here random edit sequences (typed characters, deletions, pastes across
+chunker's line memo (``shell.chunker._alone``), the secrets' line memo
+(``secrets._line_secrets``), and the control facts' chunk trees and walks
+(``facts.control.chunk_tree``, ``facts.control.chunk_events``): a chunk or line whose text an
+edit left alone is not read again. Here random edit sequences (typed characters, deletions, pastes across
 chunk boundaries, here-document openers and closers, ``#SBATCH`` lines, and lines that change
 the job-level context later steps are read in: ``set -e``, exports, functions, traps) are
 applied to every script the project holds, and at each step the lint through the warm memos is
 compared with a lint that reads everything afresh: the findings (code, severity, message,
-ranges, related notes, fixes), the secret spans and the shell model (every object: words with
+ranges, related notes, fixes), the secret spans, the control facts and the shell model (every object: words with
 their expansions, assignments and the commands they belong to, here-documents, redirections,
 nested scripts). The generated corpus
 (tests/sbatch_corpus.py) is compared both ways too, and the real corpus when ``CORPUS_DIR``
@@ -39,6 +41,8 @@ import sbatch_corpus
 from lsp_support import CASES, config, initialize, open_doc, publish_for
 from rule_pages import sample_scripts
 from sbatch_lsp import secrets
+from sbatch_lsp.facts import control
+from sbatch_lsp.facts.control import job_control
 from sbatch_lsp.lint import Superseded, lint
 from sbatch_lsp.server import documents
 from sbatch_lsp.server.diagnostics import lsp_diagnostics
@@ -69,9 +73,12 @@ def fresh_reads():
     the warm state the incremental lints built survives); the chunker scans every line as it
     did before its memo."""
     cached, lines, alone = parse.read_chunk, secrets._line_secrets, chunker._alone
+    trees, events = control.chunk_tree, control.chunk_events
     parse.read_chunk = cached.__wrapped__  # type: ignore[assignment]
     secrets._line_secrets = lines.__wrapped__  # type: ignore[assignment]
     chunker._alone = lambda line: (False, None)  # type: ignore[assignment]
+    control.chunk_tree = trees.__wrapped__  # type: ignore[assignment]
+    control.chunk_events = lambda _text: None  # type: ignore[assignment]  # walked in place
     fragments = parse.use_fragments(False)
     try:
         yield
@@ -79,6 +86,8 @@ def fresh_reads():
         parse.read_chunk = cached  # type: ignore[assignment]
         secrets._line_secrets = lines  # type: ignore[assignment]
         chunker._alone = alone  # type: ignore[assignment]
+        control.chunk_tree = trees  # type: ignore[assignment]
+        control.chunk_events = events  # type: ignore[assignment]
         parse.use_fragments(fragments)
 
 
@@ -116,6 +125,33 @@ def deep_key(script) -> tuple:
     return model(script)
 
 
+def control_key(job) -> tuple:
+    """The control facts of a Job (facts/control.py) as comparable data: each command's
+    (by its index in the model's walk) and the batch shell's lists, commands as indices."""
+    ctl = job_control(job)
+    cmds = list(job.script.walk())
+    index = {id(c): k for k, c in enumerate(cmds)}
+
+    def cmd(c):
+        return index.get(id(c)) if c is not None else None
+
+    def pipe(p):
+        return (p.start, p.end, p.pipefail, [cmd(c) for c in p.commands]) if p else None
+
+    def wait(w):
+        return (cmd(w.command), w.kind, w.pids, w.in_loop, w.start, w.end)
+
+    return ([(ctl.tasks(c), ctl.at(c).background, pipe(ctl.at(c).pipeline), ctl.at(c).in_loop,
+              ctl.at(c).in_subshell, ctl.at(c).in_condition, ctl.at(c).statement,
+              ctl.at(c).after) for c in cmds],
+            [(cmd(b.command), b.start, b.end, b.pid_var, b.in_loop, [wait(w) for w in b.waits])
+             for b in ctl.backgrounds], [wait(w) for w in ctl.waits],
+            [pipe(p) for p in ctl.pipelines],
+            [(cmd(t.command), t.action, t.signals, t.start, t.end, t.batch) for t in ctl.traps],
+            ctl.functions, {k: [cmd(c) for c in v] for k, v in ctl.calls.items()}, ctl.last,
+            ctl.errexit, ctl.pipefail)
+
+
 def random_edit(rng: random.Random, text: str) -> str:
     """One edit of the kinds an editor sends while a user types, deletes and pastes."""
     n = len(text)
@@ -144,6 +180,11 @@ def same_both_ways(text: str, path: str = "job.sbatch") -> None:
         fresh_model = parse.parse_script(text)
     assert warm.diagnostics == fresh.diagnostics
     assert warm.secrets == fresh.secrets
+    if warm.job is not None:
+        assert fresh.job is not None
+        with fresh_reads():
+            fresh_control = control_key(fresh.job)
+        assert control_key(warm.job) == fresh_control
     assert _key(warm_model) == _key(fresh_model)
     assert deep_key(warm_model) == deep_key(fresh_model)
     assert [(c.start, c.end, c.parser, c.error) for c in warm_model.chunks] == \
@@ -168,6 +209,85 @@ def test_the_cache_is_hit_and_bypassed_as_the_comparison_assumes():
     lint(text)
     assert secrets._line_secrets.cache_info().hits > lines.hits
     assert parse.chunk_fragment.cache_info().hits > placed.hits
+
+
+def test_the_chunk_tree_memo_is_hit_and_keyed_by_the_chunks_text():
+    """facts/control.py reads the tree of each top-level chunk it walks in place (here a guard
+    on an alias of a task id, which the model's assignments resolve) through the chunk tree
+    memo: a lint of an unchanged text parses nothing, and an edit inside the guard (the same
+    chunk at the same place, another text) gives the control facts of a fresh read."""
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\nexport RANK=$SLURM_PROCID\n"
+            'if [ "$RANK" -eq 0 ]; then\n  srun hostname\nfi\nsrun python x.py &\nwait\n')
+    lint(text)
+    trees = control.chunk_tree.cache_info()
+    lint(text)
+    assert control.chunk_tree.cache_info().misses == trees.misses
+    assert control.chunk_tree.cache_info().hits > trees.hits
+    for edited in (text.replace("-eq 0", "-eq 1"), text.replace("-eq 0", "-ne 0"),
+                   text.replace("&\nwait", "\nwait"), text.replace("=$SLURM_PROCID", "=0")):
+        same_both_ways(edited)
+
+
+def test_a_placed_fragment_shares_no_mutable_object_with_the_memo():
+    """Fragment.place copies commands and words field by field (shell/fragments.py): every
+    list, dict or set a placed object holds is its own (the build and the facts mutate them),
+    whatever fields the model's classes gain."""
+    from sbatch_lsp.shell.fragments import Fragment
+    from sbatch_lsp.shell.model import Chunk, Script
+
+    text = ('X=1 srun --export=ALL "$A" ${B:-x} > out.log 2>&1 <<EOF\nbody $C\nEOF\n')
+    fragment = parse.chunk_fragment.__wrapped__(text)
+    assert isinstance(fragment, Fragment)
+    script = Script()
+    fragment.place(script, Chunk(0, 2, 10, 10 + len(text), "none"), 10)
+    pairs = list(zip(fragment.commands, script.commands, strict=True))
+    pairs += [(a, b) for c, d in pairs for a, b in zip(c.words, d.words, strict=True)]
+    pairs += [(a.target, b.target) for c, d in pairs[:len(fragment.commands)]
+              for a, b in zip(c.redirects, d.redirects, strict=True)]
+    assert len(pairs) > 5
+    for old, new in pairs:
+        assert old is not new
+        for name, value in vars(new).items():
+            if isinstance(value, (list, dict, set)):
+                assert value is not vars(old)[name], name
+        assert new.start == old.start + 10
+
+
+def test_the_chunk_events_memo_is_hit_and_keyed_by_the_chunks_text():
+    """facts/control.py replays each top-level chunk's recorded walk (chunk_events) at the
+    chunk's place: a lint of an unchanged text walks nothing, and edits that keep a chunk's
+    place but change its text (a guard, a background job, a pipeline, a saved ``$!``, a
+    ``set``) give the control facts of a walk in place."""
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\nset -o pipefail\n"
+            'if [ "$SLURM_PROCID" -eq 0 ]; then\n  srun hostname | tee log\nfi\n'
+            "srun python x.py &\npid=$!\nwait $pid\ntrap 'kill 0' USR1\n")
+    lint(text)
+    recorded = control.chunk_events.cache_info()
+    lint(text)
+    assert control.chunk_events.cache_info().misses == recorded.misses
+    for edited in (text.replace("-eq 0", "-eq 1"), text.replace("| tee", "; tee"),
+                   text.replace("&\npid", "\npid"), text.replace("pid=$!", "pid=$$"),
+                   text.replace("-o pipefail", "+o pipefail"), text.replace("USR1", "TERM")):
+        same_both_ways(edited)
+
+
+def test_a_replayed_walk_is_the_walk_in_place_for_every_script():
+    """The control facts of every script the project holds, each chunk replayed from its
+    recording, equal those of every chunk walked in place (chunk_events bypassed)."""
+    for param in sample_scripts():
+        text = param.values[0]
+        job = lint(text, "job.sbatch").job
+        if job is None:
+            continue
+        replayed = control_key(job)
+        job._derived.pop(control._of_job)
+        events = control.chunk_events
+        control.chunk_events = lambda _text: None  # type: ignore[assignment]
+        try:
+            walked = control_key(job)
+        finally:
+            control.chunk_events = events  # type: ignore[assignment]
+        assert replayed == walked, param.id
 
 
 @pytest.mark.parametrize("text", sample_scripts())
@@ -366,10 +486,13 @@ async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(ow
         assert on_thread == [1]  # the young generations, once the thread was idle
         on_thread.clear()
         worker.made = documents.COLLECT_FLOOR + 1  # as if a long lint had run
-        assert await worker.submit(gc.get_threshold).future == (documents.YOUNG, documents.NEVER,
-                                                                 documents.NEVER)
+        job = worker.submit(gc.get_threshold)
+        published: list[bool] = []  # what the job's waiter did before the collection began
+        job.future.add_done_callback(lambda _f: published.append(not on_thread))
+        assert await job.future == (documents.YOUNG, documents.NEVER, documents.NEVER)
         await collected()
         assert on_thread[0] == 2  # a full collection, right after the job
+        assert published == [True]  # ... once the loop had handed the result to its waiters
         assert worker.made == 0 and worker.survivors > 0
     finally:
         gc.callbacks.remove(seen)

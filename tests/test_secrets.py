@@ -86,3 +86,32 @@ def test_a_url_password_never_reaches_the_output(tmp_path):
     result = lint(text, "job.sbatch")
     assert "SB501" in [d.code for d in result.diagnostics]
     assert all("S3cretPassw0rd" not in d.message for d in result.diagnostics)
+
+
+def _lines_to_prefilter():
+    from rule_pages import sample_scripts
+
+    lines = {line for p in sample_scripts() for line in p.values[0].split("\n")}
+    lines |= {"x AWS y", "hooks.SLACK.com", "awſ", "XOX", "Hf_", "WANDB", "HTTPS://h",
+              "12345678:", "1234567:", "x１２３４５６７８:", "a.abcdef.b", "ſk-", "K_live_"}
+    return sorted(lines)
+
+
+def test_the_split_prefilter_answers_as_the_two_prefilters():
+    """find_secrets asks prefiltered() instead of OWN_PREFILTER and PLUGIN_PREFILTER: the same
+    verdict on every line the project holds, and on case-folding and digit corner cases."""
+    from sbatch_lsp.secrets import OWN_PREFILTER, prefiltered
+
+    for line in _lines_to_prefilter():
+        assert prefiltered(line) == (OWN_PREFILTER.search(line) is not None,
+                                     PLUGIN_PREFILTER.search(line) is not None), line
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("awsxohkl.cAWSXOHKLCſK_:/-0123456789fndb "
+                                               "ABIGRPTYeyJS")), max_size=30))
+def test_the_split_prefilter_answers_as_the_two_prefilters_on_random_lines(line):
+    from sbatch_lsp.secrets import OWN_PREFILTER, prefiltered
+
+    assert prefiltered(line) == (OWN_PREFILTER.search(line) is not None,
+                                 PLUGIN_PREFILTER.search(line) is not None)

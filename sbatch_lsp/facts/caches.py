@@ -48,6 +48,19 @@ HF = re.compile(r"qlora|\blora\b|peft|transformers|huggingface|hf_hub|from_pretr
                 r"model_name_or_path|--hf[-_]|--dataset_name|load_dataset|\btrl[ .](sft|dpo|grpo|"
                 r"scripts)|(import|from) datasets",
                 re.IGNORECASE)
+#: a text of each HF form, case-folded: a text HF matches holds one once case-folded (each
+#: character ``(?i)`` matches to a letter folds to it, but ``ı``, which stands for ``i``)
+HF_TEXTS = ("lora", "peft", "transformers", "huggingface", "hf_hub", "from_pretrained",
+            "model_name_or_path", "--hf", "--dataset_name", "load_dataset", "trl", "datasets")
+
+
+def may_name_hf(text: str) -> bool:
+    """Whether HF may match in ``text`` (words joined by newlines: no HF form spans one, and a
+    newline is no word character); False only when it cannot, found without the regex."""
+    folded = text.casefold().replace("ı", "i")
+    return any(k in folded for k in HF_TEXTS) and HF.search(text) is not None
+
+
 #: a word naming NeMo or Megatron-Bridge, and a word there or after it naming the data
 #: preparation they cache (SFT/PEFT packing, checkpoint import, datasets)
 NEMO = re.compile(r"run_recipe\.py|megatron[-_.]bridge|\bnemo\b", re.IGNORECASE)
@@ -206,6 +219,9 @@ def _hub_evidence(step: Step) -> Word | None:
     Hub or its cache is used. A local model alone still leaves the data to the framework."""
     local_data = False
     first: Word | None = None
+    if not may_name_hf("\n".join(w.value or w.text for c in step.task_commands
+                                  for w in c.words)):
+        return None  # most steps name no Hugging Face library at all
     for c in step.task_commands:
         words = c.words
         for k, w in enumerate(words):

@@ -35,6 +35,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..shell.model import Command, Script
+from ..shell.parse import tree_sitter_parse
 
 #: task-id variables slurmstepd sets per task, and the id each stands for
 TASK_IDS = {"SLURM_PROCID": "procid", "SLURM_NODEID": "nodeid", "SLURM_LOCALID": "localid",
@@ -248,36 +249,32 @@ class Control:
 
 # ---- reading ----------------------------------------------------------------------------------
 
-@lru_cache(maxsize=1)
-def _parser() -> Any:
-    import tree_sitter
-    import tree_sitter_bash
+#: top-level chunks whose tree-sitter trees the chunk tree memo keeps (least recently used go
+#: first): the chunks of some 50 open documents of a few hundred lines, or a few long ones
+CHUNK_TREE_CACHE_SIZE = 8192
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+#: the chunk tree memo: :func:`tree_sitter_parse` (tree-sitter-bash's tree and its byte-offset
+#: -> character-offset conversion) of a top-level chunk of the script (or a command string)
+#: memoised by its text, a pure function of it (the tree is never changed), so an edit parses
+#: only the chunks whose text it changed (the language server lints every version of a
+#: document)
+chunk_tree = lru_cache(maxsize=CHUNK_TREE_CACHE_SIZE)(tree_sitter_parse)
 
 
 class _Tree:
     """One tree-sitter parse of ``text`` placed at ``base`` in the script, with byte offsets
     converted to script character offsets; ``late`` holds the offsets (in the script) of ``$``
-    signs that the shell reading this text expands itself (not substituted before it runs)."""
+    signs that the shell reading this text expands itself (not substituted before it runs);
+    ``top``: a top-level chunk of the batch script (not a string or a here-document body)."""
 
-    def __init__(self, text: str, base: int, late: Callable[[int], bool]):
-        data = text.encode("utf-8")
-        self.root = _parser().parse(data).root_node
+    def __init__(self, text: str, base: int, late: Callable[[int], bool], top: bool = False,
+                 memo: bool = True):
+        self.root, self._conv = chunk_tree(text) if memo else tree_sitter_parse(text)
         self.base = base
         self.late = late
         self.text = text
-        if len(data) != len(text):
-            idx = [0] * (len(data) + 1)
-            pos = 0
-            for ci, ch in enumerate(text):
-                for _ in range(len(ch.encode("utf-8"))):
-                    idx[pos] = ci
-                    pos += 1
-            idx[len(data)] = len(text)
-            self._conv: Callable[[int], int] = idx.__getitem__
-        else:
-            self._conv = int
+        self.top = top
 
     def span(self, node: Any) -> tuple[int, int]:
         return self.base + self._conv(node.start_byte), self.base + self._conv(node.end_byte)
@@ -287,7 +284,7 @@ class _Tree:
         return self.text[s - self.base:e - self.base]
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)  # (kept in the chunk recordings: small, never changed)
 class _Ctx:
     tasks: Tasks = EVERY_TASK
     in_loop: bool = False
@@ -298,14 +295,35 @@ class _Ctx:
     after: str | None = None
 
 
+class _Impure(Exception):
+    """Raised while a chunk's walk is recorded when its reading needs the rest of the script
+    (an alias such as ``RANK=$SLURM_PROCID`` behind a guard, a here-document body the script
+    runs): that chunk is walked in place instead."""
+
+
+#: the kinds of what a walk emits (see :meth:`_Reader.emit`)
+_CMD, _BACKGROUND, _PIPELINE, _STRING, _FUNCTION = range(5)
+
+
 class _Reader:
     """Walks the trees and fills the facts; ``resolve(name, at)`` gives the literal value word of
-    a variable's assignment (for ``RANK=$SLURM_PROCID`` aliases)."""
+    a variable's assignment (for ``RANK=$SLURM_PROCID`` aliases).
 
-    def __init__(self, script: Script, text: str):
+    The walk reads the tree; what it finds that joins the shell model or the script's state (a
+    command's place, a background job, a pipeline, a string that may hold a nested script, a
+    function) it hands to :meth:`emit`, which applies it at once. A recorder (``record``:
+    :func:`chunk_events`) keeps what is emitted instead, offsets relative to the chunk, and
+    :meth:`replay` applies a recording at the chunk's place: the same calls in the same order,
+    so a chunk read from its recording gives what walking it in place gives."""
+
+    def __init__(self, script: Script, text: str, record: bool = False):
         self.script = script
         self.text = text
         self.by_start: dict[int, list[Command]] = {}
+        self.recorded: list[tuple] | None = None
+        if record:
+            self.recorded = []
+            self.emit = self._record  # type: ignore[method-assign]
         for cmd in script.walk():
             self.by_start.setdefault(cmd.start, []).append(cmd)
         #: by_start's keys ascending, and those of commands in nested strings (bisected: a
@@ -331,6 +349,35 @@ class _Reader:
         found = self.by_start.get(start)
         return found[0] if found else None
 
+    # -- what the walk finds: applied at once, or recorded and replayed
+    def emit(self, kind: int, s: int, e: int, ctx: _Ctx, extra: Any = None) -> None:
+        """Apply one thing the walk found at ``[s, e)`` (script offsets) in context ``ctx``."""
+        if kind == _CMD:
+            self._apply_command(s, e, ctx, extra)
+        elif kind == _STRING:
+            self._nested_string(s, e, extra, ctx)
+        elif kind == _BACKGROUND:
+            self._apply_background(s, e, ctx)
+        elif kind == _PIPELINE:
+            self._apply_pipeline(s, e, extra, ctx)
+        else:
+            self.functions[extra] = (s, e)
+
+    def _record(self, kind: int, s: int, e: int, ctx: _Ctx, extra: Any = None) -> None:
+        assert self.recorded is not None
+        self.recorded.append((kind, s, e, ctx, extra))
+
+    def replay(self, events: tuple, base: int) -> None:
+        """Apply a chunk's recording (:func:`chunk_events`) at offset ``base`` of the script."""
+        moved: dict[int, _Ctx] = {}
+        for kind, s, e, ctx, extra in events:
+            here = moved.get(id(ctx))
+            if here is None:
+                here = moved[id(ctx)] = _moved_ctx(ctx, base)
+            if kind == _PIPELINE:
+                extra = [(a + base, b + base) for a, b in extra]
+            self.emit(kind, s + base, e + base, here, extra)
+
     # -- statements
     def walk(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
         t = node.type
@@ -344,7 +391,7 @@ class _Reader:
             name_node = node.child_by_field_name("name")
             name = tree.text_of(name_node) if name_node is not None else None
             if name:
-                self.functions[name] = tree.span(node)
+                self.emit(_FUNCTION, *tree.span(node), ctx, name)
             body = node.child_by_field_name("body")
             if body is not None:
                 self.walk(tree, body, _Ctx(ctx.tasks, ctx.in_loop, ctx.in_subshell, False,
@@ -387,8 +434,10 @@ class _Reader:
         stands, as the batch node's code or, for ``srun … bash FILE``, as every task's (its
         ``$`` signs then expand in the task when the delimiter was quoted)."""
         doc = next((c for c in node.named_children if c.type == "heredoc_body"), None)
-        if doc is None or tree.base != 0:
+        if doc is None or not tree.top:
             return
+        if self.recorded is not None:
+            raise _Impure  # which bodies the script runs, the whole model says
         s, e = tree.span(doc)
         body = next((b for b in self.script.bodies if s <= b.start <= e), None)
         if body is None or (body.start, body.end) in self.parsed:
@@ -417,10 +466,9 @@ class _Reader:
                 tree.span(c))
             self.walk(tree, c, top)
             if k + 1 < len(kids) and kids[k + 1].type == "&":
-                self._background(tree, c, top)
+                self.emit(_BACKGROUND, *tree.span(c), top)
 
-    def _background(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
-        s, e = tree.span(node)
+    def _apply_background(self, s: int, e: int, ctx: _Ctx) -> None:
         cmds = list(self._model_in(s, e))
         first = cmds[0] if cmds else None
         called = {c.calls for c in cmds if c.calls is not None}
@@ -547,13 +595,15 @@ class _Reader:
 
     def _pipeline(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
         stages = [c for c in node.children if c.is_named and not c.type.endswith("redirect")]
-        s, e = tree.span(node)
-        cmds: list[Command | None] = []
         for st in stages:
             self.walk(tree, st, ctx)
-            ss, se = tree.span(st)
-            found = list(self._model_in(ss, se))
-            cmds.append(found[0] if found else None)
+        self.emit(_PIPELINE, *tree.span(node), ctx, [tree.span(st) for st in stages])
+
+    def _apply_pipeline(self, s: int, e: int, spans: list[tuple[int, int]], ctx: _Ctx) -> None:
+        cmds: list[Command | None] = []
+        for ss, se in spans:
+            found = next(self._model_in(ss, se), None)
+            cmds.append(found)
         pipe = Pipeline(cmds, s, e, _option_on(self.pipefail, s))
         for c in cmds:
             if c is not None:
@@ -563,50 +613,68 @@ class _Reader:
 
     def _command(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
         s, e = tree.span(node)
+        if not self.batch or ctx.in_subshell:
+            self.emit(_CMD, s, e, ctx)
+            return
+        kids = node.named_children
+        words = [tree.text_of(c) for c in kids
+                 if c.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect",
+                                   "variable_assignment")]
+        name = words[0] if words and node.type == "command" else None
+        rest = " ".join(words[1:])
+        saved = None  # `pid=$!`: the variable that keeps a background job's pid
+        if node.type == "variable_assignment":
+            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\]|\+)?=\(?\s*[\"']?\$\{?!\}?"
+                             r"[\"']?\s*\)?", tree.text_of(node))
+            saved = m.group(1) if m else ""
+        self.emit(_CMD, s, e, ctx, (name, words[1:] if name in ("set", "wait", "trap") else None,
+                                    "$!" in rest or "${!}" in rest, saved))
+        # nested command strings: bash -c '…' bodies and $CMD values
+        for c in kids:
+            if c.type in ("raw_string", "string"):
+                self.emit(_STRING, *tree.span(c), ctx, c.type == "raw_string")
+
+    def _apply_command(self, s: int, e: int, ctx: _Ctx,
+                       tail: tuple[str | None, list[str] | None, bool, str | None] | None
+                       ) -> None:
+        """A command node at ``[s, e)``: its model command's control facts and, in the batch
+        shell outside subshells (``tail``: the simple command's name, its arguments when it is
+        ``set``, ``wait`` or ``trap``, whether they read ``$!``, and for a variable assignment
+        the variable that keeps ``$!`` or ""), what it sets (``set``, ``wait``, ``trap``, a
+        saved ``$!``)."""
         cmd = self._model(s, e)
         if cmd is not None:
             cc = self.of.setdefault(id(cmd), CommandControl())
             cc.tasks, cc.in_loop, cc.in_subshell = ctx.tasks, ctx.in_loop, ctx.in_subshell
             cc.in_condition, cc.statement, cc.after = ctx.in_condition, ctx.statement, ctx.after
-        if not self.batch or ctx.in_subshell:
+        if tail is None:
             return
-        words = [tree.text_of(c) for c in node.named_children
-                 if c.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect",
-                                   "variable_assignment")]
-        name = words[0] if words and node.type == "command" else None
+        name, given, bang, saved = tail
+        args = given or []
         if name == "set":
-            self._set(words[1:], s)
+            self._set(args, s)
         elif name == "wait" and cmd is not None:
-            args = words[1:]
             kind = "any" if any(a.startswith("-") and "n" in a for a in args) else \
                 "pids" if [a for a in args if not a.startswith("-")] else "all"
             pids = [a.strip("'\"") for a in args if not a.startswith("-")]
             self.waits.append(Wait(cmd, kind, pids, ctx.in_loop, s, e))
-        elif name == "trap" and len(words) >= 3 and not words[1].startswith("-"):
-            action = _unquote(words[1])
-            sigs = [signal_name(w) for w in words[2:]]
+        elif name == "trap" and len(args) >= 2 and not args[0].startswith("-"):
+            action = _unquote(args[0])
+            sigs = [signal_name(w) for w in args[1:]]
             self.traps.append(Trap(cmd, action, sigs, s, e, True))
-        elif node.type == "variable_assignment" and self.backgrounds:
-            text = tree.text_of(node)
-            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\]|\+)?=\(?\s*[\"']?\$\{?!\}?"
-                             r"[\"']?\s*\)?", text)
-            if m and self.backgrounds[-1].pid_var is None:
-                self.backgrounds[-1].pid_var = m.group(1)
-        elif name is not None and ("$!" in " ".join(words[1:]) or "${!}" in " ".join(words[1:])) \
-                and self.backgrounds and self.backgrounds[-1].pid_var is None:
+        elif saved is not None and self.backgrounds:
+            if saved and self.backgrounds[-1].pid_var is None:
+                self.backgrounds[-1].pid_var = saved
+        elif name is not None and self.backgrounds and self.backgrounds[-1].pid_var is None \
+                and bang:
             # pids+=($!) / PIDS[$i]=$! / echo $! > file: the pid is kept somewhere
             self.backgrounds[-1].pid_var = "?"
-        # nested command strings: bash -c '…' bodies and $CMD values
-        for c in node.named_children:
-            if c.type in ("raw_string", "string"):
-                self._nested_string(c, tree, ctx)
 
-    def _nested_string(self, node: Any, tree: _Tree, ctx: _Ctx) -> None:
-        s, e = tree.span(node)
+    def _nested_string(self, s: int, e: int, single: bool, ctx: _Ctx) -> None:
         k = bisect_right(self.nested_starts, s)
         if k == len(self.nested_starts) or self.nested_starts[k] >= e:
             return  # no command of a nested string starts inside it
-        self.parse_region(s, e, node.type == "raw_string", ctx)
+        self.parse_region(s, e, single, ctx)
 
     def parse_region(self, s: int, e: int, single: bool, ctx: _Ctx) -> None:
         """Read the text inside the quotes at ``[s, e)`` as shell code run by another shell.
@@ -740,6 +808,8 @@ class _Reader:
     def _alias(self, name: str, at: int) -> str | None:
         """``RANK=$SLURM_PROCID`` (in any script of the model) before ``at``: the id RANK
         stands for."""
+        if self.recorded is not None:
+            raise _Impure  # the model's assignments say
         scripts = {id(c.script): c.script for cs in self.by_start.values() for c in cs
                    if c.script is not None}
         for sc in [self.script, *scripts.values()]:
@@ -801,6 +871,49 @@ def signal_name(word: str) -> str:
     return SIGNAL_NUMBERS.get(w, w)
 
 
+def _never(_offset: int) -> bool:
+    return False
+
+
+def _last_statement(tree: _Tree) -> tuple[int, int] | None:
+    stmts = [c for c in tree.root.named_children if c.type != "comment"]
+    return tree.span(stmts[-1]) if stmts else None
+
+
+#: top-level chunks whose recordings the chunk events memo keeps (least recently used go first)
+CHUNK_EVENTS_CACHE_SIZE = 8192
+
+
+@lru_cache(maxsize=CHUNK_EVENTS_CACHE_SIZE)
+def chunk_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
+    """The chunk events memo: the walk of one top-level chunk of the batch script (``text``)
+    recorded as :meth:`_Reader.emit` receives it, offsets relative to the chunk, with the span of
+    its last statement; None when its reading needs the rest of the script (:class:`_Impure`:
+    it is walked in place). A pure function of the text, so an edit walks only the chunks whose
+    text it changed; the recording is never changed (:meth:`_Reader.replay` moves copies)."""
+    recorder = _Reader(Script(), "", record=True)
+    tree = _Tree(text, 0, _never, top=True, memo=False)  # (the recording is kept, not the tree)
+    try:
+        recorder.walk(tree, tree.root, _Ctx())
+    except _Impure:
+        return None
+    assert recorder.recorded is not None
+    return tuple(recorder.recorded), _last_statement(tree)
+
+
+def _moved_ctx(ctx: _Ctx, base: int) -> _Ctx:
+    """``ctx`` of a recording (offsets relative to its chunk) at offset ``base``."""
+    if not base:
+        return ctx
+    tasks = ctx.tasks
+    if tasks.atoms:
+        tasks = Tasks(tuple(Atom(a.var, a.op, a.value, a.start + base, a.end + base, a.early)
+                            for a in tasks.atoms), tasks.opaque)
+    stmt = ctx.statement
+    return _Ctx(tasks, ctx.in_loop, ctx.in_subshell, ctx.in_condition, ctx.function,
+                (stmt[0] + base, stmt[1] + base) if stmt is not None else None, ctx.after)
+
+
 def control_of(script: Script, text: str) -> Control:
     """The control facts of a whole batch ``script`` whose source is ``text`` (``errexit``
     starts on when the ``#!`` line passes ``-e``: ``#!/bin/bash -ue``).
@@ -813,12 +926,20 @@ def control_of(script: Script, text: str) -> Control:
     if shebang and "e" in shebang.group(1):
         # slurmstepd execs the script, so the kernel passes the shebang's flags to bash
         reader.errexit.append((-1, True))
-    tree = _Tree(text, 0, lambda _o: False)
-    reader.walk(tree, tree.root, _Ctx())
     last = None
-    stmts = [c for c in tree.root.named_children if c.type != "comment"]
-    if stmts:
-        last = tree.span(stmts[-1])
+    for chunk in script.chunks:  # each top-level chunk on its own, as the shell model reads it
+        chunk_text = text[chunk.start:chunk.end]
+        recording = chunk_events(chunk_text)
+        if recording is not None:
+            events, tail = recording
+            reader.replay(events, chunk.start)
+            if tail is not None:
+                last = (tail[0] + chunk.start, tail[1] + chunk.start)
+            continue
+        tree = _Tree(chunk_text, chunk.start, _never, top=True)
+        reader.walk(tree, tree.root, _Ctx())
+        last = _last_statement(tree) or last
+    if last is not None:
         # `exec bash FILE` / `bash FILE` last: the script's status is that of the body's end
         runner = next((c for c in script.commands if c.runs is not None and
                        last[0] <= c.start < last[1]), None)

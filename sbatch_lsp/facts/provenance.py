@@ -114,7 +114,12 @@ def provenance_of(text: str, path: str) -> Provenance | None:
 
 def _template(text: str) -> Provenance | None:
     pos = 0
-    for n, line in enumerate(text.splitlines(keepends=True)):
+    lines = text.splitlines(keepends=True)
+    if ("<" not in text and "{{" not in text and "@" not in text and "{%" not in text) or \
+            PLACEHOLDER.search(text) is None:  # (each form starts so: a cheap test first)
+        # no line holds a placeholder (none spans lines): only a header comment can say so
+        lines = lines[:HEADER_LINES]
+    for n, line in enumerate(lines):
         stripped = line.lstrip()
         comment = stripped.startswith("#") and not stripped.startswith("#SBATCH")
         if comment and n < HEADER_LINES and TEMPLATE_HEADER.search(stripped):

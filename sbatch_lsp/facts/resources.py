@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from ..directives import OptionUse
@@ -82,9 +82,19 @@ class GpuResources:
     exclusive: OptionUse | None
     cpu_partition: bool
     constrain_devices: bool | None
-    uses: tuple[GpuUse, ...]
-    #: GPU-count variables the script reads and never sets (the submitter's), in order
-    submitted_counts: tuple[str, ...] = ()
+    job: Job = field(repr=False, compare=False)
+
+    @property
+    def uses(self) -> tuple[GpuUse, ...]:
+        """The evidence of GPU work, strongest first (read on first use, once per job: a job
+        that requests GPUs needs none of it)."""
+        return self.job.derived(_uses)
+
+    @property
+    def submitted_counts(self) -> tuple[str, ...]:
+        """GPU-count variables the script reads and never sets (the submitter's), in order
+        (read on first use, once per job)."""
+        return self.job.derived(_submitted_counts)
 
     def gpu_less_steps_use(self) -> list[GpuUse]:
         """The evidence of GPU work inside srun steps that request no GPU themselves."""
@@ -130,18 +140,22 @@ def step_requests_gpus(step: Step) -> bool:
 
 def _build(job: Job) -> GpuResources:
     part = job.directives.get("partition")
-    uses = sorted([*_launcher_uses(job), *_command_uses(job)],
-                  key=lambda u: (-u.strength, u.start))
-    if part is not None and GPU_PARTITION.search(part.value or ""):  # the weakest: last
-        uses.append(GpuUse(part.start, part.end, "a GPU partition alone allocates no GPU",
-                           Strength.NAME, None))
     return GpuResources(
         request=job.gpu_requested(),
         steps_request=any(step_requests_gpus(s) for s in job.steps),
         exclusive=job.directives.get("exclusive"),
         cpu_partition=part is not None and bool(CPU_PARTITION.search(part.value or "")),
-        constrain_devices=job.profile.constrain_devices,
-        uses=tuple(uses), submitted_counts=_submitted_counts(job))
+        constrain_devices=job.profile.constrain_devices, job=job)
+
+
+def _uses(job: Job) -> tuple[GpuUse, ...]:
+    part = job.directives.get("partition")
+    uses = sorted([*_launcher_uses(job), *_command_uses(job)],
+                  key=lambda u: (-u.strength, u.start))
+    if part is not None and GPU_PARTITION.search(part.value or ""):  # the weakest: last
+        uses.append(GpuUse(part.start, part.end, "a GPU partition alone allocates no GPU",
+                           Strength.NAME, None))
+    return tuple(uses)
 
 
 #: a variable named like a GPU count (``NUM_GPUS_PER_NODE``, ``GPUS``, ``N_GPU``, ``NGPUS``)

@@ -305,6 +305,10 @@ def expand_arrays(words: list[Word], script: Script) -> list[Word]:
     array's elements (:func:`array_elements`)."""
     out: list[Word] = []
     for w in words:
-        elements = array_elements(w, script) if w.value is None else None
-        out.extend(elements if elements is not None else [w])
+        # (ARRAY_REF needs a ``[@]``: most words are not read further)
+        elements = array_elements(w, script) if w.value is None and "[@]" in w.text else None
+        if elements is None:
+            out.append(w)
+        else:
+            out.extend(elements)
     return out

@@ -127,6 +127,8 @@ class Unwrapped:
 
 def unwrap_all(words: list[Word]) -> Unwrapped:
     """Drop the wrappers (at most eight) from the front of ``words``."""
+    if not words or base(words[0]) not in WRAPPER_NAMES:
+        return Unwrapped([], words[:])  # most commands: no wrapper to look for
     i = 0
     met: list[tuple[Wrapper, Word]] = []
     for _ in range(MAX_WRAPPERS):

@@ -378,8 +378,12 @@ def enroot_setting_ignored(job):
     ``ENROOT_CACHE_PATH``, ``ENROOT_ALLOW_HTTP`` and the rest of ``enroot_deny_env``
     (``pyxis_slurmstepd.c``; "The goal was to have pyxis always use the admin defaults",
     pyxis#43): the import and the container use the site's ``enroot.conf`` instead."""
-    if _runs_enroot(job):
-        return
+    found = list(_ignored_settings(job))
+    if found and not _runs_enroot(job):  # (the whole-script scan only when there is one)
+        yield from found
+
+
+def _ignored_settings(job):
     from ..facts.steps import facts_of
 
     by_step = {id(sf.step): sf for sf in facts_of(job).steps}

@@ -84,6 +84,8 @@ def exposed_credential(job):
         if argv[0] in ("[", "[[", "test") and xtrace is None:
             continue  # a builtin test: no process, nothing in `ps`
         for w in cmd.words[1:]:
+            if not w.expansions:
+                continue  # a literal word carries no value
             for e in _credential_reads(job, w):
                 why = []
                 related = []

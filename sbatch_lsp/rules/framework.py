@@ -518,14 +518,15 @@ def _needs_one(run: FrameworkRun, arch: str | None, version: tuple[int, int] | N
 def cuda_device_max_connections(job):
     """Megatron-LM validate_args and Megatron-Core asserts, by release (slurm-facts §9, §15;
     arguments.py core_v0.11.0 l.656-664, core_v0.12.0 l.769-781, core_v0.13.0 l.862-874)."""
-    cmds = [c for c in job.script.walk() if c.words]
-    words = [w for c in cmds for w in c.words]
     setting = [a for a in job.script.assignments if a.name == "CUDA_DEVICE_MAX_CONNECTIONS"
                and a.value is not None]  # a bare `export NAME` sets no value
     setting += [a for s in job.steps for sc in s.task_scripts for a in sc.assignments
                 if a.name == "CUDA_DEVICE_MAX_CONNECTIONS"]
     value = _value_text(setting[-1]) if setting else None
     runs = framework_runs(job)
+    if value != "1" and not runs:
+        return  # nothing below can hold: no setting to judge, no run that needs one
+    words = [w for c in job.script.walk() for w in c.words]
     fsdp_m = next((w for w in words if FSDP_MEGATRON.search(w.value or w.text)), None)
     fsdp_o = next((w for w in words if FSDP_OTHER.search(w.value or w.text)), None)
     ucc = next((w for w in words if UCC.search(w.value or w.text)), None)

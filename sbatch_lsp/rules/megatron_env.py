@@ -282,27 +282,30 @@ def uv_in_image(job) -> Iterator[Diagnostic]:
     "`uv: command not found` inside container | Container doesn't have `uv` pre-installed"
     (skills/nemo-mbridge-multi-node-slurm/SKILL.md). Silent when the script installs uv or
     builds the image itself (``enroot import -o``, ``docker build -t``, ``apptainer build``)."""
-    if _installs_uv(job):
-        return
-    built = built_images(job)
+    # the steps that run uv in an image not known to ship it, first: most scripts have none,
+    # and the whole-script scans below are then not needed
+    found = []
     for sf in facts_of(job).steps:
         image = step_image(job, sf)
-        if image is None or ships_uv(image[0]) or \
-                image[0].rsplit("/", 1)[-1].rsplit("#", 1)[-1] in built:
+        if image is None or ships_uv(image[0]):
+            continue
+        uv = next((u for u in map(_uv_word, sf.step.task_commands) if u is not None), None)
+        if uv is not None:
+            found.append((image, uv))
+    if not found or _installs_uv(job):
+        return
+    built = built_images(job)
+    for image, uv in found:
+        if image[0].rsplit("/", 1)[-1].rsplit("#", 1)[-1] in built:
             continue  # the script builds that image itself: its recipe decides
-        for cmd in sf.step.task_commands:
-            uv = _uv_word(cmd)
-            if uv is None:
-                continue
-            yield finding(
-                "SB610", uv.start, uv.end,
-                f"`uv` runs inside the image {shown_image(image[0])}, which is not one known to ship uv "
-                "(the NeMo-RL and Megatron-Bridge images install it): if it does not, every "
-                "task stops with `uv: command not found` after the queue wait and the image "
-                "pull; use an image that has uv, or install it first (`pip install uv` in a "
-                "one-task step, or uv's standalone installer script)",
-                related=[Related(image[1].start, image[1].end, "the step's image")])
-            break
+        yield finding(
+            "SB610", uv.start, uv.end,
+            f"`uv` runs inside the image {shown_image(image[0])}, which is not one known to ship uv "
+            "(the NeMo-RL and Megatron-Bridge images install it): if it does not, every "
+            "task stops with `uv: command not found` after the queue wait and the image "
+            "pull; use an image that has uv, or install it first (`pip install uv` in a "
+            "one-task step, or uv's standalone installer script)",
+            related=[Related(image[1].start, image[1].end, "the step's image")])
 
 
 @rule("SB609", "megatron-checkout-over-image", Severity.INFO,
@@ -443,10 +446,11 @@ def stale_experiment_resume(job) -> Iterator[Diagnostic]:
     the job works in a directory of its own, or a pyxis step starts in the image's WORKDIR
     (no ``--container-workdir``, ``--container-name`` or ``cd``: a fresh container file
     system each step, so nothing is left from an earlier run)."""
-    if _own_workdir(job):
+    runs = framework_runs(job)
+    if not runs or _own_workdir(job):
         return
     array = job.directives.get("array")
-    for run in framework_runs(job):
+    for run in runs:
         vals = [w.value or w.text for w in run.words]
         if _opaque(run.words):
             continue  # words the script does not show may choose the directory

@@ -18,7 +18,10 @@ of those that survived it (CPython's own rule for a full collection, which bound
 pause or, when lints run back to back, right after a lint. A lint frees the previous version's
 shell model and facts, thousands of objects in reference cycles; left to the automatic
 collector, young collections ran inside every lint and full ones (some 300k objects with 50
-documents open) inside some keystroke's lint: the typing benchmark's p95 was 4× its p50. The
+documents open) inside some keystroke's lint: the typing benchmark's p95 was 4× its p50. A full
+collection due right after a lint waits (at most ``SETTLE_WAIT``) until the event loop has
+handed that lint's result to its waiters, which publish it: it holds the interpreter lock for
+tens of milliseconds, and the publish would wait behind it. The
 objects alive when the thread starts (modules, the server) are moved out of the collector's
 sight (``gc.freeze``): they live as long as the process.
 """
@@ -113,6 +116,8 @@ COLLECT_FLOOR = 100_000
 YOUNG = 20_000
 #: a threshold no count reaches: middle and full collections run only when the thread asks
 NEVER = 1 << 30
+#: seconds a due full collection after a lint waits for the loop to send that lint's result
+SETTLE_WAIT = 0.05
 
 
 class Worker:
@@ -150,11 +155,15 @@ class Worker:
         self.made += young + automatic * YOUNG  # middle one, each after YOUNG allocations
         gc.collect(1)
 
-    def _collect_if_due(self) -> bool:
-        """A full collection when the objects made since the last one exceed a quarter of its
-        survivors (at least ``COLLECT_FLOOR``); whether it ran."""
+    def _due(self) -> bool:
+        """Whether the objects made since the last full collection exceed a quarter of its
+        survivors (at least ``COLLECT_FLOOR``)."""
         young, automatic, _ = gc.get_count()
-        if self.made + young + automatic * YOUNG <= max(COLLECT_FLOOR, self.survivors // 4):
+        return self.made + young + automatic * YOUNG > max(COLLECT_FLOOR, self.survivors // 4)
+
+    def _collect_if_due(self) -> bool:
+        """A full collection when :meth:`_due`; whether it ran."""
+        if not self._due():
             return False
         gc.collect()
         self.survivors, self.made = len(gc.get_objects()), 0
@@ -175,19 +184,27 @@ class Worker:
                 value, exc = None, None
             except BaseException as e:  # noqa: BLE001  (reported through the future)
                 value, exc = None, e
+            settled = threading.Event()
             if not job.skip:
-                self.loop.call_soon_threadsafe(_settle, job.future, value, exc)
+                self.loop.call_soon_threadsafe(_settle, job.future, value, exc, settled)
+                if self.own_gc and self._due():
+                    # a full collection holds the interpreter lock for tens of milliseconds:
+                    # the loop sends this result (its waiters run first) before it starts
+                    settled.wait(SETTLE_WAIT)
             if self.own_gc and not self._collect_if_due() and not self.jobs.empty():
                 self._collect_young()  # lints back to back (documents opened together)
 
 
-def _settle(future: asyncio.Future, value, exc) -> None:
-    if future.done():
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(value)
+def _settle(future: asyncio.Future, value, exc, settled: threading.Event | None = None) -> None:
+    """Give ``future`` its outcome (on the loop); then, after the callbacks that outcome
+    scheduled (the coroutines awaiting it: the publish), set ``settled``."""
+    if not future.done():
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(value)
+    if settled is not None:
+        future.get_loop().call_soon(settled.set)
 
 
 class Documents:

@@ -60,6 +60,10 @@ class Fragment:
         chunk.parser, chunk.error = self.parser, self.error
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
 class _Copy:
     """Copies of a fragment's objects moved by ``base``; an object met twice (an assignment in
     both its command's list and the script's, a here-document in both) is copied once."""
@@ -70,10 +74,19 @@ class _Copy:
         self.made: dict[int, object] = {}
 
     def word(self, w: Word) -> Word:
+        """A copy of ``w`` and of its expansions moved by ``base``. An Expansion (frozen: its
+        ``__init__`` sets each field through ``object.__setattr__``, most of a placement's
+        time) is made from a copy of its fields with the offsets changed."""
         b = self.base
-        return Word(w.text, w.start + b, w.end + b, w.value,
-                    [Expansion(x.name, x.kind, x.quoting, x.start + b, x.end + b, x.text,
-                               x.nested, x.early) for x in w.expansions], list(w.early))
+        expansions = []
+        for x in w.expansions:
+            moved = x.__dict__.copy()
+            moved["start"] += b
+            moved["end"] += b
+            e = _new(Expansion)
+            _set(e, "__dict__", moved)
+            expansions.append(e)
+        return Word(w.text, w.start + b, w.end + b, w.value, expansions, list(w.early))
 
     def heredoc(self, h: Heredoc) -> Heredoc:
         made = self.made.get(id(h))

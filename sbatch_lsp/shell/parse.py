@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from . import bashlex_table, chunker, fast, generated, masks, sourced
 from .fragments import Fragment
@@ -56,6 +56,23 @@ def _ts_parser():
     import tree_sitter_bash
 
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def tree_sitter_parse(text: str) -> tuple[Any, Callable[[int], int]]:
+    """tree-sitter-bash's tree of ``text`` (its root node) and the conversion of its byte
+    offsets to character offsets into ``text``."""
+    data = text.encode("utf-8")
+    root = _ts_parser().parse(data).root_node
+    if len(data) == len(text):
+        return root, int
+    idx = [0] * (len(data) + 1)
+    pos = 0
+    for ci, ch in enumerate(text):
+        for _ in range(len(ch.encode("utf-8"))):
+            idx[pos] = ci
+            pos += 1
+    idx[len(data)] = len(text)
+    return root, idx.__getitem__
 
 
 class ChunkReading(NamedTuple):
@@ -290,22 +307,10 @@ class _Builder:
 
     # ---- tree-sitter --------------------------------------------------------------------
     def _ts_chunk(self, chunk_text: str, base: int) -> bool:
-        data = chunk_text.encode("utf-8")
-        tree = _ts_parser().parse(data)
-        if tree.root_node.has_error:
+        root, conv = tree_sitter_parse(chunk_text)
+        if root.has_error:
             return False
-        if len(data) != len(chunk_text):
-            idx = [0] * (len(data) + 1)
-            pos = 0
-            for ci, ch in enumerate(chunk_text):
-                for _ in range(len(ch.encode("utf-8"))):
-                    idx[pos] = ci
-                    pos += 1
-            idx[len(data)] = len(chunk_text)
-            conv: Callable[[int], int] = idx.__getitem__
-        else:
-            conv = int
-        self._ts_walk(tree.root_node, base, conv, None, False)
+        self._ts_walk(root, base, conv, None, False)
         return True
 
     def _ts_walk(self, node, base, conv, function, subst) -> None:
