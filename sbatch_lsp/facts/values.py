@@ -233,18 +233,20 @@ def array_elements(word: Word, script: Script) -> list[Word] | None:
     a = script.value_at(name, word.start)
     if a is None or a.value is None:
         return None
-    out = _elements(a.value)
+    out = literal_elements(a.value)
     for b in script.assignments:
         if out is None:
             return None
         if b.name == name and b.append and a.end <= b.start < word.start:
-            more = _elements(b.value) if b.value is not None else None
+            more = literal_elements(b.value) if b.value is not None else None
             out = out + more if more is not None else None
     return out
 
 
-def _elements(value: Word) -> list[Word] | None:
-    """The elements of a ``( … )`` array value as Words with original spans, or None."""
+def literal_elements(value: Word) -> list[Word] | None:
+    """The elements of a ``( … )`` array value (an assignment's value word) as Words with
+    their spans in the script, split as bash splits them (:func:`_element_spans`), or None
+    when the value is not such a literal or cannot be split."""
     text = value.text
     if not (text.startswith("(") and text.endswith(")")) or \
             value.end - value.start != len(text):

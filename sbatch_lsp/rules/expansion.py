@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ..facts.exports import read_by_task_runtime, value_assignment
 from ..facts.steps import facts_of
+from ..facts.values import literal_elements
 from ..facts.wrappers import unwrap_all
 from ..options import per_task_variables
 from ..shell.model import DOUBLE, UNQUOTED, Expansion
@@ -125,18 +126,19 @@ class _Flow:
 def _element_option(value, at: int) -> str | None:
     """The option of the array-literal element of ``value`` (an assignment's ``(...)`` word)
     that holds offset ``at``: ``--opt`` for ``--opt=$X``, or the element before a bare ``$X``
-    when that one is an option (``--opt $X``); None otherwise. Elements are the literal's
-    blank-separated words (bash(1) "Arrays")."""
-    rel = at - value.start
-    head = value.text[1:rel]
-    elements = head.split()
-    if head and not head[-1].isspace() and elements:
-        current = elements.pop()
-        if current.startswith("-") and "=" in current:
-            return current.split("=", 1)[0]
-        if current.strip("\"'"):
-            return None
-    return elements[-1] if elements and elements[-1].startswith("-") else None
+    when that one is an option (``--opt $X``); None otherwise. Elements are split as bash splits
+    them (facts/values.literal_elements; bash(1) "Arrays")."""
+    elements = literal_elements(value) or []
+    k = next((i for i, w in enumerate(elements) if w.start <= at < w.end), None)
+    if k is None:
+        return None
+    current = elements[k].text
+    if current.startswith("-") and "=" in current:
+        return current.split("=", 1)[0]
+    if current[:at - elements[k].start].strip("\"'") or k == 0:
+        return None  # the expansion is not the element's start (`x$X`)
+    before = elements[k - 1].text
+    return before if before.startswith("-") else None
 
 
 def _unquoted_heredoc(job, offset: int) -> str | None:
