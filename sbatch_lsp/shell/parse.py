@@ -836,6 +836,8 @@ def _exported_at(script: Script, name: str, at: int) -> bool:
     was on (bash(1), "ENVIRONMENT", ``set -a``). A prefix assignment (``N=v cmd``) exports to
     that command only and is not among the script's assignments."""
     mine = [a for a in script.assignments if a.name == name and a.start < at]
+    if not mine:
+        return False  # (most names a child reads: SLURM_*, never assigned here)
     if any(a.exported for a in mine):
         return True
     toggles = sorted(t for c in script.commands if c.words and c.words[0].value == "set"
