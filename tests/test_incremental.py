@@ -496,3 +496,59 @@ async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(ow
         assert worker.made == 0 and worker.survivors > 0
     finally:
         gc.callbacks.remove(seen)
+
+
+def test_a_fragment_placed_again_at_its_offset_shares_only_what_nothing_changes():
+    """Placed twice at one offset (the chunks before an edit), a fragment's words, redirections
+    and here-documents are the first placement's objects, and its commands and assignments
+    new (the build and the facts change them: nested scripts, a call's words, the script);
+    placed at another offset (a chunk an edit moved) every object is new."""
+    from sbatch_lsp.shell.model import Chunk, Script
+
+    text = 'X=1 srun --export=ALL "$A" ${B:-x} > out.log 2>&1 <<EOF\nbody $C\nEOF\n'
+    fragment = parse.chunk_fragment.__wrapped__(text)
+    assert fragment is not None
+    placed = []
+    for base in (10, 10, 11):
+        script = Script()
+        fragment.place(script, Chunk(0, 2, base, base + len(text), "none"), base)
+        placed.append(script)
+    first, again, moved = (s.commands[0] for s in placed)
+    assert again is not first and again.assignments[0] is not first.assignments[0]
+    assert again.assignments[0].command is again and again.script is placed[1]
+    assert again.nested is not first.nested
+    assert again.words is first.words and again.words[1] is first.words[1]
+    assert again.redirects is first.redirects and again.heredocs[0] is first.heredocs[0]
+    assert placed[1].heredocs[0] is again.heredocs[0]
+    for old, new in zip(first.words + [first.assignments[0].value],
+                        moved.words + [moved.assignments[0].value], strict=True):
+        assert new is not old and new.start == old.start + 1
+        assert [e.start for e in new.expansions] == [e.start + 1 for e in old.expansions]
+    assert moved.heredocs[0].start == first.heredocs[0].start + 1
+    assert moved.redirects[0].target.start == first.redirects[0].target.start + 1
+
+
+@pytest.mark.parametrize("edit", [
+    ('CMD="srun python a.py"', 'CMD="srun --nodes=1 python b.py"'),  # a value a later chunk reads
+    ("#SBATCH --nodes=2\n", "#SBATCH --nodes=2\n\n\n"),  # later chunks move down two lines
+    ("run() {", "run2() {"),  # the function the later call names is gone
+    ("export NCCL", "NCCL"),  # no longer exported to the child shell
+    ("x", ""),  # a character less before the last chunks
+])
+def test_edits_that_change_what_unchanged_chunks_read_or_where_they_sit(edit):
+    """Chunks an edit leaves alone are placed from the memo with the previous version's words
+    where they did not move; what they read from the rest of the script (a value split into a
+    step, a function's body, an export a child shell inherits) and where they sit must still
+    be this version's: each edit and its undo give the findings and model of a fresh read."""
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\nx=1\n"
+            'CMD="srun python a.py"\nexport NCCL_DEBUG=INFO\n'
+            'run() { srun --ntasks=2 python train.py "$@"; }\n'
+            "$CMD --epochs 3\nrun --lr 1\nrun --lr 2\n"
+            "srun bash -c 'echo $NCCL_DEBUG; torchrun --nnodes=2 train.py' > out.log\n")
+    same_both_ways(text)
+    old, new = edit
+    assert old in text
+    edited = text.replace(old, new, 1)
+    same_both_ways(edited)
+    same_both_ways(text)
+    same_both_ways(edited)
