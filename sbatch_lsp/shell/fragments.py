@@ -21,6 +21,7 @@ makes, and later frees, only those objects of the chunks it changed or moved.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .model import Assignment, Chunk, Command, Expansion, Heredoc, Redirect, Script, Word
 
@@ -32,9 +33,8 @@ class Fragment:
     script lists (shared with the commands' own lists, as in a built script), the functions
     defined (name -> span, in definition order), the multi-line strings (``data_spans``), and
     how the chunk was read (``Chunk.parser``/``Chunk.error``). Its own objects are never
-    mutated; ``last`` holds ``(base, objects)``: the offset of the last placement and the
-    objects it made that nothing changes once built, by the id of this fragment's object each
-    copies."""
+    mutated; ``last`` holds ``(base, objects)``: the offset of the last placement and what it
+    made that nothing changes once built (:class:`_Copy`'s ``shared``)."""
 
     commands: tuple[Command, ...]
     assignments: tuple[Assignment, ...]
@@ -43,7 +43,7 @@ class Fragment:
     data_spans: tuple[tuple[int, int], ...]
     parser: str
     error: str | None
-    last: list[tuple[int, dict[int, object]]] = field(
+    last: list[tuple[int, dict[int, Any]]] = field(
         default_factory=lambda: [(-1, {})], compare=False, repr=False)
 
     @classmethod
@@ -81,32 +81,22 @@ _set = object.__setattr__
 class _Copy:
     """Copies of a fragment's objects moved by ``base``; an object met twice (an assignment in
     both its command's list and the script's, a here-document in both) is copied once. The
-    objects nothing changes once built come from ``kept`` (the copies a placement at the same
-    ``base`` made, by the id of the fragment's object) when there; ``shared`` gathers them all
-    for the next placement."""
+    objects nothing changes once built come from ``kept`` (what a placement at the same
+    ``base`` made: by the id of the fragment's command, its (words, here-documents,
+    redirections) lists; by the id of an assignment, its value word) when there; ``shared``
+    gathers them all for the next placement."""
 
-    def __init__(self, base: int, script: Script, kept: dict[int, object]):
+    def __init__(self, base: int, script: Script, kept: dict[int, Any]):
         self.base = base
         self.script = script
-        self.made: dict[int, object] = {}
+        self.made: dict[int, Any] = {}
         self.kept = kept
-        self.shared: dict[int, object] = {}
-
-    def _reuse(self, obj: object) -> object | None:
-        """The kept copy of ``obj`` (recorded for the next placement), or None."""
-        made = self.kept.get(id(obj))
-        if made is not None:
-            self.shared[id(obj)] = made
-        return made
+        self.shared: dict[int, Any] = {}
 
     def word(self, w: Word) -> Word:
-        """``w`` moved by ``base``: the kept copy, else a copy of ``w`` and of its expansions.
-        An Expansion (frozen: its ``__init__`` sets each field through ``object.__setattr__``,
-        most of a placement's time) is made from a copy of its fields with the offsets
-        changed."""
-        made = self._reuse(w)
-        if made is not None:
-            return made  # type: ignore[return-value]
+        """A copy of ``w`` and of its expansions moved by ``base``. An Expansion (frozen: its
+        ``__init__`` sets each field through ``object.__setattr__``, most of a placement's
+        time) is made from a copy of its fields with the offsets changed."""
         b = self.base
         expansions = []
         for x in w.expansions:
@@ -116,59 +106,34 @@ class _Copy:
             e = _new(Expansion)
             _set(e, "__dict__", moved)
             expansions.append(e)
-        new = Word(w.text, w.start + b, w.end + b, w.value, expansions, list(w.early))
-        self.shared[id(w)] = new
-        return new
-
-    def words(self, ws: list[Word]) -> list[Word]:
-        """A command's word list moved by ``base``, kept or new."""
-        made = self._reuse(ws)  # (no fragment word is in two lists: its words go with it)
-        if made is not None:
-            return made  # type: ignore[return-value]
-        new = [self.word(w) for w in ws]
-        self.shared[id(ws)] = new
-        return new
-
-    def redirects(self, rs: list[Redirect]) -> list[Redirect]:
-        """A command's redirection list moved by ``base``, kept or new."""
-        made = self._reuse(rs)
-        if made is not None:
-            return made  # type: ignore[return-value]
-        b = self.base
-        new = [Redirect(r.op, r.fd, self.word(r.target), r.start + b, r.end + b) for r in rs]
-        self.shared[id(rs)] = new
-        return new
+        return Word(w.text, w.start + b, w.end + b, w.value, expansions, list(w.early))
 
     def heredoc(self, h: Heredoc) -> Heredoc:
-        made = self.made.get(id(h)) or self._reuse(h)
+        made = self.made.get(id(h))
         if made is None:
-            made = Heredoc(h.start + self.base, h.end + self.base, h.quoted, h.text)
-            self.shared[id(h)] = made
-        self.made[id(h)] = made
-        return made  # type: ignore[return-value]
-
-    def heredocs(self, hs: list[Heredoc]) -> list[Heredoc]:
-        """A command's here-document list moved by ``base``, kept or new (its documents are
-        the script's own: the same objects as the script's list holds)."""
-        made = self._reuse(hs)
-        if made is not None:
-            for h in hs:  # the script's list holds them too: the same objects
-                self.heredoc(h)
-            return made  # type: ignore[return-value]
-        new = [self.heredoc(h) for h in hs]
-        self.shared[id(hs)] = new
-        return new
+            made = self.made[id(h)] = Heredoc(h.start + self.base, h.end + self.base, h.quoted,
+                                              h.text)
+        return made
 
     def command(self, c: Command) -> Command:
         made = self.made.get(id(c))
         if made is not None:
-            return made  # type: ignore[return-value]
+            return made
         b = self.base
-        new = Command(self.words(c.words), [], c.start + b, c.end + b,
-                      heredocs=self.heredocs(c.heredocs), function=c.function,
-                      in_substitution=c.in_substitution, background=c.background,
-                      script=self.script, runs=c.runs, calls=c.calls, call=c.call,
-                      redirects=self.redirects(c.redirects))
+        lists = self.kept.get(id(c))
+        if lists is None:
+            lists = ([self.word(w) for w in c.words], [self.heredoc(h) for h in c.heredocs],
+                     [Redirect(r.op, r.fd, self.word(r.target), r.start + b, r.end + b)
+                      for r in c.redirects])
+        else:  # the script's list of here-documents holds the same objects
+            for h, kept in zip(c.heredocs, lists[1], strict=True):
+                self.made[id(h)] = kept
+        self.shared[id(c)] = lists
+        words, heredocs, redirects = lists
+        new = Command(words, [], c.start + b, c.end + b, heredocs=heredocs,
+                      function=c.function, in_substitution=c.in_substitution,
+                      background=c.background, script=self.script, runs=c.runs,
+                      calls=c.calls, call=c.call, redirects=redirects)
         self.made[id(c)] = new
         new.assignments = [self.assignment(a) for a in c.assignments]
         return new
@@ -177,8 +142,11 @@ class _Copy:
         made = self.made.get(id(a))
         if made is None:
             b = self.base
+            value = self.kept.get(id(a))
+            if value is None and a.value is not None:
+                value = self.word(a.value)
+            self.shared[id(a)] = value
             made = self.made[id(a)] = Assignment(
-                a.name, self.word(a.value) if a.value is not None else None, a.start + b,
-                a.end + b, a.exported, a.local, a.append,
+                a.name, value, a.start + b, a.end + b, a.exported, a.local, a.append,
                 self.command(a.command) if a.command is not None else None)
-        return made  # type: ignore[return-value]
+        return made
