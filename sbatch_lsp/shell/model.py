@@ -324,6 +324,9 @@ class Script:
                 by_name.setdefault(a.name, []).append(a)
         index = {}
         for name, found in by_name.items():
+            if len(found) == 1:  # (most names: assigned once)
+                index[name] = ([found[0].end], found)
+                continue
             found.sort(key=lambda a: a.end)
             latest, best = [], None
             for a in found:

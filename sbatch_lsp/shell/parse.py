@@ -38,6 +38,7 @@ DECLARE = {"export", "declare", "typeset", "local", "readonly"}
 #: a redirection's descriptor number and operator, and the blanks before its target
 REDIRECT_HEAD = re.compile(r"(\d*)(>>|>\||<>|>&|<&|&>>|&>|<<<|>|<)[ \t]*")
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+SHELL_ENDINGS = tuple(SHELLS)  # a word whose basename is a shell ends with one of them
 #: commands that run their arguments as a command: an unquoted ``$CMD`` among their arguments
 #: is a command line (``srun $LAUNCHER train.py``); elsewhere it is data (``echo $LAUNCHER``)
 RUNNERS = {"srun", "exec", "time", "nohup", "env", "numactl", "taskset", "stdbuf", "nice",
@@ -686,8 +687,10 @@ def outline_script(text: str, wanted: re.Pattern) -> Script:
 def shell_string_index(words: list[Word]) -> int | None:
     """Index of the command-string argument of ``bash -c STR`` (or ``sh -lc STR``) in ``words``."""
     for k, w in enumerate(words[:-1]):
-        name = (w.value or "").rsplit("/", 1)[-1]
-        if name not in SHELLS:
+        name = w.value
+        if name is None or not name.endswith(SHELL_ENDINGS):  # (a quick test for most words)
+            continue
+        if name.rsplit("/", 1)[-1] not in SHELLS:
             continue
         j = k + 1
         while j < len(words) and (words[j].value or "").startswith("-"):
