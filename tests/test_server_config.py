@@ -113,3 +113,58 @@ async def test_a_project_file_wins_over_editor_settings(client: LanguageClient):
     codes = [d.code for d in broken.diagnostics]
     assert "SB301" in codes and "SB201" not in codes
     assert any("invalid TOML" in m.message for m in client.messages)
+
+
+def test_the_kept_configuration_lookup_sees_every_change_of_the_project_files(tmp_path):
+    """server/settings.config_for keeps a folder's lookup while its configuration files are
+    unchanged: a file written, a new nearer file, a deleted one, other editor settings and a
+    change of a file the project file extends each give what a fresh lookup gives."""
+    import os
+
+    from sbatch_lsp.config import find_config, load_file
+    from sbatch_lsp.server import settings as s
+
+    editor, other = s.Settings(), s.parse_settings({"ignore": ["SB113"]})[0]
+    sub = tmp_path / "jobs"
+    sub.mkdir()
+    doc = str(sub / "train.sbatch")
+
+    def fresh(settings):
+        found = find_config(sub / "train.sbatch")
+        return load_file(found) if found is not None else settings.config
+
+    def check(settings=editor):
+        got = s.config_for(doc, settings)
+        assert got == (fresh(settings), None)
+        assert s.config_for(doc, settings) == got  # kept, or read again: the same
+
+    def write(path, text):
+        path.write_text(text)
+        st = path.stat()  # a later mtime even on a coarse clock
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000_000))
+
+    check()
+    write(tmp_path / "pyproject.toml", "[project]\nname = 'x'\n")
+    check()
+    write(tmp_path / "pyproject.toml", "[tool.sbatch-lint]\nignore = ['SB113']\n")
+    check()
+    assert s.config_for(doc, editor)[0].ignore
+    check(other)
+    write(sub / ".sbatch-lint.toml", "select = ['SB1']\n")
+    check()
+    write(sub / ".sbatch-lint.toml", "select = ['SB2']\n")
+    check()
+    (sub / ".sbatch-lint.toml").unlink()
+    check()
+    write(tmp_path / "base.toml", "ignore = ['SB104']\n")
+    write(sub / ".sbatch-lint.toml", "extend = '../base.toml'\n")
+    check()
+    write(tmp_path / "base.toml", "ignore = ['SB105']\n")  # the project file itself unchanged
+    check()
+    assert s.config_for(doc, editor)[0].ignore == fresh(editor).ignore
+    write(sub / ".sbatch-lint.toml", "profile = 'x'\n")  # broken: the editor's, and why
+    got = s.config_for(doc, editor)
+    assert got[0] == editor.config and "profile" in (got[1] or "")
+    assert s.config_for(doc, editor) == got
+    write(sub / ".sbatch-lint.toml", "ignore = ['SB104']\n")  # mended
+    check()

@@ -10,6 +10,7 @@ editor's lint keys entirely, so the editor agrees with CI (DESIGN.md "Configurat
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,17 +54,69 @@ def parse_settings(value) -> tuple[Settings, str | None]:
     return Settings(config, inlay), None
 
 
+#: folders whose configuration lookup is kept: at most this many (then all are forgotten)
+MAX_FOLDERS = 256
+#: folder -> (the settings, the signature of the configuration files at and above it, the
+#: lookup's result): the lint thread asks for every version of a document
+_found: dict[str, tuple[Settings, tuple, tuple[Config, str | None]]] = {}
+
+
 def config_for(path: str | None, settings: Settings) -> tuple[Config, str | None]:
     """The Config for a document at ``path`` (None for an unsaved one): the project file's when
     one is found, else the editor's; with the error text of a broken project file (the editor's
-    Config is used then)."""
-    if path:
-        try:
-            found = find_config(Path(path))
-            if found is not None:
-                return load_file(found), None
-        except ConfigError as exc:
-            return settings.config, str(exc)
-        except OSError:
-            pass
-    return settings.config, None
+    Config is used then). Kept per folder while the same ``settings`` are in force and every
+    ``.sbatch-lint.toml`` and ``pyproject.toml`` at or above the folder has the same
+    :func:`_signature` (a save, a new or a deleted file looks again); a project file that
+    extends another file (whose changes the signature does not see) is read every time."""
+    if not path:
+        return settings.config, None
+    try:
+        start = Path(path)
+        folder = (start if start.is_dir() else start.parent).resolve()
+        signature = _signature(folder)
+    except OSError:
+        return _look_up(path, settings)[0]
+    held = _found.get(str(folder))
+    if held is not None and held[0] is settings and held[1] == signature:
+        return held[2]
+    result, keep = _look_up(path, settings)
+    if keep:
+        if len(_found) >= MAX_FOLDERS:
+            _found.clear()
+        _found[str(folder)] = (settings, signature, result)
+    return result
+
+
+def _signature(folder: Path) -> tuple:
+    """(mode, size, modification time in ns, inode) of the ``.sbatch-lint.toml`` and the
+    ``pyproject.toml`` of ``folder`` and of each folder above it, None for a missing one:
+    what :func:`sbatch_lsp.config.find_config` reads to choose the project file."""
+    out: list[tuple[int, int, int, int] | None] = []
+    for d in (folder, *folder.parents):
+        for name in (".sbatch-lint.toml", "pyproject.toml"):
+            try:
+                st = os.stat(d / name)
+            except OSError:
+                out.append(None)
+                continue
+            out.append((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino))
+    return tuple(out)
+
+
+def _look_up(path: str, settings: Settings) -> tuple[tuple[Config, str | None], bool]:
+    """The lookup :func:`config_for` keeps, and whether it may keep it: not when a file could
+    not be read, nor when the project file names ``extend`` (the file it extends is not in
+    the signature)."""
+    try:
+        found = find_config(Path(path))
+        if found is None:
+            return (settings.config, None), True
+        keep = b"extend" not in found.read_bytes()
+    except OSError:
+        return (settings.config, None), False
+    try:
+        return (load_file(found), None), keep
+    except ConfigError as exc:
+        return (settings.config, str(exc)), keep
+    except OSError:
+        return (settings.config, None), False
