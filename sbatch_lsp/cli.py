@@ -9,15 +9,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
-from .cache import FIELDS, Cache, dependencies
-from .config import Config, ConfigError, find_config, load_file, parse_codes
-from .diagnostics import Severity
-from .source import BinaryInputError, decode_with_encoding, is_job_script, os_reason
+
+# ``--version`` and ``--help`` import nothing else of the package, a run over cached files
+# only the configuration and the cache: the rest is imported where it is used
+# (tests/test_startup_imports.py). typing.TYPE_CHECKING without importing typing:
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .config import Config
 
 EXTENSIONS = (".sbatch", ".slurm", ".sh")
 #: in a directory, files with these endings are another language's, whatever their comments say
@@ -163,10 +167,17 @@ def _cli_codes(values: list[str] | None, flag: str) -> frozenset[str]:
     items = [c for v in values or [] for c in v.split(",") if c.strip()]
     if values is not None and not items:
         raise UsageError(f"{flag}: give at least one code or prefix (see --list-rules)")
+    from .config import parse_codes
+
     return parse_codes(items, flag)
 
 
 def _override(cfg: Config, args) -> Config:
+    from dataclasses import replace
+
+    from .config import ConfigError
+    from .diagnostics import Severity
+
     try:
         if args.select is not None:
             cfg = replace(cfg, select=_cli_codes(args.select, "--select"))
@@ -185,6 +196,8 @@ def _override(cfg: Config, args) -> Config:
 def _config_for(path: Path, args, cache: dict) -> Config:
     """The Config for a file or folder: ``--config``'s, or the nearest configuration file's,
     with the command line's overrides; ``cache`` keeps what one run has found (per folder)."""
+    from .config import Config, find_config, load_file
+
     if args.config:
         found: Path | None = Path(args.config)
     else:
@@ -262,6 +275,8 @@ def discover(paths: list[str],
                     continue
                 if b"\0" in head[:4096]:
                     continue
+                from .source import is_job_script
+
                 if is_job_script(head.decode("utf-8", "replace")):
                     out.append(str(f))
     return out
@@ -275,6 +290,8 @@ SUBCOMMAND_LOOKALIKES = {"explain": "explain a rule, use `sbatch-lint --explain 
 
 def _read(path: str, stdin_data: bytes | None) -> tuple[str, str]:
     """(text, encoding) of a file or of standard input; OSError or BinaryInputError."""
+    from .source import decode_with_encoding, os_reason
+
     if path == "-":
         return decode_with_encoding(stdin_data or b"")
     p = Path(path)
@@ -307,6 +324,8 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         if path == "-" and args_d["fix"]:
             rep.fixed_script = stdin_data or b""
         return rep
+    from .source import BinaryInputError, is_job_script
+
     try:
         text, encoding = _read(path, stdin_data)
     except BinaryInputError as exc:
@@ -327,6 +346,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         return rep
     _collect_less()  # (once per process, and only when a job script is linted)
     from . import output
+    from .cache import dependencies
     from .fixer import fix_text
     from .lint import lint
 
@@ -455,13 +475,17 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"sbatch-lint: error: {exc}", file=sys.stderr)
         return 2
-    except ConfigError as exc:
-        print(f"sbatch-lint: configuration error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 1
+    except ValueError as exc:
+        from .config import ConfigError  # (loaded already when one was raised)
+
+        if not isinstance(exc, ConfigError):
+            raise
+        print(f"sbatch-lint: configuration error: {exc}", file=sys.stderr)
+        return 2
 
 
 def _subcommand(name: str, argv: list[str]) -> int:
@@ -526,6 +550,8 @@ def _main(argv: list[str]) -> int:
     if args.format == "gitlab":
         from .gitlab import repository_root
         args_d["root"] = str(repository_root())
+    from .cache import FIELDS, Cache
+
     store = None if args.no_cache or args.fix or args.diff or args.add_noqa or args.live else \
         Cache(f"{args.format}:{color}:{args_d['root']}", args.cache_dir)
     found = [store.get(f, d, c) if store else None for f, d, c in jobs]
@@ -638,6 +664,8 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
     2 unreadable; the unified diff (secrets masked); messages for standard error, each
     ``path:line:column: …``. With ``write`` the file is replaced atomically in its own encoding
     (the write path of ``--fix``); standard input is never written."""
+    from .source import BinaryInputError
+
     try:
         text, encoding = _read(path, stdin_data)
     except BinaryInputError as exc:
