@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
@@ -22,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .config import Config
+    from .convert import Converted
 
 EXTENSIONS = (".sbatch", ".slurm", ".sh")
 #: in a directory, files with these endings are another language's, whatever their comments say
@@ -55,11 +55,13 @@ class UsageError(Exception):
     pass
 
 
-@dataclass
 class FileReport:
-    """What linting one file produced, ready to print (so it crosses process boundaries)."""
+    """What linting one file produced, ready to print (so it crosses process boundaries):
+    ``FileReport(path, field=value, …)``, the fields below with their defaults.
 
-    path: str
+    A plain class, not a dataclass: ``--version`` and ``--help`` then never import dataclasses
+    (with inspect, about a quarter of their start-up); nothing compares or prints reports."""
+
     text_out: str = ""
     items: list | None = None  # JSON objects or SARIF results (--format json/sarif)
     worst: int = 0
@@ -72,6 +74,13 @@ class FileReport:
     excluded: bool = False  # the configuration's exclude names it: not read
     #: what the lint read besides the file (sbatch_lsp/cache.dependencies), for the cache
     elsewhere: dict | None = None
+
+    def __init__(self, path: str, **fields) -> None:
+        self.path = path
+        for name, value in fields.items():
+            if name.startswith("_") or not hasattr(FileReport, name):
+                raise TypeError(f"FileReport has no field {name!r}")
+            setattr(self, name, value)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -619,24 +628,10 @@ def _collect_less() -> None:
     gc.set_threshold(YOUNG_BUDGET, middle, old)
 
 
-@dataclass
-class Converted:
-    """One script's srun-native conversion as every face shows it: ``status`` (``converted``,
-    ``refused`` or ``unchanged``), ``text`` the script as it is left (converted, else as it
-    was; unmasked, as ``--fix -`` prints it), ``diff`` the unified diff and ``refusals``
-    (1-based line, 1-based column, reason) and ``notes``, all three with secrets masked."""
-
-    status: str
-    text: str
-    diff: str
-    refusals: list[tuple[int, int, str]]
-    notes: list[str]
-
-
 def conversion(text: str, display: str, cfg: Config) -> Converted:
     """Convert ``text`` (shown as ``display``) to an srun-native launch (``--convert
     srun-native``, the MCP ``convert`` tool)."""
-    from .convert import convert_srun_native
+    from .convert import Converted, convert_srun_native
     from .secrets import Masker, find_secrets
     from .source import Source
 
