@@ -185,7 +185,7 @@ def _override(cfg: Config, args) -> Config:
     from dataclasses import replace
 
     from .config import ConfigError
-    from .diagnostics import Severity
+    from .severity import Severity
 
     try:
         if args.select is not None:

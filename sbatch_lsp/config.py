@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-from .diagnostics import Severity
+from .severity import Severity
 from .options import NEWEST_RELEASE, version_key
 
 # tomllib, the patterns and the value readers are imported where they are used: a run without a

@@ -71,6 +71,6 @@ def test_a_cached_file_loads_the_configuration_and_the_cache_only(tmp_path):
     assert "sbatch_lsp.lint" in first  # the first run lints (the probe sees the engine)
     mods = added(*args)
     assert package(mods) <= {"sbatch_lsp", "sbatch_lsp.cli", "sbatch_lsp.cache",
-                             "sbatch_lsp.config", "sbatch_lsp.diagnostics",
+                             "sbatch_lsp.config", "sbatch_lsp.severity",
                              "sbatch_lsp.options", "sbatch_lsp.elsewhere"}, package(mods)
     assert not mods & (HEAVY - {"dataclasses", "inspect"}), mods & HEAVY
