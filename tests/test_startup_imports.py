@@ -74,3 +74,20 @@ def test_a_cached_file_loads_the_configuration_and_the_cache_only(tmp_path):
                              "sbatch_lsp.config", "sbatch_lsp.severity",
                              "sbatch_lsp.options", "sbatch_lsp.elsewhere"}, package(mods)
     assert not mods & (HEAVY - {"dataclasses", "inspect"}), mods & HEAVY
+
+
+@pytest.mark.parametrize("text, ours", [
+    ("[project]\nname = 'x'\n", False),
+    ("[tool.sbatch-lint]\nselect = ['SB2']\n", True),
+    ("[tool.\"sbatch\\u002dlint\"]\nselect = ['SB2']\n", True),  # the key spelt with an escape
+    ("[tool.sbatch-lint\nbroken", True),  # broken, but it names the table: load_file reports it
+    ("[tool.other]\nx = 'sbatch-lint'\n", False),
+])
+def test_a_pyproject_is_parsed_only_when_it_may_hold_the_table(tmp_path, text, ours):
+    """find_config skips parsing a pyproject.toml whose text cannot hold [tool.sbatch-lint]
+    (the prefilter that keeps tomllib out of most runs) and finds the table however written."""
+    from sbatch_lsp.config import find_config
+
+    (tmp_path / "pyproject.toml").write_text(text, "utf-8")
+    found = find_config(tmp_path / "job.sbatch")
+    assert (found == (tmp_path / "pyproject.toml").resolve()) is ours
