@@ -35,10 +35,15 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from . import __version__
-from .elsewhere import FileRead, FolderListing, Reads, current
+
+# typing.TYPE_CHECKING without importing typing (a run of hits imports little else):
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .elsewhere import Reads
 
 #: the cache folder's name (beside the configuration file, or in the current directory)
 FOLDER = ".sbatch-lint-cache"
@@ -62,21 +67,22 @@ def tool_digest() -> str:
     global _tool
     if _tool is None:
         root = os.path.dirname(os.path.abspath(__file__))
-        h = hashlib.sha256(f"sbatch-lint {__version__}\0".encode())
+        parts = [f"sbatch-lint {__version__}\0"]
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            # each file's path relative to root (os.path.relpath once per folder, not per file)
+            folder = os.path.relpath(dirpath, root)
+            prefix = "" if folder == os.curdir else folder + os.sep
             for name in sorted(filenames):
                 if name.endswith((".pyc", ".pyo")):
                     continue
-                p = os.path.join(dirpath, name)
                 try:
-                    st = os.stat(p)
+                    st = os.stat(os.path.join(dirpath, name))
                     stamp = f"{st.st_size}:{st.st_mtime_ns}"
                 except OSError:
                     stamp = "unreadable"
-                h.update(f"{os.path.relpath(p, root)}\0{stamp}\0".encode(
-                    "utf-8", "surrogateescape"))
-        _tool = h.hexdigest()
+                parts.append(f"{prefix}{name}\0{stamp}\0")
+        _tool = hashlib.sha256("".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
     return _tool
 
 
@@ -196,7 +202,7 @@ class Cache:
         if not isinstance(deps, dict) or set(deps) != {"files", "listings"}:
             return False
         base = os.path.dirname(os.path.abspath(display))
-        for kind, make, arg_type in (("files", FileRead, int), ("listings", FolderListing, str)):
+        for kind, arg_type in (("files", int), ("listings", str)):
             rows = deps[kind]
             if not isinstance(rows, list):
                 return False
@@ -207,6 +213,10 @@ class Cache:
                 rel, arg, digest = row
                 now = self._now.get((kind, base, rel, arg))
                 if now is None:
+                    # (the reader of other files: imported only for an entry that has some)
+                    from .elsewhere import FileRead, FolderListing, current
+
+                    make = FileRead if kind == "files" else FolderListing
                     now = self._now[(kind, base, rel, arg)] = current(
                         make(os.path.normpath(os.path.join(base, rel)), arg, ""))
                 if now != digest:

@@ -9,15 +9,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import __version__
-from .cache import FIELDS, Cache, dependencies
-from .config import Config, ConfigError, find_config, load_file, parse_codes
-from .diagnostics import Severity
-from .source import BinaryInputError, decode_with_encoding, is_job_script, os_reason
+
+# ``--version`` and ``--help`` import nothing else of the package, a run over cached files
+# only the configuration and the cache: the rest is imported where it is used
+# (tests/test_startup_imports.py). typing.TYPE_CHECKING without importing typing:
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .config import Config
+    from .convert import Converted
 
 EXTENSIONS = (".sbatch", ".slurm", ".sh")
 #: in a directory, files with these endings are another language's, whatever their comments say
@@ -51,11 +55,13 @@ class UsageError(Exception):
     pass
 
 
-@dataclass
 class FileReport:
-    """What linting one file produced, ready to print (so it crosses process boundaries)."""
+    """What linting one file produced, ready to print (so it crosses process boundaries):
+    ``FileReport(path, field=value, …)``, the fields below with their defaults.
 
-    path: str
+    A plain class, not a dataclass: ``--version`` and ``--help`` then never import dataclasses
+    (with inspect, about a quarter of their start-up); nothing compares or prints reports."""
+
     text_out: str = ""
     items: list | None = None  # JSON objects or SARIF results (--format json/sarif)
     worst: int = 0
@@ -68,6 +74,13 @@ class FileReport:
     excluded: bool = False  # the configuration's exclude names it: not read
     #: what the lint read besides the file (sbatch_lsp/cache.dependencies), for the cache
     elsewhere: dict | None = None
+
+    def __init__(self, path: str, **fields) -> None:
+        self.path = path
+        for name, value in fields.items():
+            if name.startswith("_") or not hasattr(FileReport, name):
+                raise TypeError(f"FileReport has no field {name!r}")
+            setattr(self, name, value)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -163,10 +176,17 @@ def _cli_codes(values: list[str] | None, flag: str) -> frozenset[str]:
     items = [c for v in values or [] for c in v.split(",") if c.strip()]
     if values is not None and not items:
         raise UsageError(f"{flag}: give at least one code or prefix (see --list-rules)")
+    from .config import parse_codes
+
     return parse_codes(items, flag)
 
 
 def _override(cfg: Config, args) -> Config:
+    from dataclasses import replace
+
+    from .config import ConfigError
+    from .severity import Severity
+
     try:
         if args.select is not None:
             cfg = replace(cfg, select=_cli_codes(args.select, "--select"))
@@ -185,6 +205,8 @@ def _override(cfg: Config, args) -> Config:
 def _config_for(path: Path, args, cache: dict) -> Config:
     """The Config for a file or folder: ``--config``'s, or the nearest configuration file's,
     with the command line's overrides; ``cache`` keeps what one run has found (per folder)."""
+    from .config import Config, find_config, load_file
+
     if args.config:
         found: Path | None = Path(args.config)
     else:
@@ -262,6 +284,8 @@ def discover(paths: list[str],
                     continue
                 if b"\0" in head[:4096]:
                     continue
+                from .source import is_job_script
+
                 if is_job_script(head.decode("utf-8", "replace")):
                     out.append(str(f))
     return out
@@ -275,6 +299,8 @@ SUBCOMMAND_LOOKALIKES = {"explain": "explain a rule, use `sbatch-lint --explain 
 
 def _read(path: str, stdin_data: bytes | None) -> tuple[str, str]:
     """(text, encoding) of a file or of standard input; OSError or BinaryInputError."""
+    from .source import decode_with_encoding, os_reason
+
     if path == "-":
         return decode_with_encoding(stdin_data or b"")
     p = Path(path)
@@ -307,6 +333,8 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         if path == "-" and args_d["fix"]:
             rep.fixed_script = stdin_data or b""
         return rep
+    from .source import BinaryInputError, is_job_script
+
     try:
         text, encoding = _read(path, stdin_data)
     except BinaryInputError as exc:
@@ -327,6 +355,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         return rep
     _collect_less()  # (once per process, and only when a job script is linted)
     from . import output
+    from .cache import dependencies
     from .fixer import fix_text
     from .lint import lint
 
@@ -455,13 +484,17 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"sbatch-lint: error: {exc}", file=sys.stderr)
         return 2
-    except ConfigError as exc:
-        print(f"sbatch-lint: configuration error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 1
+    except ValueError as exc:
+        from .config import ConfigError  # (loaded already when one was raised)
+
+        if not isinstance(exc, ConfigError):
+            raise
+        print(f"sbatch-lint: configuration error: {exc}", file=sys.stderr)
+        return 2
 
 
 def _subcommand(name: str, argv: list[str]) -> int:
@@ -526,6 +559,8 @@ def _main(argv: list[str]) -> int:
     if args.format == "gitlab":
         from .gitlab import repository_root
         args_d["root"] = str(repository_root())
+    from .cache import FIELDS, Cache
+
     store = None if args.no_cache or args.fix or args.diff or args.add_noqa or args.live else \
         Cache(f"{args.format}:{color}:{args_d['root']}", args.cache_dir)
     found = [store.get(f, d, c) if store else None for f, d, c in jobs]
@@ -593,24 +628,10 @@ def _collect_less() -> None:
     gc.set_threshold(YOUNG_BUDGET, middle, old)
 
 
-@dataclass
-class Converted:
-    """One script's srun-native conversion as every face shows it: ``status`` (``converted``,
-    ``refused`` or ``unchanged``), ``text`` the script as it is left (converted, else as it
-    was; unmasked, as ``--fix -`` prints it), ``diff`` the unified diff and ``refusals``
-    (1-based line, 1-based column, reason) and ``notes``, all three with secrets masked."""
-
-    status: str
-    text: str
-    diff: str
-    refusals: list[tuple[int, int, str]]
-    notes: list[str]
-
-
 def conversion(text: str, display: str, cfg: Config) -> Converted:
     """Convert ``text`` (shown as ``display``) to an srun-native launch (``--convert
     srun-native``, the MCP ``convert`` tool)."""
-    from .convert import convert_srun_native
+    from .convert import Converted, convert_srun_native
     from .secrets import Masker, find_secrets
     from .source import Source
 
@@ -638,6 +659,8 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
     2 unreadable; the unified diff (secrets masked); messages for standard error, each
     ``path:line:column: …``. With ``write`` the file is replaced atomically in its own encoding
     (the write path of ``--fix``); standard input is never written."""
+    from .source import BinaryInputError
+
     try:
         text, encoding = _read(path, stdin_data)
     except BinaryInputError as exc:

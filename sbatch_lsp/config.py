@@ -14,17 +14,22 @@ which docs/configuration-keys.md is generated from.
 from __future__ import annotations
 
 import re
-import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
-from .diagnostics import Severity
+from .severity import Severity
 from .options import NEWEST_RELEASE, version_key
-from .patterns import PatternSet, anchored, check_patterns
-from .values import time_seconds
+
+# tomllib, the patterns and the value readers are imported where they are used: a run without a
+# configuration file (or with one holding no patterns and no partition) never needs them.
+# typing.TYPE_CHECKING without importing typing:
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from .patterns import PatternSet
 
 TOP_KEYS = {"select", "ignore", "extend-select", "severity", "fail-on", "profile", "extend",
             "exclude", "extend-exclude", "per-file-ignores", "required-version"}
@@ -299,6 +304,7 @@ def _file_patterns(table: dict, where: str, cfg: Config, folder: Path | None) ->
                           "that file's folder")
 
     here: Path = folder
+    from .patterns import anchored, check_patterns
 
     def patterns(value, key: str) -> PatternSet:
         try:
@@ -329,9 +335,10 @@ class _Refused(ValueError):
     """A key's reader refuses a value with a message of its own (after ``WHERE.KEY: ``)."""
 
 
-#: a reader: (the TOML value, the dataclass being built, the table's ``where``) -> the fields it
-#: sets, or None to refuse the value with the key's ``expected`` text
-Reader = Callable[[Any, Any, str], "dict[str, Any] | None"]
+if TYPE_CHECKING:
+    #: a reader: (the TOML value, the dataclass being built, the table's ``where``) -> the
+    #: fields it sets, or None to refuse the value with the key's ``expected`` text
+    Reader = Callable[[Any, Any, str], "dict[str, Any] | None"]
 
 
 @dataclass(frozen=True)
@@ -485,6 +492,8 @@ PROFILE_TABLE: tuple[Key, ...] = (
 
 
 def _max_time(v: Any, _: Any, __: str) -> dict[str, Any] | None:
+    from .values import time_seconds
+
     secs = time_seconds(v) if isinstance(v, str) else None
     if secs is None:
         return None
@@ -598,6 +607,8 @@ def keys_markdown() -> str:
 
 
 def _read_toml(path: Path) -> dict:
+    import tomllib
+
     try:
         with path.open("rb") as f:
             return tomllib.load(f)
@@ -641,16 +652,25 @@ def find_config(start: Path) -> Path | None:
         py = folder / "pyproject.toml"
         if py.is_file():
             try:
-                with py.open("rb") as f:
-                    if "sbatch-lint" in tomllib.load(f).get("tool", {}):
-                        return py
+                text = py.read_bytes().decode()  # (as tomllib.load decodes it)
             except OSError:
                 continue
-            except tomllib.TOMLDecodeError:
-                # broken TOML: ours if it names our table (load_file then reports the error)
-                if OWN_TABLE.search(py.read_text("utf-8", "replace")):
-                    return py
+            if _names_own_table(text):
+                return py
     return None
+
+
+def _names_own_table(text: str) -> bool:
+    """Whether a pyproject.toml's ``text`` has a ``[tool.sbatch-lint]`` table; broken TOML
+    counts when its text names the table (:func:`load_file` then reports the error)."""
+    if "sbatch-lint" not in text and "\\u" not in text and "\\U" not in text:
+        return False  # the key is not written (nor spelt with escapes): no need to parse
+    import tomllib
+
+    try:
+        return "sbatch-lint" in tomllib.loads(text).get("tool", {})
+    except tomllib.TOMLDecodeError:
+        return OWN_TABLE.search(text) is not None
 
 
 if __name__ == "__main__":  # pragma: no cover

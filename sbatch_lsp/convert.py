@@ -5,11 +5,26 @@ converted text before returning it, refusing rather than half converting.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .config import Config
 from .lint import lint
 from .srun_native import Conversion, Refusal, plan
+
+
+@dataclass
+class Converted:
+    """One script's srun-native conversion as every face shows it (``sbatch_lsp.cli.conversion``:
+    ``--convert srun-native``, the MCP ``convert`` tool): ``status`` (``converted``,
+    ``refused`` or ``unchanged``), ``text`` the script as it is left (converted, else as it
+    was; unmasked, as ``--fix -`` prints it), ``diff`` the unified diff and ``refusals``
+    (1-based line, 1-based column, reason) and ``notes``, all three with secrets masked."""
+
+    status: str
+    text: str
+    diff: str
+    refusals: list[tuple[int, int, str]]
+    notes: list[str]
 
 
 def convert_srun_native(text: str, config: Config | None = None,

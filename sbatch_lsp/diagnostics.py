@@ -6,28 +6,10 @@ convert them to 1-based lines and columns (CLI, JSON) or UTF-16 positions (LSP).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum
 
+from .severity import Severity
 
-class Severity(IntEnum):
-    """Severity of a finding; larger is worse. Names match DESIGN.md's JSON values."""
-
-    HINT = 1
-    INFO = 2
-    WARNING = 3
-    ERROR = 4
-
-    @classmethod
-    def parse(cls, name: str) -> "Severity":
-        """Map ``"error"|"warning"|"info"|"hint"`` (any case) to a Severity; ValueError otherwise."""
-        try:
-            return cls[name.strip().upper()]
-        except KeyError:
-            raise ValueError(f"unknown severity {name!r} (use error, warning, info or hint)") from None
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
+__all__ = ["Severity", "Edit", "Fix", "Related", "Diagnostic", "apply_edits"]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from importlib import resources
 
 NEWEST_RELEASE = "26.05"
 
@@ -90,6 +89,10 @@ class Option:
 
 
 def _load(name: str) -> dict:
+    """A table of the package's data/ folder (importlib.resources: imported on the first load,
+    not by the configuration, which needs only :func:`version_key`)."""
+    from importlib import resources
+
     return json.loads(resources.files("sbatch_lsp").joinpath("data").joinpath(name).read_text("utf-8"))
 
 

@@ -880,8 +880,10 @@ def _last_statement(tree: _Tree) -> tuple[int, int] | None:
     return tree.span(stmts[-1]) if stmts else None
 
 
-#: top-level chunks whose recordings the chunk events memo keeps (least recently used go first)
-CHUNK_EVENTS_CACHE_SIZE = 8192
+#: top-level chunks whose recordings the chunk events memo keeps (least recently used go first):
+#: as many as the fragment memo keeps models (shell/parse.FRAGMENT_CACHE_SIZE; an edit replays
+#: the same chunks), about 0.7 KiB each
+CHUNK_EVENTS_CACHE_SIZE = 6144
 
 
 @lru_cache(maxsize=CHUNK_EVENTS_CACHE_SIZE)
