@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # the profile is data the Job carries; the configuration laye
     from .config import Profile
 
 PYXIS_IMAGE = {"container-image", "container-name"}
+#: the first words a command that runs srun can start with (srun itself, or a wrapper)
+SRUN_OR_WRAPPER = WRAPPER_NAMES | {"srun"}
 
 
 @dataclass
@@ -248,7 +250,10 @@ class Job:
         is not an srun command. ``Job.steps`` holds those of the script's commands outside
         command substitutions; this also reads one inside ``$(srun …)``."""
         # srun options in a literal array (`srun "${SRUN_ARGS[@]}" …`) are the array's words
-        words = expand_arrays(cmd.words, cmd.script or self.script)
+        words = cmd.words
+        if not words or base(words[0]) not in SRUN_OR_WRAPPER and "[@]" not in words[0].text:
+            return None  # (most commands: _find_srun's answer, without expanding the arrays)
+        words = expand_arrays(words, cmd.script or self.script)
         k = _find_srun(words) if words else None
         if k is None:
             return None

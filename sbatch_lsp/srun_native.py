@@ -36,7 +36,6 @@ launcher assembled from several variables, strings nested two deep).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .diagnostics import Edit, Fix, apply_edits
@@ -136,6 +135,7 @@ class _Planner:
         self.refusals: list[Refusal] = []
         self.notes: list[str] = []
         self.rank: dict[Edit, int] = {}
+        self._batch: list[tuple[int, int, Word]] | None = None
 
     # ---- helpers ----------------------------------------------------------------------------
     def refuse(self, message: str, where=None) -> None:
@@ -173,22 +173,23 @@ class _Planner:
                 vw = step.options.get(name)
                 self.drop_word(ow.start, vw.end if vw is not None and vw is not ow else ow.end)
 
-    def batch_words(self) -> Iterator[Word]:
-        """The batch shell's words in order: each command's argv and prefix assignment values,
-        then the values of the script's assignments (read as far as a caller asks)."""
-        script = self.job.script
-        for cmd in script.commands:
-            yield from cmd.all_words()
-        for a in script.assignments:
-            if a.value is not None:
-                yield a.value
+    def batch_words(self) -> list[tuple[int, int, Word]]:
+        """The batch shell's words in order as (start, end, word), offsets in the script: each
+        command's argv and prefix assignment values, then the values of the script's
+        assignments; gathered once per plan (:meth:`context` scans them for each launcher)."""
+        if self._batch is None:
+            script = self.job.script
+            words = [w for cmd in script.commands for w in cmd.all_words()]
+            words += [a.value for a in script.assignments if a.value is not None]
+            self._batch = [(w.start, w.end, w) for w in words]
+        return self._batch
 
     def context(self, offset: int) -> tuple[Word, str] | None:
         """The batch-shell word holding ``offset`` and how the batch shell quotes that
         character there (``unquoted``, ``single``, ``double``, ``ansi``)."""
-        for w in self.batch_words():
-            if w.start <= offset < w.end and self.text[w.start:w.end] == w.text:
-                return w, _quoting(w.text, offset - w.start)
+        for start, end, w in self.batch_words():
+            if start <= offset < end and self.text[start:end] == w.text:
+                return w, _quoting(w.text, offset - start)
         return None
 
     def nested_text(self, inner: str, where: Word, anchor: int) -> str | None:

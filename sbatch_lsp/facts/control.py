@@ -199,6 +199,11 @@ class CommandControl:
     after: str | None = None
 
 
+#: what :meth:`Control.at` gives a command the walk did not place (a default built once instead
+#: of one per lookup; readers never change what ``at`` returns)
+_UNKNOWN = CommandControl()
+
+
 @dataclass
 class Control:
     """The control facts of one script (see the module docstring). ``last`` is the span of the
@@ -218,8 +223,9 @@ class Control:
     pipefail: list[tuple[int, bool]]
 
     def at(self, cmd: Command) -> CommandControl:
-        """The control facts of a model command (every task, foreground, when unknown)."""
-        return self.of.get(id(cmd), CommandControl())
+        """The control facts of a model command (every task, foreground, when unknown: one
+        shared default, never changed)."""
+        return self.of.get(id(cmd), _UNKNOWN)
 
     def tasks(self, cmd: Command) -> Tasks:
         """The tasks that run ``cmd``: its own guards, those of the commands that run its

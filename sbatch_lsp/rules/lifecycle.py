@@ -515,9 +515,16 @@ def requeue_without_resume(job: Job) -> Iterator[Diagnostic]:
 NOT_MEANT = REPORT | {"cd", "pwd", "export", "unset", "set"}
 
 
-def _statements(job: Job, ctl: Control) -> list[tuple[tuple[int, int], list[Command]]]:
+def _statements(job: Job) -> list[tuple[tuple[int, int], list[Command]]]:
     """The batch script's top-level statements in order, each with its own commands (not those
-    of command strings it runs, nor of command substitutions), outside functions."""
+    of command strings it runs, nor of command substitutions), outside functions: [((start,
+    end) offsets of the statement, its commands in script order)], computed once per job
+    (SB222 and SB223 read it; callers do not change it)."""
+    return job.derived(_statements_of)
+
+
+def _statements_of(job: Job) -> list[tuple[tuple[int, int], list[Command]]]:
+    ctl = job_control(job)
     found: dict[tuple[int, int], list[Command]] = {}
     for cmd in job.script.commands:
         st = ctl.at(cmd).statement
@@ -616,7 +623,7 @@ def status_read_too_late(job: Job) -> Iterator[Diagnostic]:
     ``printf``, ``date``, ``cd``, ``export``…) between them, reads the last report's status:
     0, so the failure check never fires and ``exit $?`` ends the job COMPLETED."""
     ctl = job_control(job)
-    statements = _statements(job, ctl)
+    statements = _statements(job)
     name = None
     for k, (_span, cmds) in enumerate(statements):
         first = min(cmds, key=lambda c: c.start)
@@ -666,7 +673,7 @@ def footer_hides_step_status(job: Job) -> Iterator[Diagnostic]:
     run on its missing results. A warning for an srun step or a launcher (as SB210); the
     script's own ``exit "$rc"`` and SB222's ``exit $?`` right after reports are left alone."""
     ctl = job_control(job)
-    statements = _statements(job, ctl)
+    statements = _statements(job)
     k = len(statements) - 1
     final_exit = None
     if k >= 0 and [c.name for c in statements[k][1]] == ["exit"]:
