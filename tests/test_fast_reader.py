@@ -132,7 +132,21 @@ TRICKY = [
     "f() { X=`a`; }",
     "X=`a; b`",
     "X=`a)`",
+    # shapes the fast path reads behind bashlex's masks (parse.read_chunk)
+    'case "$1" in\n  a|b) echo $(x) ;;\n  *) y\n    ;;\nesac',
+    "case $X in a) ;; esac > log && b",
+    "if (( N > 1 )); then a; fi",
+    "(( i++ ))",
+    "for ((i=0; i<N; i++)); do srun x $i & done\nwait",
+    "if [[ -n $A && $B == x ]]; then c; fi",
+    "time srun x",
+    "while true\ndo\n  a\ndone",
+    "X=$(a && b)",
 ]
+
+#: chunks read by the fast path only behind the masks (bashlex reads the masked text)
+MASKED = ['case "$1" in\n  a) b ;;\nesac', "if (( N > 1 )); then a; fi", "time srun x",
+          "if [[ a && b ]]; then c; fi", "for ((i=0; i<3; i++)); do a; done"]
 
 
 def differences(text: str) -> tuple[int, int, list[str]]:
@@ -171,6 +185,13 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
                  "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))"]:
         assert fast.read(text) is None, text
+
+
+@pytest.mark.parametrize("text", MASKED)
+def test_masked_chunks_are_read_fast(text):
+    assert fast.read(text) is None
+    assert [c.parser for c in parse(TextMap(text)).chunks] == ["simple"]
+    assert differences(text)[2] == []
 
 
 def test_background_and_substitution_flags():

@@ -89,10 +89,11 @@ class ChunkReading(NamedTuple):
 @lru_cache(maxsize=CHUNK_CACHE_SIZE)
 def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
     """The chunk cache: :class:`ChunkReading` of ``chunk_text`` (a top-level chunk, carriage
-    returns already blanked), memoised by its text. A pure function of the text: the simple
-    split, the masks and bashlex see nothing else, and positions are relative to the chunk, so
-    an edit re-reads only the chunks whose text it changed (the server lints every version of
-    a document through here). Callers must not mutate what it returns (bashlex's nodes are
+    returns already blanked), memoised by its text. A pure function of the text: the fast
+    reader (on the text, else on the masked text bashlex would be given), the masks and
+    bashlex see nothing else, and positions are relative to the chunk, so an edit re-reads
+    only the chunks whose text it changed (the server lints every version of a document
+    through here). Callers must not mutate what it returns (bashlex's nodes are
     shared between hits)."""
     commands = fast.read(chunk_text) if read_simple else None
     if commands is not None:
@@ -105,6 +106,12 @@ def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
         return ChunkReading(None, None, str(exc), None)
     if len(masked) != len(chunk_text):
         masked = chunk_text
+    if read_simple and masked != chunk_text:
+        # bashlex reads the masked text (a `case` as a `{ … }` group, `(( … ))` as `:`): where
+        # the fast path reads that text, its reading is bashlex's (tests/test_fast_reader.py)
+        commands = fast.read(masked)
+        if commands is not None:
+            return ChunkReading(commands, None, None, None)
     try:
         return ChunkReading(None, tuple(bashlex.parse(masked)), None, None)
     except RecursionError:
