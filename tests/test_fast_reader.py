@@ -132,6 +132,24 @@ TRICKY = [
     "f() { X=`a`; }",
     "X=`a; b`",
     "X=`a)`",
+    # braces, quotes over lines, `function`, `!`
+    "find . -name x -exec rm {} ;",
+    "parallel -j 2 $E {} ::: a b\necho a{b,c}d }{ {x",
+    "{ echo a; }",
+    'export CMD=" \\\n    -m train \\\n    --out $X"\nsrun $CMD',
+    "echo 'a\nb' $(c) \"d\ne\" `f`",
+    'x=$(echo "a\nb" c)',
+    "function f() {\n  a $(b)\n}",
+    "function f {\n  a\n}\nf",
+    "function  g ()\n{\n  # c\n  a\n}",
+    "f() { a; } > log",
+    "function f() { a; } 2>&1 >log; b",
+    "! a",
+    "while ! a; do b; done",
+    "if ! a | b; then c; fi",
+    "! a &",
+    "a && ! b",
+    "! ! a",
     # shapes the fast path reads behind bashlex's masks (parse.read_chunk)
     'case "$1" in\n  a|b) echo $(x) ;;\n  *) y\n    ;;\nesac',
     "case $X in a) ;; esac > log && b",
@@ -177,11 +195,12 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "echo \"$(date)\"", "a &&\n  b", "if [ -f x ]; then a; else b; fi",
                  "for x in a b; do c; done", "while a; do b; done < f", "f() { a; }",
                  "[[ -n $X ]] && a", "PORT=$((1 + 2))", 'X="a \\" b"', "arr=(a b)",
-                 'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`"]:
+                 'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`", "! a && b",
+                 "echo 'multi\nline'", "function f { a; }", "echo {}"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
                  "a && ", "a |& b", "echo x\\\ny", "cat <<EOF\nx\nEOF",
-                 "echo a>b", "diff <(a) <(b)", "! a && b", "time srun x", "echo 'multi\nline'",
+                 "echo a>b", "diff <(a) <(b)", "time srun x",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
                  "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))"]:
         assert fast.read(text) is None, text

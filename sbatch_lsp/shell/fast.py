@@ -5,8 +5,9 @@ backslash (``srun \\`` / ``  python train.py``), joined by ``&&``, ``||``, ``|``
 holding command substitutions (``NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST")``).
 bashlex takes milliseconds for each; this scanner a few microseconds per line. It reads:
 
-- words (quotes, backslash escapes inside double quotes, ``$NAME``, ``${...}`` with subscripts
-  and plain operands, ``$((...))``, array values ``NAME=(...)``, redirections and here-strings),
+- words (quotes, also over several lines, backslash escapes inside double quotes, ``$NAME``,
+  ``${...}`` with subscripts and plain operands, ``$((...))``, array values ``NAME=(...)``,
+  braces ``{}``/``a{b,c}`` (bashlex does no brace expansion), redirections and here-strings),
   plus ``$(...)`` and backquotes holding a list of their own (unquoted or inside double
   quotes; not nested: bashlex does not report the commands of a ``$(...)`` inside another);
   arithmetic, array values and parameter operands are opaque to bashlex behind its masks
@@ -15,10 +16,17 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 - ``;``, ``&&``, ``||``, ``|`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
   where bashlex drops what follows a newline);
 - a trailing ``&`` after a pipeline (not in a list with ``&&``/``||``, where bashlex marks only
-  the last command as background, and not inside ``$(...)``).
+  the last command as background, and not inside ``$(...)``);
+- ``! PIPELINE`` at the start of a list item (the command starts after the ``!``);
+- ``if``/``elif``/``else`` (one ``elif``), ``for NAME in``, ``while``, ``{ … }`` and function
+  definitions (``NAME()``, ``function NAME``, ``function NAME()``; the function's span holds the
+  redirections after its body, as bashlex's does).
+
+shell/parse.read_chunk also hands it the masked text bashlex would be given (shell/masks.py:
+``case`` as a ``{ … }`` group, ``(( … ))`` as ``:``) when the chunk's own text leaves the subset.
 
 :func:`read` returns ``None`` for anything else (``case``, here-documents, escapes outside
-double quotes, backslashes inside backquotes, words spanning lines, comments inside ``$(...)``,
+double quotes, backslashes inside backquotes, comments inside ``$(...)``,
 and the spots where bashlex's reading is off: a ``$(...)`` after a backslash-newline in the same
 word, or inside an assignment's single quotes, which bashlex reads as a command) and the caller
 hands the chunk to bashlex, the parser of record. The commands come in bashlex's walk order (a command, then the
@@ -69,12 +77,14 @@ class Token(NamedTuple):
 
 
 #: characters that end the subset inside a word (``;``, ``&``, ``|`` end the word instead)
-_SPECIAL = frozenset("\\`()<>{}")
+_SPECIAL = frozenset("\\`()<>")
 _BLANK = " \t"
 #: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``)
-COMPOUND = frozenset({"if", "for", "while", "{", "()"})
+COMPOUND = frozenset({"if", "for", "while", "{", "()", "function"})
 #: a word in command position: group 1 the word, group 2 set for a function head ``NAME ()``
 _HEAD = re.compile(r"([^\s;&|()<>]+)(?=[\s;&|()<>]|$)([ \t]*\([ \t]*\))?")
+#: ``function NAME``, ``function NAME()``: group 1 the name
+_FUNCTION = re.compile(r"""function[ \t]+([^\s;&|()<>$`'"\\{}]+)(?:[ \t]*\([ \t]*\))?(?=[\s{])""")
 _FOR = re.compile(r"for[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]+in(?=[ \t])")
 
 
@@ -132,6 +142,9 @@ class _Reader:
                     raise _Outside  # `a &&` / `a |` with nothing after, or nothing at all
                 break
             word = self._reserved(i)
+            if word == "!" and not need_command:  # `! PIPELINE`: bashlex's command starts after
+                i = self._blanks(i + 1, subst, newlines=False)
+                word = self._reserved(i)
             if word in COMPOUND and not subst:
                 i = self._compound(i, word, out)
                 compound = True
@@ -221,16 +234,17 @@ class _Reader:
         Its redirections may not hold substitutions (bashlex does not walk them)."""
         self.compound += 1
         start = i
-        if word == "()":
-            head = _HEAD.match(self.text, i)
-            assert head is not None  # _reserved() matched it
+        name = None
+        if word in ("()", "function"):
+            head = (_HEAD if word == "()" else _FUNCTION).match(self.text, i)
+            if head is None:
+                raise _Outside
             i = self._blanks(head.end(), False, True)
             if self._reserved(i) != "{" or self.function is not None:
                 raise _Outside
-            self.function = head.group(1)
+            self.function = name = head.group(1)
             i = self._word(self._group(i, "{", ("}",), out), "}")
             self.function = None
-            self.functions.append((head.group(1), start, i))
         elif word == "if":
             i = self._group(i, "if", ("then",), out)
             i = self._group(i, "then", ("elif", "else", "fi"), out)
@@ -256,7 +270,10 @@ class _Reader:
         else:
             raise _Outside
         self.compound -= 1
-        return self._plain_redirects(i)
+        end = self._plain_redirects(i)
+        if name is not None:  # (its span holds its redirections, as bashlex's does)
+            self.functions.append((name, start, end))
+        return end
 
     def _group(self, i: int, opener: str, closers: tuple[str, ...], out: list[Command]) -> int:
         """Skip the reserved word ``opener`` at ``i`` and read the list after it up to one of
@@ -404,7 +421,7 @@ class _Reader:
                 return i
             if c == "'":
                 j = text.find("'", i + 1)
-                if j < 0 or "\n" in text[i:j] or "$(" in text[i:j] or "`" in text[i:j]:
+                if j < 0 or "$(" in text[i:j] or "`" in text[i:j]:
                     raise _Outside  # (bashlex reads `$(…)` in an assignment's quotes as code)
                 i = j + 1
             elif c == '"':
@@ -437,8 +454,6 @@ class _Reader:
                 self.continued = self.continued or text[i + 1] == "\n"
                 i += 2
                 continue
-            if c == "\n":
-                raise _Outside
             if c == "`":
                 i = self._backquoted(i, inner)
                 continue
