@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sbatch_lsp.shell import fast
-from sbatch_lsp.shell.parse import parse
+from sbatch_lsp.shell.parse import MAX_BASHLEX_CHUNK, parse
 from sbatch_lsp.shell.words import TextMap
 from sbatch_lsp.source import BinaryInputError, decode
 
@@ -150,6 +150,23 @@ TRICKY = [
     "! a &",
     "a && ! b",
     "! ! a",
+    # here-documents (a quoted delimiter: behind the masks)
+    "cat << EOF > f\na $x\nEOF",
+    "cat <<EOF\nx\nEOF\necho b",
+    "cat <<- EOF | b\n\tx\n\tEOF\n",
+    "a <<A <<B\n1\nA\n2\nB",
+    "cat <<EOF\nEOF",
+    "cat <<'EOF' > x\na $(b)\nEOF\nc",
+    'sbatch <<"EOF"\n#SBATCH -N 2\nsrun x\nEOF',
+    "cat <<EOF && b\nx\nEOF",
+    "cat <<EOF # c\nx\nEOF",
+    "cat <<EOF\nx\nEOF2",
+    "a &&\ncat <<EOF\nx\nEOF",
+    "cat <<EOF; b\nx\nEOF\nc",
+    "cat <<EOF2 >f\n$(x)\n EOF2\nEOF2",
+    "f() {\n  cat <<EOF\nx\nEOF\n}",
+    "if a; then\n  cat > f <<EOF\nx\nEOF\nfi",
+    'X=$(cat <<EOF\nx\nEOF\n)',
     # shapes the fast path reads behind bashlex's masks (parse.read_chunk)
     'case "$1" in\n  a|b) echo $(x) ;;\n  *) y\n    ;;\nesac',
     "case $X in a) ;; esac > log && b",
@@ -196,10 +213,10 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "for x in a b; do c; done", "while a; do b; done < f", "f() { a; }",
                  "[[ -n $X ]] && a", "PORT=$((1 + 2))", 'X="a \\" b"', "arr=(a b)",
                  'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`", "! a && b",
-                 "echo 'multi\nline'", "function f { a; }", "echo {}"]:
+                 "echo 'multi\nline'", "function f { a; }", "echo {}", "cat <<EOF\nx\nEOF"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
-                 "a && ", "a |& b", "echo x\\\ny", "cat <<EOF\nx\nEOF",
+                 "a && ", "a |& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",
                  "echo a>b", "diff <(a) <(b)", "time srun x",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
                  "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))"]:
@@ -211,6 +228,12 @@ def test_masked_chunks_are_read_fast(text):
     assert fast.read(text) is None
     assert [c.parser for c in parse(TextMap(text)).chunks] == ["simple"]
     assert differences(text)[2] == []
+
+
+def test_a_here_document_in_a_chunk_longer_than_bashlex_reads_stays_with_tree_sitter():
+    text = "cat <<EOF\n" + "line\n" * (MAX_BASHLEX_CHUNK // 5) + "EOF"
+    assert fast.read(text) is not None
+    assert [c.parser for c in parse(TextMap(text)).chunks] == ["tree-sitter"]
 
 
 def test_background_and_substitution_flags():

@@ -18,6 +18,9 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 - a trailing ``&`` after a pipeline (not in a list with ``&&``/``||``, where bashlex marks only
   the last command as background, and not inside ``$(...)``);
 - ``! PIPELINE`` at the start of a list item (the command starts after the ``!``);
+- here-documents with a plain delimiter (``<<EOF``, ``<<- END``; a quoted one behind the masks)
+  outside compound commands and ``$(...)``, their bodies gathered at the next newline as
+  bashlex gathers them (bashlex reads the body of one inside a compound command as commands);
 - ``if``/``elif``/``else`` (one ``elif``), ``for NAME in``, ``while``, ``{ … }`` and function
   definitions (``NAME()``, ``function NAME``, ``function NAME()``; the function's span holds the
   redirections after its body, as bashlex's does).
@@ -25,7 +28,7 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 shell/parse.read_chunk also hands it the masked text bashlex would be given (shell/masks.py:
 ``case`` as a ``{ … }`` group, ``(( … ))`` as ``:``) when the chunk's own text leaves the subset.
 
-:func:`read` returns ``None`` for anything else (``case``, here-documents, escapes outside
+:func:`read` returns ``None`` for anything else (``case``, escapes outside
 double quotes, backslashes inside backquotes, comments inside ``$(...)``,
 and the spots where bashlex's reading is off: a ``$(...)`` after a backslash-newline in the same
 word, or inside an assignment's single quotes, which bashlex reads as a command) and the caller
@@ -74,6 +77,9 @@ class Token(NamedTuple):
     start: int
     end: int
     redirect: bool
+    #: a here-document's operator and delimiter (``<<EOF``, ``<<- END``): not a redirection
+    #: of the model; its body is in :attr:`Command.heredocs`
+    heredoc: bool = False
 
 
 #: characters that end the subset inside a word (``;``, ``&``, ``|`` end the word instead)
@@ -85,6 +91,9 @@ COMPOUND = frozenset({"if", "for", "while", "{", "()", "function"})
 _HEAD = re.compile(r"([^\s;&|()<>]+)(?=[\s;&|()<>]|$)([ \t]*\([ \t]*\))?")
 #: ``function NAME``, ``function NAME()``: group 1 the name
 _FUNCTION = re.compile(r"""function[ \t]+([^\s;&|()<>$`'"\\{}]+)(?:[ \t]*\([ \t]*\))?(?=[\s{])""")
+#: a here-document's operator and plain delimiter word (a quoted one is masked to blanks
+#: for bashlex: shell/masks.m_quoted_heredoc); group 1 ``-``, group 2 the delimiter
+_HEREDOC = re.compile(r"<<(-?)[ \t]*([A-Za-z0-9_.@%+:/-]+)(?=[\s;&|<>)]|$)")
 _FOR = re.compile(r"for[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]+in(?=[ \t])")
 
 
@@ -97,6 +106,10 @@ class Command(NamedTuple):
     in_substitution: bool
     background: bool
     function: str | None = None
+    #: (operator start, body start, body end) of each here-document, in order: the body runs
+    #: from the line after the command's line to the end of the delimiter line (its newline
+    #: excluded), as bashlex's heredoc node spans it
+    heredocs: tuple[tuple[int, int, int], ...] = ()
 
 
 class Reading(NamedTuple):
@@ -120,6 +133,10 @@ class _Reader:
         self.function: str | None = None
         self.functions: list[tuple[str, int, int]] = []
         self.continued = False  # the current word holds a backslash-newline inside quotes
+        #: here-documents whose bodies start after the next newline: (the list holding their
+        #: command, its index there, offset after the delimiter, operator start, delimiter,
+        #: leading tabs stripped)
+        self.pending: list[tuple[list[Command], int, int, int, str, bool]] = []
 
     # ---- lists ----------------------------------------------------------------------------
     def read_list(self, i: int, subst: bool, stop: frozenset[str] = frozenset()
@@ -157,7 +174,10 @@ class _Reader:
                 break
             c = text[i]
             two = text[i:i + 2]
-            if c == "\n" or c == ";" and two != ";;":
+            if c == "\n" and self.pending:
+                i = self._bodies(i)
+                pipeline_start = len(out)
+            elif c == "\n" or c == ";" and two != ";;":
                 i += 1
                 pipeline_start = len(out)
             elif two in ("&&", "||"):
@@ -174,6 +194,8 @@ class _Reader:
                 pipeline_start = len(out)
             else:
                 raise _Outside
+        if any(lst is out for lst, *_ in self.pending):
+            raise _Outside  # a here-document whose body this list does not reach
         if background_at:
             if and_or:
                 raise _Outside
@@ -181,6 +203,33 @@ class _Reader:
                    if any(s <= cmd.tokens[0].start and cmd.tokens[-1].end <= e
                           for s, e in background_at) else cmd for cmd in out]
         return out, i
+
+    def _bodies(self, i: int) -> int:
+        """Skip the bodies of the pending here-documents after the newline at ``i``, as bashlex
+        gathers them at a newline token (bashlex/heredoc.py): each runs to a line equal to its
+        delimiter (leading tabs stripped for ``<<-``); the offset after the last one. Each
+        command gets its bodies' spans. A newline read elsewhere since the operator (after
+        ``&&``, a backslash-newline) or a body ended by the end of the text leaves the subset."""
+        text, n = self.text, self.n
+        pos = i + 1
+        for lst, k, after, op_start, delim, strip in self.pending:
+            if "\n" in text[after:i]:
+                raise _Outside
+            body = pos
+            while True:
+                if pos >= n:
+                    raise _Outside
+                nl = text.find("\n", pos)
+                line_end = n if nl < 0 else nl
+                line = text[pos:line_end]
+                if (line.lstrip("\t") if strip else line) == delim:
+                    break
+                pos = line_end + 1
+            cmd = lst[k]
+            lst[k] = cmd._replace(heredocs=cmd.heredocs + ((op_start, body, line_end),))
+            pos = line_end + 1
+        self.pending = []
+        return min(pos, n)
 
     def _after_operator(self, i: int, subst: bool) -> int:
         """Skip blanks, newlines and comment lines after ``&&``, ``||`` or ``|``; a command
@@ -357,12 +406,21 @@ class _Reader:
         text, n = self.text, self.n
         tokens: list[Token] = []
         inner: list[Command] = []
+        docs: list[tuple[int, int, str, bool]] = []  # here-documents (see ``pending``)
         first_word: str | None = None
         while True:
             i = self._blanks(i, subst, newlines=False)
             if i >= n or text[i] in ";&|\n" or text[i] == "#" or subst and text[i] == ")":
                 break
             start = i
+            doc = _HEREDOC.match(text, i)
+            if doc is not None and not subst:
+                if self.compound:  # (bashlex reads the body of one inside a compound command
+                    raise _Outside  # as commands)
+                docs.append((doc.end(), start, doc.group(2), bool(doc.group(1))))
+                tokens.append(Token(start, doc.end(), True, True))
+                i = doc.end()
+                continue
             end = self._redirect(i, subst, inner)
             if end is not None:
                 tokens.append(Token(start, end, True))
@@ -382,6 +440,7 @@ class _Reader:
             i = end
         if not any(not t.redirect for t in tokens) or first_word in RESERVED:
             raise _Outside
+        self.pending += [(out, len(out), *doc) for doc in docs]
         out.append(Command(tuple(tokens), subst, False, self.function))
         out.extend(inner)
         return i

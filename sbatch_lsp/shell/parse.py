@@ -96,10 +96,13 @@ def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
     through here). Callers must not mutate what it returns (bashlex's nodes are
     shared between hits)."""
     commands = fast.read(chunk_text) if read_simple else None
+    if len(chunk_text) > MAX_BASHLEX_CHUNK:
+        # (a here-document in a chunk this long went to tree-sitter before the fast reader
+        # read any; it still does)
+        if commands is None or any(c.heredocs for c in commands.commands):
+            return ChunkReading(None, None, None, None)
     if commands is not None:
         return ChunkReading(commands, None, None, None)
-    if len(chunk_text) > MAX_BASHLEX_CHUNK:
-        return ChunkReading(None, None, None, None)
     try:
         masked = masks.apply_all(chunk_text)
     except masks.MaskError as exc:
@@ -233,7 +236,11 @@ class _Builder:
         prefix: list[tuple[int, int]] = []
         redirects: list[Redirect] = []
         tokens = command.tokens
+        heredocs = [self._heredoc(base + op, base + bs, base + be)
+                    for op, bs, be in command.heredocs]
         for t in tokens:
+            if t.heredoc:
+                continue
             if t.redirect:
                 redirects.append(self._redirect_at(base + t.start, base + t.end))
                 continue
@@ -241,8 +248,8 @@ class _Builder:
                 prefix.append((base + t.start, base + t.end))
             else:
                 words.append(self._word(base + t.start, base + t.end))
-        cmd = self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end, [],
-                            command.function, command.in_substitution)
+        cmd = self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end,
+                            heredocs, command.function, command.in_substitution)
         cmd.redirects = redirects
         cmd.background = command.background
 
