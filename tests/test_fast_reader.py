@@ -150,6 +150,17 @@ TRICKY = [
     "! a &",
     "a && ! b",
     "! ! a",
+    # `&` inside compound commands, blanks inside ${…}
+    "for i in 1 2; do\n  srun x $i &\ndone\nwait",
+    "if a; then b & c; fi",
+    "{ a & } ; b",
+    "f() {\n a &\n b\n}",
+    "for i in 1; do a | b & done",
+    "a && for i in 1; do b & done",
+    "for i in 1; do a && b & done",
+    "x=$(for i in 1; do a & done)",
+    'PROMPT="${PROMPT:-What is AI?}" ${X:-a b} c',
+    'x=${X// /_} "${Y:- a ;b}" $(c)',
     # here-documents (a quoted delimiter: behind the masks)
     "cat << EOF > f\na $x\nEOF",
     "cat <<EOF\nx\nEOF\necho b",

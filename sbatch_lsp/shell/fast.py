@@ -15,8 +15,9 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 - backslash-newline between words (bash removes the pair: bash(1), QUOTING);
 - ``;``, ``&&``, ``||``, ``|`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
   where bashlex drops what follows a newline);
-- a trailing ``&`` after a pipeline (not in a list with ``&&``/``||``, where bashlex marks only
-  the last command as background, and not inside ``$(...)``);
+- a trailing ``&`` after a pipeline, also inside compound commands (not in a list with
+  ``&&``/``||``, where bashlex marks only the last command as background, and not inside
+  ``$(...)``);
 - ``! PIPELINE`` at the start of a list item (the command starts after the ``!``);
 - here-documents with a plain delimiter (``<<EOF``, ``<<- END``; a quoted one behind the masks)
   outside compound commands and ``$(...)``, their bodies gathered at the next newline as
@@ -59,10 +60,11 @@ BRACED = re.compile(r"\$\{[A-Za-z_#!][A-Za-z0-9_]*(?:[:#%/^,@*?+=-][^\s'\"{}\\`$
 #: ``${...}`` with a subscript or an operand holding ``$NAME``/``${NAME}``/quoted words
 #: (``${arr[@]}``, ``${#a[*]}``, ``${X:-$HOME/x}``, ``${X:-"a b"}``): bashlex reads a
 #: parameter expansion as one part of its word and reports no command inside one (the masks
-#: hide a ``$(…)`` there), so only where it ends matters; no backslash, backquote, ``$(``,
-#: newline or nested braces beyond a plain ``${NAME}``
+#: hide a ``$(…)`` there), so only where it ends matters; blanks are part of it
+#: (``"${P:-What is it?}"``); no backslash, backquote, ``$(``, newline or nested braces beyond
+#: a plain ``${NAME}``
 _WIDE = (r"""\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[[^\]\s'"`\\${}()]*\])?"""
-         r"""(?:[^\s'"`\\${}()]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}%s)*\}""")
+         r"""(?:[^\n'"`\\${}()]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}%s)*\}""")
 WIDE_BRACED = re.compile(_WIDE % (r"|'[^'\n]*'" + r'|"[^"\n`\\$]*"'))
 #: the same inside double quotes, where quotes in the operand are read differently: none
 WIDE_BRACED_QUOTED = re.compile(_WIDE % "")
@@ -148,7 +150,7 @@ class _Reader:
         text, n = self.text, self.n
         out: list[Command] = []
         items = 0
-        and_or = compound = False
+        and_or = False
         background_at: list[tuple[int, int]] = []  # spans of pipelines ended by `&`
         pipeline_start = 0  # index in ``out`` of the current pipeline's first command
         need_command = False  # after `&&`, `||` or `|`
@@ -164,7 +166,6 @@ class _Reader:
                 word = self._reserved(i)
             if word in COMPOUND and not subst:
                 i = self._compound(i, word, out)
-                compound = True
             else:
                 i = self._command(i, subst, out)
             items += 1
@@ -187,7 +188,7 @@ class _Reader:
             elif c == "|" and two != "|&":
                 need_command = True
                 i = self._after_operator(i + 1, subst)
-            elif c == "&" and not subst and not compound and not self.compound:
+            elif c == "&" and not subst:
                 background_at.append((out[pipeline_start].tokens[0].start,
                                       max(cmd.tokens[-1].end for cmd in out[pipeline_start:])))
                 i += 1
