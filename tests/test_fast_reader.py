@@ -161,6 +161,11 @@ TRICKY = [
     "x=$(for i in 1; do a & done)",
     'PROMPT="${PROMPT:-What is AI?}" ${X:-a b} c',
     'x=${X// /_} "${Y:- a ;b}" $(c)',
+    # descriptor targets before a newline, an operator or `)`
+    "if a; then\n  echo x >&2\n  exit 1\nfi",
+    "a 2>&1; b 2>&1|c 2>&- && d >&2&",
+    "x=$(a 2>&1) y=$(b 2>&1 | c)",
+    "a 2>&1)",
     # here-documents (a quoted delimiter: behind the masks)
     "cat << EOF > f\na $x\nEOF",
     "cat <<EOF\nx\nEOF\necho b",

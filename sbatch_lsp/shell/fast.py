@@ -52,7 +52,9 @@ RESERVED = {"if", "then", "elif", "else", "fi", "for", "while", "until", "do", "
 #: a redirection operator at the start of a token: ``>``, ``>>``, ``2>``, ``&>``, ``>&2``, ``<``,
 #: ``<<<`` (a here-string: its word is a target like any other)
 REDIRECT = re.compile(r"(?:\d*(?:>>|>\||<>|>&|<&|<<<|>|<)|&>>?)")
-DUP_TARGET = re.compile(r"(?:\d+|-)(?=[ \t]|$)")
+#: a ``>&``/``<&`` target: a descriptor number or ``-``, then a blank, newline, operator, the
+#: ``)`` closing a ``$(…)`` or the end (``echo x >&2`` as a compound command's last line)
+DUP_TARGET = re.compile(r"(?:\d+|-)(?=[\s;&|)]|$)")
 #: ``A[1]=x``: bash reads an array-element assignment, bashlex a word; left to bashlex
 SUBSCRIPT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[")
 #: the inside of ``${...}`` kept in the subset: a name with an optional operator and plain word
