@@ -73,6 +73,7 @@ class FileReport:
     job_script: bool = True  # False: read, but not a job script, so no rule applies
     excluded: bool = False  # the configuration's exclude names it: not read
     #: what the lint read besides the file (sbatch_lsp/cache.dependencies), for the cache
+    #: (None when the run stores nothing: ``args_d["cache"]`` false)
     elsewhere: dict | None = None
 
     def __init__(self, path: str, **fields) -> None:
@@ -401,7 +402,8 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             f"{display}: internal error: {type(exc).__name__}: {exc}")
         return rep
     rep.remaining = len(result.diagnostics)
-    rep.elsewhere = dependencies(result.elsewhere, display)
+    if args_d.get("cache", True):  # (the cache's record alone reads it)
+        rep.elsewhere = dependencies(result.elsewhere, display)
     rep.worst = max((int(d.severity) for d in result.diagnostics), default=0)
     fmt = args_d["format"]
     if fmt == "json":
@@ -563,6 +565,7 @@ def _main(argv: list[str]) -> int:
 
     store = None if args.no_cache or args.fix or args.diff or args.add_noqa or args.live else \
         Cache(f"{args.format}:{color}:{args_d['root']}", args.cache_dir)
+    args_d["cache"] = store is not None
     found = [store.get(f, d, c) if store else None for f, d, c in jobs]
     todo = [job for job, hit in zip(jobs, found, strict=True) if hit is None]
     done = iter(_process_all(todo, args_d, stdin_data, args.jobs or cpus()))

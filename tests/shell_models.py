@@ -3,8 +3,8 @@ from sbatch_lsp.shell.model import Script
 
 
 def model_key(script: Script) -> tuple:
-    """Everything the parser records about commands (redirections included), assignments, data
-    spans and functions, in order, as comparable tuples (words by span and literal value)."""
+    """Everything the parser records about commands (redirections and here-documents
+    included), assignments, data spans and functions, in order, as comparable tuples (words by span and literal value)."""
     def word(w):
         return (w.start, w.end, w.value)
 
@@ -12,10 +12,13 @@ def model_key(script: Script) -> tuple:
         return (a.name, a.start, a.end, a.exported, a.local, a.append,
                 word(a.value) if a.value else None)
 
+    def heredoc(h):
+        return (h.start, h.end, h.quoted, h.text)
+
     commands = [(c.start, c.end, [word(w) for w in c.words],
                  [assignment(a) for a in c.assignments], c.background, c.function,
-                 c.in_substitution, len(c.heredocs),
+                 c.in_substitution, [heredoc(h) for h in c.heredocs],
                  [(r.op, r.fd, word(r.target), r.start, r.end) for r in c.redirects])
                 for c in script.commands]
     return (commands, [assignment(a) for a in script.assignments], script.data_spans,
-            sorted(script.functions.items()), len(script.heredocs))
+            sorted(script.functions.items()), [heredoc(h) for h in script.heredocs])

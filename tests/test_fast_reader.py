@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sbatch_lsp.shell import fast
-from sbatch_lsp.shell.parse import parse
+from sbatch_lsp.shell.parse import MAX_BASHLEX_CHUNK, parse
 from sbatch_lsp.shell.words import TextMap
 from sbatch_lsp.source import BinaryInputError, decode
 
@@ -132,7 +132,72 @@ TRICKY = [
     "f() { X=`a`; }",
     "X=`a; b`",
     "X=`a)`",
+    # braces, quotes over lines, `function`, `!`
+    "find . -name x -exec rm {} ;",
+    "parallel -j 2 $E {} ::: a b\necho a{b,c}d }{ {x",
+    "{ echo a; }",
+    'export CMD=" \\\n    -m train \\\n    --out $X"\nsrun $CMD',
+    "echo 'a\nb' $(c) \"d\ne\" `f`",
+    'x=$(echo "a\nb" c)',
+    "function f() {\n  a $(b)\n}",
+    "function f {\n  a\n}\nf",
+    "function  g ()\n{\n  # c\n  a\n}",
+    "f() { a; } > log",
+    "function f() { a; } 2>&1 >log; b",
+    "! a",
+    "while ! a; do b; done",
+    "if ! a | b; then c; fi",
+    "! a &",
+    "a && ! b",
+    "! ! a",
+    # `&` inside compound commands, blanks inside ${…}
+    "for i in 1 2; do\n  srun x $i &\ndone\nwait",
+    "if a; then b & c; fi",
+    "{ a & } ; b",
+    "f() {\n a &\n b\n}",
+    "for i in 1; do a | b & done",
+    "a && for i in 1; do b & done",
+    "for i in 1; do a && b & done",
+    "x=$(for i in 1; do a & done)",
+    'PROMPT="${PROMPT:-What is AI?}" ${X:-a b} c',
+    'x=${X// /_} "${Y:- a ;b}" $(c)',
+    # descriptor targets before a newline, an operator or `)`
+    "if a; then\n  echo x >&2\n  exit 1\nfi",
+    "a 2>&1; b 2>&1|c 2>&- && d >&2&",
+    "x=$(a 2>&1) y=$(b 2>&1 | c)",
+    "a 2>&1)",
+    # here-documents (a quoted delimiter: behind the masks)
+    "cat << EOF > f\na $x\nEOF",
+    "cat <<EOF\nx\nEOF\necho b",
+    "cat <<- EOF | b\n\tx\n\tEOF\n",
+    "a <<A <<B\n1\nA\n2\nB",
+    "cat <<EOF\nEOF",
+    "cat <<'EOF' > x\na $(b)\nEOF\nc",
+    'sbatch <<"EOF"\n#SBATCH -N 2\nsrun x\nEOF',
+    "cat <<EOF && b\nx\nEOF",
+    "cat <<EOF # c\nx\nEOF",
+    "cat <<EOF\nx\nEOF2",
+    "a &&\ncat <<EOF\nx\nEOF",
+    "cat <<EOF; b\nx\nEOF\nc",
+    "cat <<EOF2 >f\n$(x)\n EOF2\nEOF2",
+    "f() {\n  cat <<EOF\nx\nEOF\n}",
+    "if a; then\n  cat > f <<EOF\nx\nEOF\nfi",
+    'X=$(cat <<EOF\nx\nEOF\n)',
+    # shapes the fast path reads behind bashlex's masks (parse.read_chunk)
+    'case "$1" in\n  a|b) echo $(x) ;;\n  *) y\n    ;;\nesac',
+    "case $X in a) ;; esac > log && b",
+    "if (( N > 1 )); then a; fi",
+    "(( i++ ))",
+    "for ((i=0; i<N; i++)); do srun x $i & done\nwait",
+    "if [[ -n $A && $B == x ]]; then c; fi",
+    "time srun x",
+    "while true\ndo\n  a\ndone",
+    "X=$(a && b)",
 ]
+
+#: chunks read by the fast path only behind the masks (bashlex reads the masked text)
+MASKED = ['case "$1" in\n  a) b ;;\nesac', "if (( N > 1 )); then a; fi", "time srun x",
+          "if [[ a && b ]]; then c; fi", "for ((i=0; i<3; i++)); do a; done"]
 
 
 def differences(text: str) -> tuple[int, int, list[str]]:
@@ -163,14 +228,28 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "echo \"$(date)\"", "a &&\n  b", "if [ -f x ]; then a; else b; fi",
                  "for x in a b; do c; done", "while a; do b; done < f", "f() { a; }",
                  "[[ -n $X ]] && a", "PORT=$((1 + 2))", 'X="a \\" b"', "arr=(a b)",
-                 'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`"]:
+                 'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`", "! a && b",
+                 "echo 'multi\nline'", "function f { a; }", "echo {}", "cat <<EOF\nx\nEOF"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
-                 "a && ", "a |& b", "echo x\\\ny", "cat <<EOF\nx\nEOF",
-                 "echo a>b", "diff <(a) <(b)", "! a && b", "time srun x", "echo 'multi\nline'",
+                 "a && ", "a |& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",
+                 "echo a>b", "diff <(a) <(b)", "time srun x",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
                  "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))"]:
         assert fast.read(text) is None, text
+
+
+@pytest.mark.parametrize("text", MASKED)
+def test_masked_chunks_are_read_fast(text):
+    assert fast.read(text) is None
+    assert [c.parser for c in parse(TextMap(text)).chunks] == ["simple"]
+    assert differences(text)[2] == []
+
+
+def test_a_here_document_in_a_chunk_longer_than_bashlex_reads_stays_with_tree_sitter():
+    text = "cat <<EOF\n" + "line\n" * (MAX_BASHLEX_CHUNK // 5) + "EOF"
+    assert fast.read(text) is not None
+    assert [c.parser for c in parse(TextMap(text)).chunks] == ["tree-sitter"]
 
 
 def test_background_and_substitution_flags():

@@ -5,8 +5,9 @@ backslash (``srun \\`` / ``  python train.py``), joined by ``&&``, ``||``, ``|``
 holding command substitutions (``NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST")``).
 bashlex takes milliseconds for each; this scanner a few microseconds per line. It reads:
 
-- words (quotes, backslash escapes inside double quotes, ``$NAME``, ``${...}`` with subscripts
-  and plain operands, ``$((...))``, array values ``NAME=(...)``, redirections and here-strings),
+- words (quotes, also over several lines, backslash escapes inside double quotes, ``$NAME``,
+  ``${...}`` with subscripts and plain operands, ``$((...))``, array values ``NAME=(...)``,
+  braces ``{}``/``a{b,c}`` (bashlex does no brace expansion), redirections and here-strings),
   plus ``$(...)`` and backquotes holding a list of their own (unquoted or inside double
   quotes; not nested: bashlex does not report the commands of a ``$(...)`` inside another);
   arithmetic, array values and parameter operands are opaque to bashlex behind its masks
@@ -14,11 +15,22 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 - backslash-newline between words (bash removes the pair: bash(1), QUOTING);
 - ``;``, ``&&``, ``||``, ``|`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
   where bashlex drops what follows a newline);
-- a trailing ``&`` after a pipeline (not in a list with ``&&``/``||``, where bashlex marks only
-  the last command as background, and not inside ``$(...)``).
+- a trailing ``&`` after a pipeline, also inside compound commands (not in a list with
+  ``&&``/``||``, where bashlex marks only the last command as background, and not inside
+  ``$(...)``);
+- ``! PIPELINE`` at the start of a list item (the command starts after the ``!``);
+- here-documents with a plain delimiter (``<<EOF``, ``<<- END``; a quoted one behind the masks)
+  outside compound commands and ``$(...)``, their bodies gathered at the next newline as
+  bashlex gathers them (bashlex reads the body of one inside a compound command as commands);
+- ``if``/``elif``/``else`` (one ``elif``), ``for NAME in``, ``while``, ``{ … }`` and function
+  definitions (``NAME()``, ``function NAME``, ``function NAME()``; the function's span holds the
+  redirections after its body, as bashlex's does).
 
-:func:`read` returns ``None`` for anything else (``case``, here-documents, escapes outside
-double quotes, backslashes inside backquotes, words spanning lines, comments inside ``$(...)``,
+shell/parse.read_chunk also hands it the masked text bashlex would be given (shell/masks.py:
+``case`` as a ``{ … }`` group, ``(( … ))`` as ``:``) when the chunk's own text leaves the subset.
+
+:func:`read` returns ``None`` for anything else (``case``, escapes outside
+double quotes, backslashes inside backquotes, comments inside ``$(...)``,
 and the spots where bashlex's reading is off: a ``$(...)`` after a backslash-newline in the same
 word, or inside an assignment's single quotes, which bashlex reads as a command) and the caller
 hands the chunk to bashlex, the parser of record. The commands come in bashlex's walk order (a command, then the
@@ -40,7 +52,9 @@ RESERVED = {"if", "then", "elif", "else", "fi", "for", "while", "until", "do", "
 #: a redirection operator at the start of a token: ``>``, ``>>``, ``2>``, ``&>``, ``>&2``, ``<``,
 #: ``<<<`` (a here-string: its word is a target like any other)
 REDIRECT = re.compile(r"(?:\d*(?:>>|>\||<>|>&|<&|<<<|>|<)|&>>?)")
-DUP_TARGET = re.compile(r"(?:\d+|-)(?=[ \t]|$)")
+#: a ``>&``/``<&`` target: a descriptor number or ``-``, then a blank, newline, operator, the
+#: ``)`` closing a ``$(…)`` or the end (``echo x >&2`` as a compound command's last line)
+DUP_TARGET = re.compile(r"(?:\d+|-)(?=[\s;&|)]|$)")
 #: ``A[1]=x``: bash reads an array-element assignment, bashlex a word; left to bashlex
 SUBSCRIPT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[")
 #: the inside of ``${...}`` kept in the subset: a name with an optional operator and plain word
@@ -48,10 +62,11 @@ BRACED = re.compile(r"\$\{[A-Za-z_#!][A-Za-z0-9_]*(?:[:#%/^,@*?+=-][^\s'\"{}\\`$
 #: ``${...}`` with a subscript or an operand holding ``$NAME``/``${NAME}``/quoted words
 #: (``${arr[@]}``, ``${#a[*]}``, ``${X:-$HOME/x}``, ``${X:-"a b"}``): bashlex reads a
 #: parameter expansion as one part of its word and reports no command inside one (the masks
-#: hide a ``$(…)`` there), so only where it ends matters; no backslash, backquote, ``$(``,
-#: newline or nested braces beyond a plain ``${NAME}``
+#: hide a ``$(…)`` there), so only where it ends matters; blanks are part of it
+#: (``"${P:-What is it?}"``); no backslash, backquote, ``$(``, newline or nested braces beyond
+#: a plain ``${NAME}``
 _WIDE = (r"""\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[[^\]\s'"`\\${}()]*\])?"""
-         r"""(?:[^\s'"`\\${}()]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}%s)*\}""")
+         r"""(?:[^\n'"`\\${}()]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}%s)*\}""")
 WIDE_BRACED = re.compile(_WIDE % (r"|'[^'\n]*'" + r'|"[^"\n`\\$]*"'))
 #: the same inside double quotes, where quotes in the operand are read differently: none
 WIDE_BRACED_QUOTED = re.compile(_WIDE % "")
@@ -66,15 +81,23 @@ class Token(NamedTuple):
     start: int
     end: int
     redirect: bool
+    #: a here-document's operator and delimiter (``<<EOF``, ``<<- END``): not a redirection
+    #: of the model; its body is in :attr:`Command.heredocs`
+    heredoc: bool = False
 
 
 #: characters that end the subset inside a word (``;``, ``&``, ``|`` end the word instead)
-_SPECIAL = frozenset("\\`()<>{}")
+_SPECIAL = frozenset("\\`()<>")
 _BLANK = " \t"
 #: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``)
-COMPOUND = frozenset({"if", "for", "while", "{", "()"})
+COMPOUND = frozenset({"if", "for", "while", "{", "()", "function"})
 #: a word in command position: group 1 the word, group 2 set for a function head ``NAME ()``
 _HEAD = re.compile(r"([^\s;&|()<>]+)(?=[\s;&|()<>]|$)([ \t]*\([ \t]*\))?")
+#: ``function NAME``, ``function NAME()``: group 1 the name
+_FUNCTION = re.compile(r"""function[ \t]+([^\s;&|()<>$`'"\\{}]+)(?:[ \t]*\([ \t]*\))?(?=[\s{])""")
+#: a here-document's operator and plain delimiter word (a quoted one is masked to blanks
+#: for bashlex: shell/masks.m_quoted_heredoc); group 1 ``-``, group 2 the delimiter
+_HEREDOC = re.compile(r"<<(-?)[ \t]*([A-Za-z0-9_.@%+:/-]+)(?=[\s;&|<>)]|$)")
 _FOR = re.compile(r"for[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]+in(?=[ \t])")
 
 
@@ -87,6 +110,10 @@ class Command(NamedTuple):
     in_substitution: bool
     background: bool
     function: str | None = None
+    #: (operator start, body start, body end) of each here-document, in order: the body runs
+    #: from the line after the command's line to the end of the delimiter line (its newline
+    #: excluded), as bashlex's heredoc node spans it
+    heredocs: tuple[tuple[int, int, int], ...] = ()
 
 
 class Reading(NamedTuple):
@@ -110,6 +137,10 @@ class _Reader:
         self.function: str | None = None
         self.functions: list[tuple[str, int, int]] = []
         self.continued = False  # the current word holds a backslash-newline inside quotes
+        #: here-documents whose bodies start after the next newline: (the list holding their
+        #: command, its index there, offset after the delimiter, operator start, delimiter,
+        #: leading tabs stripped)
+        self.pending: list[tuple[list[Command], int, int, int, str, bool]] = []
 
     # ---- lists ----------------------------------------------------------------------------
     def read_list(self, i: int, subst: bool, stop: frozenset[str] = frozenset()
@@ -121,7 +152,7 @@ class _Reader:
         text, n = self.text, self.n
         out: list[Command] = []
         items = 0
-        and_or = compound = False
+        and_or = False
         background_at: list[tuple[int, int]] = []  # spans of pipelines ended by `&`
         pipeline_start = 0  # index in ``out`` of the current pipeline's first command
         need_command = False  # after `&&`, `||` or `|`
@@ -132,9 +163,11 @@ class _Reader:
                     raise _Outside  # `a &&` / `a |` with nothing after, or nothing at all
                 break
             word = self._reserved(i)
+            if word == "!" and not need_command:  # `! PIPELINE`: bashlex's command starts after
+                i = self._blanks(i + 1, subst, newlines=False)
+                word = self._reserved(i)
             if word in COMPOUND and not subst:
                 i = self._compound(i, word, out)
-                compound = True
             else:
                 i = self._command(i, subst, out)
             items += 1
@@ -144,7 +177,10 @@ class _Reader:
                 break
             c = text[i]
             two = text[i:i + 2]
-            if c == "\n" or c == ";" and two != ";;":
+            if c == "\n" and self.pending:
+                i = self._bodies(i)
+                pipeline_start = len(out)
+            elif c == "\n" or c == ";" and two != ";;":
                 i += 1
                 pipeline_start = len(out)
             elif two in ("&&", "||"):
@@ -154,13 +190,15 @@ class _Reader:
             elif c == "|" and two != "|&":
                 need_command = True
                 i = self._after_operator(i + 1, subst)
-            elif c == "&" and not subst and not compound and not self.compound:
+            elif c == "&" and not subst:
                 background_at.append((out[pipeline_start].tokens[0].start,
                                       max(cmd.tokens[-1].end for cmd in out[pipeline_start:])))
                 i += 1
                 pipeline_start = len(out)
             else:
                 raise _Outside
+        if any(lst is out for lst, *_ in self.pending):
+            raise _Outside  # a here-document whose body this list does not reach
         if background_at:
             if and_or:
                 raise _Outside
@@ -168,6 +206,33 @@ class _Reader:
                    if any(s <= cmd.tokens[0].start and cmd.tokens[-1].end <= e
                           for s, e in background_at) else cmd for cmd in out]
         return out, i
+
+    def _bodies(self, i: int) -> int:
+        """Skip the bodies of the pending here-documents after the newline at ``i``, as bashlex
+        gathers them at a newline token (bashlex/heredoc.py): each runs to a line equal to its
+        delimiter (leading tabs stripped for ``<<-``); the offset after the last one. Each
+        command gets its bodies' spans. A newline read elsewhere since the operator (after
+        ``&&``, a backslash-newline) or a body ended by the end of the text leaves the subset."""
+        text, n = self.text, self.n
+        pos = i + 1
+        for lst, k, after, op_start, delim, strip in self.pending:
+            if "\n" in text[after:i]:
+                raise _Outside
+            body = pos
+            while True:
+                if pos >= n:
+                    raise _Outside
+                nl = text.find("\n", pos)
+                line_end = n if nl < 0 else nl
+                line = text[pos:line_end]
+                if (line.lstrip("\t") if strip else line) == delim:
+                    break
+                pos = line_end + 1
+            cmd = lst[k]
+            lst[k] = cmd._replace(heredocs=cmd.heredocs + ((op_start, body, line_end),))
+            pos = line_end + 1
+        self.pending = []
+        return min(pos, n)
 
     def _after_operator(self, i: int, subst: bool) -> int:
         """Skip blanks, newlines and comment lines after ``&&``, ``||`` or ``|``; a command
@@ -221,16 +286,17 @@ class _Reader:
         Its redirections may not hold substitutions (bashlex does not walk them)."""
         self.compound += 1
         start = i
-        if word == "()":
-            head = _HEAD.match(self.text, i)
-            assert head is not None  # _reserved() matched it
+        name = None
+        if word in ("()", "function"):
+            head = (_HEAD if word == "()" else _FUNCTION).match(self.text, i)
+            if head is None:
+                raise _Outside
             i = self._blanks(head.end(), False, True)
             if self._reserved(i) != "{" or self.function is not None:
                 raise _Outside
-            self.function = head.group(1)
+            self.function = name = head.group(1)
             i = self._word(self._group(i, "{", ("}",), out), "}")
             self.function = None
-            self.functions.append((head.group(1), start, i))
         elif word == "if":
             i = self._group(i, "if", ("then",), out)
             i = self._group(i, "then", ("elif", "else", "fi"), out)
@@ -256,7 +322,10 @@ class _Reader:
         else:
             raise _Outside
         self.compound -= 1
-        return self._plain_redirects(i)
+        end = self._plain_redirects(i)
+        if name is not None:  # (its span holds its redirections, as bashlex's does)
+            self.functions.append((name, start, end))
+        return end
 
     def _group(self, i: int, opener: str, closers: tuple[str, ...], out: list[Command]) -> int:
         """Skip the reserved word ``opener`` at ``i`` and read the list after it up to one of
@@ -340,12 +409,21 @@ class _Reader:
         text, n = self.text, self.n
         tokens: list[Token] = []
         inner: list[Command] = []
+        docs: list[tuple[int, int, str, bool]] = []  # here-documents (see ``pending``)
         first_word: str | None = None
         while True:
             i = self._blanks(i, subst, newlines=False)
             if i >= n or text[i] in ";&|\n" or text[i] == "#" or subst and text[i] == ")":
                 break
             start = i
+            doc = _HEREDOC.match(text, i)
+            if doc is not None and not subst:
+                if self.compound:  # (bashlex reads the body of one inside a compound command
+                    raise _Outside  # as commands)
+                docs.append((doc.end(), start, doc.group(2), bool(doc.group(1))))
+                tokens.append(Token(start, doc.end(), True, True))
+                i = doc.end()
+                continue
             end = self._redirect(i, subst, inner)
             if end is not None:
                 tokens.append(Token(start, end, True))
@@ -365,6 +443,7 @@ class _Reader:
             i = end
         if not any(not t.redirect for t in tokens) or first_word in RESERVED:
             raise _Outside
+        self.pending += [(out, len(out), *doc) for doc in docs]
         out.append(Command(tuple(tokens), subst, False, self.function))
         out.extend(inner)
         return i
@@ -404,7 +483,7 @@ class _Reader:
                 return i
             if c == "'":
                 j = text.find("'", i + 1)
-                if j < 0 or "\n" in text[i:j] or "$(" in text[i:j] or "`" in text[i:j]:
+                if j < 0 or "$(" in text[i:j] or "`" in text[i:j]:
                     raise _Outside  # (bashlex reads `$(…)` in an assignment's quotes as code)
                 i = j + 1
             elif c == '"':
@@ -437,8 +516,6 @@ class _Reader:
                 self.continued = self.continued or text[i + 1] == "\n"
                 i += 2
                 continue
-            if c == "\n":
-                raise _Outside
             if c == "`":
                 i = self._backquoted(i, inner)
                 continue

@@ -90,22 +90,32 @@ class ChunkReading(NamedTuple):
 @lru_cache(maxsize=CHUNK_CACHE_SIZE)
 def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
     """The chunk cache: :class:`ChunkReading` of ``chunk_text`` (a top-level chunk, carriage
-    returns already blanked), memoised by its text. A pure function of the text: the simple
-    split, the masks and bashlex see nothing else, and positions are relative to the chunk, so
-    an edit re-reads only the chunks whose text it changed (the server lints every version of
-    a document through here). Callers must not mutate what it returns (bashlex's nodes are
+    returns already blanked), memoised by its text. A pure function of the text: the fast
+    reader (on the text, else on the masked text bashlex would be given), the masks and
+    bashlex see nothing else, and positions are relative to the chunk, so an edit re-reads
+    only the chunks whose text it changed (the server lints every version of a document
+    through here). Callers must not mutate what it returns (bashlex's nodes are
     shared between hits)."""
     commands = fast.read(chunk_text) if read_simple else None
+    if len(chunk_text) > MAX_BASHLEX_CHUNK:
+        # (a here-document in a chunk this long went to tree-sitter before the fast reader
+        # read any; it still does)
+        if commands is None or any(c.heredocs for c in commands.commands):
+            return ChunkReading(None, None, None, None)
     if commands is not None:
         return ChunkReading(commands, None, None, None)
-    if len(chunk_text) > MAX_BASHLEX_CHUNK:
-        return ChunkReading(None, None, None, None)
     try:
         masked = masks.apply_all(chunk_text)
     except masks.MaskError as exc:
         return ChunkReading(None, None, str(exc), None)
     if len(masked) != len(chunk_text):
         masked = chunk_text
+    if read_simple and masked != chunk_text:
+        # bashlex reads the masked text (a `case` as a `{ … }` group, `(( … ))` as `:`): where
+        # the fast path reads that text, its reading is bashlex's (tests/test_fast_reader.py)
+        commands = fast.read(masked)
+        if commands is not None:
+            return ChunkReading(commands, None, None, None)
     try:
         return ChunkReading(None, tuple(bashlex.parse(masked)), None, None)
     except RecursionError:
@@ -230,7 +240,11 @@ class _Builder:
         prefix: list[tuple[int, int]] = []
         redirects: list[Redirect] = []
         tokens = command.tokens
+        heredocs = [self._heredoc(base + op, base + bs, base + be)
+                    for op, bs, be in command.heredocs]
         for t in tokens:
+            if t.heredoc:
+                continue
             if t.redirect:
                 redirects.append(self._redirect_at(base + t.start, base + t.end))
                 continue
@@ -238,8 +252,8 @@ class _Builder:
                 prefix.append((base + t.start, base + t.end))
             else:
                 words.append(self._word(base + t.start, base + t.end))
-        cmd = self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end, [],
-                            command.function, command.in_substitution)
+        cmd = self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end,
+                            heredocs, command.function, command.in_substitution)
         cmd.redirects = redirects
         cmd.background = command.background
 
