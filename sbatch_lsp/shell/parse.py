@@ -275,6 +275,12 @@ class _Builder:
                     self._mark_background(parts[k - 1], base)
                 self._bl_walk(part, base, function, subst)
             return
+        if kind == "reservedword" and isinstance(node.word, list):
+            # bashlex 0.18 puts the second elif of an if and everything after it (its
+            # condition, body, further elifs, else) in a reservedword node's word
+            for child in node.word:
+                self._bl_walk(child, base, function, subst)
+            return
         for attr in ("parts", "list"):
             for child in getattr(node, attr, None) or []:
                 self._bl_walk(child, base, function, subst)
