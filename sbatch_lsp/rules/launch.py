@@ -291,7 +291,10 @@ def missing_gpu_request(job):
     work inside an srun step that requests none is reported: the step gets no GPU, and whether
     it can open them anyway is the site's (cgroup ConstrainDevices, gres.conf): a warning when
     the profile says devices are confined, else an info. A GPU count read from the submitting
-    environment means the submitter sets the GPUs too: an info."""
+    environment means the submitter sets the GPUs too: an info; so does a file with no #SBATCH
+    line of its own, even below the first command (its request is on the sbatch command line,
+    or it only writes the job script it submits: #SBATCH lines in a here-document are not its
+    directives)."""
     res = gpu_resources(job)
     if res.request is not None or res.cpu_partition or res.steps_request or job.templated:
         return
@@ -313,6 +316,11 @@ def missing_gpu_request(job):
         message += (f" (unless the submitter passes them: the script reads its GPU count from "
                     f"{names}, which the submitting environment sets, and sbatch options on the "
                     "command line override the file's)")
+        sev = Severity.INFO
+    elif not job.directives.lines and not job.directives.late_lines:
+        message += (" (unless the submitter passes them: the file sets no #SBATCH option of its "
+                    "own, so its request is on the sbatch command line, or the file writes the "
+                    "job script it submits)")
         sev = Severity.INFO
     yield finding("SB203", primary.start, primary.end, message, severity=sev, related=related,
                   fixes=_request_gpus(job))
