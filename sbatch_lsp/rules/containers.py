@@ -392,8 +392,9 @@ def _ignored_settings(job):
         sf = by_step.get(id(c.step))
         if sf is None:
             continue
-        for name, var in sf.env.items():
-            if name not in ENROOT_DENIED or not var.exported:
+        for name in ENROOT_DENIED:  # a lookup each: iterating the env evaluates every variable
+            var = sf.env.get(name)
+            if var is None or not var.exported:
                 continue
             prefix = next((a for a in c.step.command.assignments if a.name == name), None)
             a = prefix or job.script.value_at(name, c.step.command.start)
