@@ -142,6 +142,4 @@ def unwrap_all(words: list[Word]) -> Unwrapped:
 
 def unwrap(words: list[Word]) -> list[Word]:
     """The argv of the command that ``words`` runs through its wrappers (a new list)."""
-    if not words or base(words[0]) not in WRAPPER_NAMES:
-        return words[:]  # most commands: no wrapper (unwrap_all's answer, without its record)
     return unwrap_all(words).argv
