@@ -3,6 +3,7 @@ talks to it as VS Code (1.65 capabilities) and Neovim do. Push diagnostics, vers
 ranges, code actions, robustness."""
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -305,6 +306,29 @@ async def test_pull_client_gets_pull_only(pull_client: LanguageClient):
     refresh = bool(ws.diagnostics and ws.diagnostics.refresh_support)
     assert client.diagnostic_refresh_count == (1 if refresh else 0)
     assert not [d for d in ignored.items if d.code.startswith("SB1")]
+
+
+async def test_a_cancelled_pull_leaves_the_lint_for_the_next_pull(pull_client: LanguageClient):
+    """VS Code's client cancels a pull still running when it pulls the document again (an
+    edit, a save; vscode-languageclient 9 lib/common/diagnostic.js, pull) and pulls again after
+    the answer. The cancel stops that request only: the lint it waited for is shared, and the
+    next pull of the same version must get its result. It got the cancelled lint instead, on
+    every later pull: the VS Code test, now and then, saw no diagnostics after a restart."""
+    client = pull_client
+    uri = uri_in(client, "cancelled.sbatch")
+    # long enough that the lint is still running when the cancel arrives
+    steps = "".join(f"export STEP{i}=$((SLURM_NNODES + {i}))\nsrun -N1 python step.py $STEP{i}\n"
+                    for i in range(1500))
+    open_doc(client, uri, JOB + steps)
+    doc = t.TextDocumentIdentifier(uri)
+    first = asyncio.ensure_future(client.protocol.send_request_async(
+        t.TEXT_DOCUMENT_DIAGNOSTIC, t.DocumentDiagnosticParams(text_document=doc), msg_id="first"))
+    # answered after the server has started the first pull (requests are taken in order)
+    await client.text_document_hover_async(t.HoverParams(doc, t.Position(1, 3)))
+    client.protocol.notify(t.CANCEL_REQUEST, t.CancelParams(id="first"))
+    again = await client.text_document_diagnostic_async(t.DocumentDiagnosticParams(doc))
+    assert again.kind == "full" and "SB101" in [d.code for d in again.items]
+    await asyncio.gather(first, return_exceptions=True)  # cancelled, or answered before
 
 
 async def test_pull_positions_follow_the_negotiated_encoding(pull_client: LanguageClient):

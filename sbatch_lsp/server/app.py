@@ -66,7 +66,9 @@ class SbatchLanguageServer(LanguageServer):
                                                          message=f"sbatch-lsp: {message}"))
 
     async def linted(self, uri: str, fresh: bool = False) -> Linted:
-        linted = await self.documents.current(uri, fresh)
+        # shielded: the lint is shared by every request for this version, and a request the
+        # client cancels (a pull a save supersedes) must not cancel it for the next one
+        linted = await asyncio.shield(self.documents.current(uri, fresh))
         if linted.config_error:
             self.warn_once(linted.config_error)
         return linted
