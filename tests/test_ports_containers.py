@@ -157,3 +157,16 @@ def test_a_host_port_endpoint_gets_no_port_fix_that_would_overwrite_its_host():
     plain = text.replace("--rdzv-backend=c10d --rdzv-endpoint=node1:40000", "--master-port 40000")
     [d] = [d for d in lint(plain, "x.sbatch").diagnostics if d.code == "SB220"]
     assert d.fixes and plain[d.start:d.end] == "40000"
+
+
+def test_enroot_settings_are_looked_up_in_a_fixed_order():
+    # SB409 looks each dropped name up in this order and keeps the first finding at a start:
+    # a set's order would change with the process's hash seed, and with it the name reported
+    from sbatch_lsp.rules.containers import ENROOT_DENIED
+
+    assert isinstance(ENROOT_DENIED, tuple) and len(set(ENROOT_DENIED)) == len(ENROOT_DENIED)
+    both = ("#!/bin/bash\n#SBATCH --nodes=1\nexport ENROOT_DATA_PATH=/d ENROOT_CACHE_PATH=/c\n"
+            "srun --container-image=./x.sqsh true\n")
+    found = [d for d in lint(both, "x.sbatch").diagnostics if d.code == "SB409"]
+    assert [d.message.split()[4] for d in sorted(found, key=lambda d: d.start)] == [
+        "ENROOT_DATA_PATH", "ENROOT_CACHE_PATH"]

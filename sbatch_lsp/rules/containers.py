@@ -357,11 +357,13 @@ def container_mount_not_a_path(job):
 
 #: the job-environment variables pyxis does not hand to enroot (NVIDIA/pyxis
 #: ``pyxis_slurmstepd.c`` ``enroot_deny_env``, v0.11.0 to v0.24.0; before 0.11 only an allow
-#: list passed)
-ENROOT_DENIED = frozenset({
+#: list passed), as a tuple: SB409 looks them up in this fixed order, so when two of them
+#: share a finding's start the one it names is the same in every run (a set's order changes with
+#: the process's hash seed)
+ENROOT_DENIED = (
     "ENROOT_LIBRARY_PATH", "ENROOT_SYSCONF_PATH", "ENROOT_RUNTIME_PATH", "ENROOT_CACHE_PATH",
     "ENROOT_DATA_PATH", "ENROOT_TEMP_PATH", "ENROOT_ZSTD_OPTIONS", "ENROOT_TRANSFER_RETRIES",
-    "ENROOT_CONNECT_TIMEOUT", "ENROOT_MAX_CONNECTIONS", "ENROOT_ALLOW_HTTP"})
+    "ENROOT_CONNECT_TIMEOUT", "ENROOT_MAX_CONNECTIONS", "ENROOT_ALLOW_HTTP")
 
 
 def _runs_enroot(job) -> bool:
