@@ -34,6 +34,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 from types import MappingProxyType
 
@@ -153,16 +154,16 @@ def _generator_input(text: str, path: str) -> Provenance | None:
 
 
 def _launcher(path: str) -> Provenance | None:
-    me = Path(path)
-    for sib in launcher_candidates(path):
+    mine = Path(path).name
+    for sib in _sibling_paths(path):
         text = read_sibling(sib)
-        if text is None or "sbatch" not in text or me.name not in text:
+        if text is None or "sbatch" not in text or mine not in text:
             continue
-        supplied = submitted_options(text, me.name)
+        supplied = submitted_options(text, mine)
         if supplied:
             names = ", ".join(sorted(supplied))
-            return Provenance("launcher", f"{sib.name} next to it submits it with its own "
-                              f"sbatch options ({names})", 0, 0, frozenset(supplied))
+            return Provenance("launcher", f"{os.path.basename(sib)} next to it submits it with "
+                              f"its own sbatch options ({names})", 0, 0, frozenset(supplied))
     return None
 
 
@@ -171,14 +172,24 @@ def launcher_candidates(path: str) -> list[Path]:
     in name order; empty when ``path`` is no file on disk or its folder cannot be listed). The
     folder is listed through sbatch_lsp/elsewhere.py (once per folder and modification time),
     which records the listing for the result cache."""
+    return [Path(p) for p in _sibling_paths(path)]
+
+
+def _sibling_paths(path: str) -> list[str]:
+    """:func:`launcher_candidates` as strings, each the ``str`` of its Path (a path per sibling
+    built with pathlib cost more than reading the memoised sibling)."""
     me = Path(path)
     try:
         if not me.is_file():
             return []
     except (OSError, ValueError):
         return []
-    names = list_files(me.parent, LAUNCHER_NAME)
-    return [me.parent / n for n in [n for n in names if n != me.name][:MAX_SIBLINGS]]
+    folder, mine = me.parent, me.name
+    others = (n for n in list_files(folder, LAUNCHER_NAME) if n != mine)
+    # (the first MAX_SIBLINGS only: a folder of a thousand run_*.sh is not walked per file)
+    where = str(folder)
+    return [n if where == "." else os.path.join(where, n)
+            for n in islice(others, MAX_SIBLINGS)]
 
 
 def read_sibling(path: Path | str) -> str | None:
