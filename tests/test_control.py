@@ -207,3 +207,119 @@ def test_shebang_flags_turn_errexit_on():
     assert ctl.option_on(ctl.errexit, 10)
     _, ctl = _control("#!/bin/bash -x\nfalse | true\n")
     assert not ctl.option_on(ctl.errexit, 10)
+
+
+# ---- the recording of a one-line simple command, written without tree-sitter -----------------
+
+def _walked(text: str):
+    """chunk_events' recording of ``text`` made by walking its tree-sitter tree."""
+    from sbatch_lsp.facts import control
+
+    recorder = control._Reader(control.Script(), "", record=True)
+    tree = control._Tree(text, 0, control._never, top=True, memo=False)
+    try:
+        recorder.walk(tree, tree.root, control._Ctx())
+    except control._Impure:
+        return None
+    return tuple(recorder.recorded), control._last_statement(tree)
+
+
+def _simple_differences(text: str) -> tuple[int, list[str]]:
+    """(chunks of ``text`` read without tree-sitter, those whose recording differs)."""
+    from sbatch_lsp.facts.control import _simple_events
+
+    script = parse_script(text)
+    read, differing = 0, []
+    for chunk in script.chunks:
+        part = text[chunk.start:chunk.end]
+        fast = _simple_events(part)
+        if fast is None:
+            continue
+        read += 1
+        if fast != _walked(part):
+            differing.append(part)
+    return read, differing
+
+
+SIMPLE_LINES = ["hostname", "  module load gcc/9.2.0 openmpi\n\n", "export OMP_NUM_THREADS=8",
+                "export A B", "unset X", "local x=1", "X=1", "X=", "X+=$Y", "X=$HOME/$USER",
+                "A=1 B=2", "A=1 python x.py --lr=3e-4", "A=1 export B", "set -e", "set -eu",
+                "wait", "wait $PID", "trap cleanup EXIT", "cd ${BASEDIR:-/tmp}/x", "echo $1 $2",
+                "time srun x", "do x", "in x", "echo done", "srun -n ${N} ./a.out",
+                "python $SCRIPT_DIR/split.py -p train.cln.low -v", "X=${A:-$B}", "coproc x"]
+
+
+@pytest.mark.parametrize("text", SIMPLE_LINES)
+def test_simple_line_recording_is_the_walked_one(text):
+    from sbatch_lsp.facts.control import _simple_events
+
+    fast = _simple_events(text)
+    assert fast is None or fast == _walked(text)
+
+
+def test_simple_lines_skip_tree_sitter():
+    from sbatch_lsp.facts.control import _simple_events
+
+    assert all(_simple_events(t) is not None for t in ("hostname", "export A=1", "X=1",
+                                                       "wait", "srun -n ${N} ./a.out",
+                                                       "python x.py --lr=3e-4"))
+    assert all(_simple_events(t) is None for t in ("A=1 B=2", "X=$HOME/$USER", "time srun x",
+                                                   "echo 'a'", "a | b", "a &", "a # c", "--mem=1G",
+                                                   "x@y", "a%b", "_=x", "- A=1", "$A$B",
+                                                   "if x", "a\nb", "echo ${A[0]}"))
+
+
+def test_random_plain_lines_agree_with_tree_sitter():
+    # tree-sitter-bash reads some plain-looking lines oddly (`x@`, `a%`, `- A=`, `_=x`,
+    # `$A$B…`): random lines of the subset's characters, each read both ways
+    import random
+
+    from sbatch_lsp.facts.control import _simple_events
+
+    rng = random.Random(409)
+    atoms = list("aZ_9./=-") + ["$A", "${A}", "${A:-x}", "${A-1}", "$AB", "x", "A=", "--", "-n"]
+    firsts = ["", "set", "wait", "trap", "export", "local", "unset", "srun", "A=1", "X=$Y",
+              "A=1 B=2", "do", "time", "."]
+    differing = []
+    for _ in range(3000):
+        words = ["".join(rng.choice(atoms) for _ in range(rng.randint(1, 5)))
+                 for _ in range(rng.randint(1, 3))]
+        first = rng.choice(firsts)
+        line = " " * rng.randint(0, 2) + " ".join(([first] if first else []) + words) + \
+            rng.choice(["", "\n", " \n\n"])
+        fast = _simple_events(line)
+        if fast is not None and fast != _walked(line):
+            differing.append(line)
+    assert differing == []
+
+
+def test_simple_lines_of_examples_and_cases():
+    from rule_pages import sample_scripts
+
+    read, differing = 0, []
+    for param in sample_scripts():
+        n, diff = _simple_differences(param.values[0])
+        read, differing = read + n, differing + diff
+    assert read and differing == []
+
+
+def test_simple_lines_of_real_corpus():
+    """Off unless CORPUS_DIR names a folder of real job scripts (never committed)."""
+    import os
+    from pathlib import Path
+
+    from sbatch_lsp.source import BinaryInputError, decode
+
+    folder = os.environ.get("CORPUS_DIR")
+    if not folder:
+        return
+    differing: list[str] = []
+    for path in sorted(Path(folder).iterdir()):
+        if not path.is_file() or path.name.startswith(("_", ".")):
+            continue
+        try:
+            text = decode(path.read_bytes())
+        except BinaryInputError:
+            continue
+        differing += _simple_differences(text)[1]
+    assert differing == []
