@@ -1,5 +1,25 @@
 """The shell model as comparable data, for tests that check two readers give the same model."""
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
 from sbatch_lsp.shell.model import Script
+from sbatch_lsp.source import BinaryInputError, decode
+
+
+def real_corpus() -> Iterator[tuple[str, str]]:
+    """(file name, text) of each job script in the folder ``CORPUS_DIR`` names (a real corpus,
+    never committed), in name order; nothing when it is unset."""
+    folder = os.environ.get("CORPUS_DIR")
+    if not folder:
+        return
+    for path in sorted(Path(folder).iterdir()):
+        if not path.is_file() or path.name.startswith(("_", ".")):
+            continue
+        try:
+            yield path.name, decode(path.read_bytes())
+        except BinaryInputError:
+            continue
 
 
 def model_key(script: Script) -> tuple:

@@ -305,21 +305,7 @@ def test_simple_lines_of_examples_and_cases():
 
 def test_simple_lines_of_real_corpus():
     """Off unless CORPUS_DIR names a folder of real job scripts (never committed)."""
-    import os
-    from pathlib import Path
+    from shell_models import real_corpus
 
-    from sbatch_lsp.source import BinaryInputError, decode
-
-    folder = os.environ.get("CORPUS_DIR")
-    if not folder:
-        return
-    differing: list[str] = []
-    for path in sorted(Path(folder).iterdir()):
-        if not path.is_file() or path.name.startswith(("_", ".")):
-            continue
-        try:
-            text = decode(path.read_bytes())
-        except BinaryInputError:
-            continue
-        differing += _simple_differences(text)[1]
+    differing = [d for _, text in real_corpus() for d in _simple_differences(text)[1]]
     assert differing == []

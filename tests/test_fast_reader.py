@@ -8,19 +8,15 @@ and on the real corpus when ``CORPUS_DIR`` names a folder of job scripts (never 
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from sbatch_lsp.shell import fast
 from sbatch_lsp.shell.parse import MAX_BASHLEX_CHUNK, parse
 from sbatch_lsp.shell.words import TextMap
-from sbatch_lsp.source import BinaryInputError, decode
 
 import sbatch_corpus
 from rule_pages import sample_scripts
-from shell_models import model_key
+from shell_models import model_key, real_corpus
 
 TRICKY = [
     "srun --ntasks=2 \\\n  python train.py \\\n  --lr 3e-4",
@@ -282,21 +278,12 @@ def test_generated_corpus():
 
 def test_real_corpus():
     """Off unless CORPUS_DIR names a folder of real job scripts (never committed)."""
-    folder = os.environ.get("CORPUS_DIR")
-    if not folder:
-        return
     chunks = accepted = 0
     differing: dict[str, list[str]] = {}
-    for path in sorted(Path(folder).iterdir()):
-        if not path.is_file() or path.name.startswith(("_", ".")):
-            continue
-        try:
-            text = decode(path.read_bytes())
-        except BinaryInputError:
-            continue
+    for name, text in real_corpus():
         n, k, diff = differences(text)
         chunks, accepted = chunks + n, accepted + k
         if diff:
-            differing[path.name] = diff
+            differing[name] = diff
     print(f"fast path: {accepted}/{chunks} chunks; files differing: {len(differing)}")
     assert differing == {}
