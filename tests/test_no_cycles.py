@@ -59,3 +59,19 @@ def test_a_dropped_lint_leaves_nothing_to_the_cyclic_collector():
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_recording_a_chunk_makes_no_cycle():
+    """The control facts' chunk memo (facts/control.py chunk_events) records each new chunk's
+    walk: a document just opened records thousands, which the collector had to free."""
+    from sbatch_lsp.facts.control import chunk_events
+
+    chunk = 'if [ "$SLURM_PROCID" -eq 0 ]; then\n  srun python a.py &\nfi\n'
+    chunk_events.__wrapped__(chunk)
+    gc.collect()
+    gc.disable()
+    try:
+        assert chunk_events.__wrapped__(chunk) is not None
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -329,7 +329,6 @@ class _Reader:
         self.recorded: list[tuple] | None = None
         if record:
             self.recorded = []
-            self.emit = self._record  # type: ignore[method-assign]
         for cmd in script.walk():
             self.by_start.setdefault(cmd.start, []).append(cmd)
         #: by_start's keys ascending, and those of commands in nested strings (bisected: a
@@ -877,6 +876,13 @@ def signal_name(word: str) -> str:
     return SIGNAL_NUMBERS.get(w, w)
 
 
+class _Recorder(_Reader):
+    """A reader whose :meth:`emit` records (an override: a bound method kept on the reader
+    made each recorder a reference cycle, left to the garbage collector)."""
+
+    emit = _Reader._record
+
+
 def _never(_offset: int) -> bool:
     return False
 
@@ -899,7 +905,7 @@ def chunk_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     its last statement; None when its reading needs the rest of the script (:class:`_Impure`:
     it is walked in place). A pure function of the text, so an edit walks only the chunks whose
     text it changed; the recording is never changed (:meth:`_Reader.replay` moves copies)."""
-    recorder = _Reader(Script(), "", record=True)
+    recorder = _Recorder(Script(), "", record=True)
     tree = _Tree(text, 0, _never, top=True, memo=False)  # (the recording is kept, not the tree)
     try:
         recorder.walk(tree, tree.root, _Ctx())
