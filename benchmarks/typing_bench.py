@@ -23,7 +23,7 @@ shell model (``parse_script``: chunks, the chunk cache, the model build, nested 
 directive block, the Job (steps, layouts), each fact computed through ``Job.derived`` (the first
 rule asking for it pays it otherwise), each rule's own time, provenance, suppressions, the
 secrets and masking, and the LSP conversion. The garbage collector runs as in the server
-(young collections inside a lint, a full one between edits, untimed).
+(no automatic collection, a full one between edits, untimed).
 """
 from __future__ import annotations
 
@@ -175,12 +175,12 @@ def stages(rounds: int, sizes: list[int]) -> None:
     codec = PositionCodec(PositionEncodingKind.Utf16)
     import gc
 
-    from sbatch_lsp.server.documents import NEVER, YOUNG
+    from sbatch_lsp.server.documents import NEVER
 
-    # the collector as the server's lint thread runs it (server/documents.py): young
-    # collections only inside a lint, the older generations between lints (not timed here)
+    # the collector as the server's lint thread runs it (server/documents.py): no automatic
+    # collection, the thread's own between lints (not timed here)
     gc.freeze()
-    gc.set_threshold(YOUNG, NEVER, NEVER)
+    gc.set_threshold(NEVER, NEVER, NEVER)
     print(f"start: {load()}")
     for lines in sizes:
         text = script(lines)

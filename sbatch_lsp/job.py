@@ -388,11 +388,17 @@ class Job:
         """Assignments to ``name`` made by the batch shell (the script itself, not a task)."""
         return [a for a in self.script.assignments if a.name == name]
 
+    @property
+    def exports(self) -> Exports:
+        """Where the batch shell exports each variable (facts/exports.py), computed once per
+        job."""
+        return self.derived(_exports)
+
     def exported(self, name: str, before: int | None = None) -> bool:
         """Whether the batch shell exports ``name`` just before offset ``before`` (at any point
         when None): ``export``/``declare -x``, ``set -a`` … ``set +a``, ``export -n``,
         ``unset`` (facts/exports.py has the bash facts)."""
-        return self.derived(_exports).exported(name, before)
+        return self.exports.exported(name, before)
 
 
 def _provenance(job: Job) -> Provenance | None:

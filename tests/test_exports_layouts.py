@@ -5,7 +5,8 @@ import pytest
 
 from sbatch_lsp.config import Config, Profile
 from sbatch_lsp.facts.exports import Exports
-from sbatch_lsp.facts.show import facts_for
+from sbatch_lsp.facts.show import job_for
+from sbatch_lsp.facts.steps import facts_of
 from sbatch_lsp.shell.parse import parse_script
 
 
@@ -53,9 +54,15 @@ def test_export_state_follows_the_offset():
     assert ex.exported("N")  # at some point
 
 
-def _step(text: str, k: int = 0, version: str | None = None):
+def _job(text: str, version: str | None = None):
     config = Config(profile=Profile(slurm_version=version)) if version else Config()
-    return facts_for("#!/bin/bash\n" + text, "job.sbatch", config).steps[k]
+    return job_for("#!/bin/bash\n" + text, "job.sbatch", config)
+
+
+def _step(text: str, k: int = 0, version: str | None = None):
+    """Step ``k``'s facts (its ``env`` is read through the Job, which this drops: see
+    :func:`_job`)."""
+    return facts_of(_job(text, version)).steps[k]
 
 
 def test_step_on_more_nodes_than_the_job_is_refused():
@@ -109,16 +116,19 @@ def test_step_cpus_follow_the_release():
 
 def test_export_all_plus_keeps_an_exported_value():
     """srun(1) --export: with ALL the caller's environment takes precedence over NAME=v."""
-    s = _step("#SBATCH --nodes=1\nexport A=a\nsrun --export=ALL,A=override,B=b python x.py\n")
+    job = _job("#SBATCH --nodes=1\nexport A=a\nsrun --export=ALL,A=override,B=b python x.py\n")
+    s = facts_of(job).steps[0]
     assert (s.env["A"].value, s.env["A"].exported) == ("a", True)
     assert (s.env["B"].value, s.env["B"].exported) == ("b", True)
-    listed = _step("#SBATCH --nodes=1\nexport A=a\nsrun --export=A=override python x.py\n")
+    job = _job("#SBATCH --nodes=1\nexport A=a\nsrun --export=A=override python x.py\n")
+    listed = facts_of(job).steps[0]
     assert listed.env["A"].value == "override"
 
 
 def test_env_after_set_plus_a_and_unexport():
-    s = _step("#SBATCH --nodes=1\nset -a\nAUTO=1\nset +a\nAFTER=2\nexport E=3\nexport G=4\n"
-              "export -n E\nunset G\nsrun python x.py\n")
+    job = _job("#SBATCH --nodes=1\nset -a\nAUTO=1\nset +a\nAFTER=2\nexport E=3\nexport G=4\n"
+               "export -n E\nunset G\nsrun python x.py\n")
+    s = facts_of(job).steps[0]
     assert {n: v.exported for n, v in s.env.items()} == {
         "AUTO": True, "AFTER": False, "E": False, "G": False}
 

@@ -385,7 +385,7 @@ def test_lint_stops_when_superseded_and_is_unchanged_when_not():
 
 @pytest.fixture
 def own_gc():
-    """The server's lint thread keeps only automatic young collections and freezes what it finds
+    """The server's lint thread turns automatic collection off and freezes what it finds
     alive (its own process); here it runs in the test's process: restore the defaults after."""
     before = gc.get_threshold()
     yield
@@ -461,8 +461,8 @@ async def test_a_closed_documents_pending_lint_is_cancelled(own_gc):
 
 async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(own_gc):
     """The server's lint thread (own_gc) turns automatic collection off and collects itself:
-    the young objects once idle, everything when a quarter more objects than the last full
-    collection kept were made since (server/documents.py's docstring)."""
+    the young objects once idle, everything when the tracked objects grew by a quarter of what
+    the last full collection kept (server/documents.py's docstring)."""
     on_thread: list[int] = []
     worker: documents.Worker | None = None
 
@@ -479,8 +479,7 @@ async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(ow
     gc.callbacks.append(seen)
     try:
         worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
-        assert await worker.submit(gc.get_threshold).future == (documents.YOUNG, documents.NEVER,
-                                                                 documents.NEVER)
+        assert await worker.submit(gc.get_threshold).future == (documents.NEVER,) * 3
         assert on_thread == []  # nothing collected inside the job
         await collected()
         assert on_thread == [1]  # the young generations, once the thread was idle
@@ -489,13 +488,28 @@ async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(ow
         job = worker.submit(gc.get_threshold)
         published: list[bool] = []  # what the job's waiter did before the collection began
         job.future.add_done_callback(lambda _f: published.append(not on_thread))
-        assert await job.future == (documents.YOUNG, documents.NEVER, documents.NEVER)
+        assert await job.future == (documents.NEVER,) * 3
         await collected()
         assert on_thread[0] == 2  # a full collection, right after the job
         assert published == [True]  # ... once the loop had handed the result to its waiters
         assert worker.made == 0 and worker.survivors > 0
     finally:
         gc.callbacks.remove(seen)
+
+
+async def test_a_lint_that_frees_what_it_replaces_makes_no_full_collection_due(own_gc):
+    """A job that makes many objects and frees them all (a lint replacing its predecessor, both
+    freed by reference counting) adds nothing to the growth that makes a full collection due
+    (before, every automatic young collection inside it counted as its whole budget of growth)."""
+    def churn() -> bool:
+        made = [[] for _ in range(3 * documents.COLLECT_FLOOR)]
+        del made
+        return True
+
+    worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
+    assert await worker.submit(churn).future
+    assert await worker.submit(lambda: worker.survivors).future == 0  # no full collection ran
+    assert not await worker.submit(worker._due).future
 
 
 def test_a_fragment_placed_again_at_its_offset_shares_only_what_nothing_changes():

@@ -22,7 +22,8 @@ def sb203(text: str, constrain: bool = True) -> list:
 
 def test_gpu_work_is_attributed_to_the_step_or_the_batch_shell():
     text = HEAD + "nvidia-smi\nsrun bash -c 'python -c \"import torch; torch.cuda.init()\"'\n" + LAUNCH
-    res = gpu_resources(job_of(text, "j.sbatch"))
+    job = job_of(text, "j.sbatch")  # (res.uses is read through the job)
+    res = gpu_resources(job)
     where = [(text[u.start:u.end], u.strength, u.step is not None) for u in res.uses]
     assert ("torchrun", Strength.LAUNCHER, True) in where
     assert ("nvidia-smi", Strength.PROBE, False) in where

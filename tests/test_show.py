@@ -7,7 +7,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from sbatch_lsp.facts.show import facts_for, main, show_object
+from sbatch_lsp.facts.show import job_for, main, show_object
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +19,7 @@ def schema():
 
 
 def show(text: str) -> dict:
-    obj = show_object(facts_for(text, "job.sbatch"))
+    obj = show_object(job_for(text, "job.sbatch"))
     jsonschema.validate(obj, schema())
     return obj
 
@@ -40,7 +40,7 @@ def test_every_example_and_case_validates_against_the_schema():
     assert len(paths) >= 10
     s = schema()
     for p in paths:
-        obj = show_object(facts_for(p.read_text("utf-8", "replace"), str(p)))
+        obj = show_object(job_for(p.read_text("utf-8", "replace"), str(p)))
         jsonschema.validate(obj, s)
 
 
@@ -206,14 +206,15 @@ def test_show_names_an_unreadable_file_in_one_plain_phrase(tmp_path, capsys):
 def test_several_agents_per_node_form_no_world():
     """4 torchrun agents per node (SB201) each claim a place in a 4-node rendezvous: no world of
     16 forms, so the world size is unknown while 16 processes start on each node."""
-    from sbatch_lsp.facts.show import facts_for
+    from sbatch_lsp.facts.show import job_for
+    from sbatch_lsp.facts.steps import facts_of
     text = ("#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-node=4\n"
             "srun torchrun --nnodes=4 --nproc-per-node=4 --rdzv-backend=c10d "
             "--rdzv-endpoint=n1:29500 train.py\n")
-    [step] = facts_for(text, "job.sbatch").steps
+    [step] = facts_of(job_for(text, "job.sbatch")).steps
     assert (step.world_size, step.ranks_per_node) == (None, 16)
     one = text.replace("--ntasks-per-node=4", "--ntasks-per-node=1")
-    [step] = facts_for(one, "job.sbatch").steps
+    [step] = facts_of(job_for(one, "job.sbatch")).steps
     assert (step.world_size, step.ranks_per_node) == (16, 4)
 
 
@@ -265,10 +266,10 @@ def test_gpus_without_nodes(gpus, nodes):
 
 def test_text_says_why_the_node_count_is_unknown():
     from sbatch_lsp.facts.show import show_text
-    text = show_text(facts_for("#!/bin/bash\n#SBATCH --gpus=8\nsrun python t.py\n",
+    text = show_text(job_for("#!/bin/bash\n#SBATCH --gpus=8\nsrun python t.py\n",
                                "job.sbatch"), "job.sbatch")
     assert "? node(s)" in text
     assert "node count unknown: no --nodes: sbatch allocates enough nodes for --gpus=8" in text
-    known = show_text(facts_for("#!/bin/bash\n#SBATCH --gpus=1\nsrun python t.py\n",
+    known = show_text(job_for("#!/bin/bash\n#SBATCH --gpus=1\nsrun python t.py\n",
                                 "job.sbatch"), "job.sbatch")
     assert "job: 1 node(s), 1 task(s)" in known and "unknown" not in known

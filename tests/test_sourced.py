@@ -131,7 +131,8 @@ def test_cycles_depth_and_non_text_files(tmp_path):
     assert "X" not in env and "Y" not in env
     for k in range(6):
         _write(tmp_path, f"d{k}.sh", f"source ./d{k + 1}.sh\nexport D{k}=1\n")
-    env = facts_of(_lint(tmp_path, "source ./d0.sh\nsrun true\n").job).steps[0].env
+    deep = _lint(tmp_path, "source ./d0.sh\nsrun true\n")  # (env reads need the job)
+    env = facts_of(deep.job).steps[0].env
     assert {n for n in env if n.startswith("D")} == {f"D{k}" for k in range(sourced.MAX_DEPTH)}
 
 
@@ -139,7 +140,8 @@ def test_bash_source_in_a_sourced_file_is_its_own_folder(tmp_path):
     _write(tmp_path, "lib/common.sh", 'source "$(dirname "${BASH_SOURCE[0]}")/vars.sh"\n')
     _write(tmp_path, "lib/vars.sh", "export IN_LIB=1\n")
     _write(tmp_path, "vars.sh", "export IN_TOP=1\n")
-    env = facts_of(_lint(tmp_path, "source lib/common.sh\nsrun true\n").job).steps[0].env
+    result = _lint(tmp_path, "source lib/common.sh\nsrun true\n")  # (env reads need the job)
+    env = facts_of(result.job).steps[0].env
     assert "IN_LIB" in env and "IN_TOP" not in env
 
 

@@ -329,7 +329,6 @@ class _Reader:
         self.recorded: list[tuple] | None = None
         if record:
             self.recorded = []
-            self.emit = self._record  # type: ignore[method-assign]
         for cmd in script.walk():
             self.by_start.setdefault(cmd.start, []).append(cmd)
         #: by_start's keys ascending, and those of commands in nested strings (bisected: a
@@ -877,6 +876,13 @@ def signal_name(word: str) -> str:
     return SIGNAL_NUMBERS.get(w, w)
 
 
+class _Recorder(_Reader):
+    """A reader whose :meth:`emit` records (an override: a bound method kept on the reader
+    made each recorder a reference cycle, left to the garbage collector)."""
+
+    emit = _Reader._record
+
+
 def _never(_offset: int) -> bool:
     return False
 
@@ -953,7 +959,7 @@ def chunk_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     simple = _simple_events(text)
     if simple is not None:
         return simple
-    recorder = _Reader(Script(), "", record=True)
+    recorder = _Recorder(Script(), "", record=True)
     tree = _Tree(text, 0, _never, top=True, memo=False)  # (the recording is kept, not the tree)
     try:
         recorder.walk(tree, tree.root, _Ctx())

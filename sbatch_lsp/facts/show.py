@@ -17,17 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, ConfigError, find_config, load_file
+from ..job import Job
 from ..secrets import Masker, credential_name, credential_values, mask
 from ..source import BinaryInputError, decode_with_encoding, is_job_script, os_reason, read_bounded
 from .layout import Component, gpu_count
-from .steps import Facts, StepFacts, facts_of
+from .steps import StepFacts, facts_of
 
 #: 2: ``not_a_job_script`` added (components and steps are empty when it is set)
 SCHEMA_VERSION = 2
 MAX_BYTES = 64 * 1024 * 1024
 
 
-def not_a_job_script(facts: Facts) -> str | None:
+def not_a_job_script(job: Job) -> str | None:
     """Why the file is no job script (one sentence), or None when it is one.
 
     sbatch refuses an empty or whitespace-only script ("Batch script is empty!", "Batch script
@@ -36,7 +37,6 @@ def not_a_job_script(facts: Facts) -> str | None:
     and no .sbatch/.slurm name) is none either, and neither is one whose only ``sbatch``-like
     lines are prose (a README's ``# sbatch-lsp`` heading): no directive sbatch reads, no srun
     step, no ``#!`` line and no .sbatch/.slurm name."""
-    job = facts.job
     text, path = job.source.text, job.source.path
     if not text:
         return "the file is empty (sbatch refuses it: \"Batch script is empty!\")"
@@ -48,24 +48,25 @@ def not_a_job_script(facts: Facts) -> str | None:
                 "nor shows it)")
     named = path.lower().endswith((".sbatch", ".slurm"))
     if named or text.lstrip("\ufeff \t\r\n").startswith("#!") or job.directives.lines or \
-            job.directives.late_lines or facts.steps:
+            job.directives.late_lines or facts_of(job).steps:
         return None
     return "no #SBATCH directive, no srun step, no #! line and not named *.sbatch or *.slurm"
 
 
-def show_object(facts: Facts) -> dict[str, Any]:
+def show_object(job: Job) -> dict[str, Any]:
     """The ``show --format json`` object: ``schema_version``, ``not_a_job_script`` (null, or
     why the file is none: then ``components`` and ``steps`` are empty), ``components`` and
     ``steps`` (every key always present; null when unknown or not applicable). A variable's value that
     holds a detected secret, or any value of a credential-named variable, is masked."""
-    masker = Masker.of(facts.job.source.text, credential_values(facts.job))
+    facts = facts_of(job)
+    masker = Masker.of(job.source.text, credential_values(job))
 
     def shown(name: str, value: str | None) -> str | None:
         if value is None:
             return None
         return mask(value) if credential_name(name) else masker.text(value)
 
-    why = not_a_job_script(facts)
+    why = not_a_job_script(job)
     if why is not None:
         return {"schema_version": SCHEMA_VERSION, "not_a_job_script": why, "components": [],
                 "steps": []}
@@ -101,9 +102,9 @@ def _n(v: object) -> str:
     return "?" if v is None else str(v)
 
 
-def show_text(facts: Facts, path: str) -> str:
+def show_text(job: Job, path: str) -> str:
     """A readable rendering of the same facts."""
-    obj = show_object(facts)
+    obj, facts = show_object(job), facts_of(job)
     if obj["not_a_job_script"] is not None:
         return f"{path}: not a job script: {obj['not_a_job_script']}\n"
     out = [f"{path}:"]
@@ -179,11 +180,12 @@ def _read(path: str) -> str:
     return decode_with_encoding(read_bounded(path, MAX_BYTES))[0]
 
 
-def facts_for(text: str, path: str, config: Config | None = None) -> Facts:
-    """The facts of one script's text (the ``show`` command's engine; also the MCP tool's)."""
+def job_for(text: str, path: str, config: Config | None = None) -> Job:
+    """The Job of one script's text, which holds its facts (``facts_of``; the ``show``
+    command's engine, also the MCP tool's)."""
     from ..lint import job_of
 
-    return facts_of(job_of(text, path, config or Config()))
+    return job_of(text, path, config or Config())
 
 
 def main(argv: list[str]) -> int:
@@ -203,11 +205,11 @@ def main(argv: list[str]) -> int:
     except (ConfigError, OSError) as exc:
         print(f"sbatch-lint show: {exc}", file=sys.stderr)
         return 2
-    facts = facts_for(text, args.file, config)
+    job = job_for(text, args.file, config)
     if args.format == "json":
-        sys.stdout.write(json.dumps(show_object(facts), indent=2) + "\n")
+        sys.stdout.write(json.dumps(show_object(job), indent=2) + "\n")
     else:
-        sys.stdout.write(show_text(facts, args.file))
+        sys.stdout.write(show_text(job, args.file))
     return 0
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
+from ..backref import BackRef
 from ..job import Job, LaunchSite, Step
 from ..launchers import Launch
 from ..options import version_key
@@ -79,9 +80,10 @@ class StepFacts:
 
 @dataclass
 class Facts:
-    """Everything ``show`` prints and rules read about one job: its components and steps."""
+    """Everything ``show`` prints and rules read about one job: its components and steps.
+    The job caches its facts (:meth:`Job.derived`): nothing here holds the job but weakly
+    (``LazyEnv``), so a dropped lint forms no reference cycle (sbatch_lsp/backref.py)."""
 
-    job: Job
     components: list[Component]
     steps: list[StepFacts]
     evaluator: Evaluator
@@ -94,14 +96,14 @@ def facts_of(job: Job) -> Facts:
 
 def _build(job: Job) -> Facts:
     comps = components(job.directives)
-    ev = Evaluator(job.script, lambda name, before: job.exported(name, before))
+    ev = Evaluator(job.script, job.exports.exported)  # (no closure over the job: see Facts)
     sites: dict[int, list[LaunchSite]] = {}
     for site in job.launches:
         if site.step is not None:
             sites.setdefault(id(site.step), []).append(site)
     steps = [_step(job, comps, ev, s, sites.get(id(s), []))
              for s in sorted(job.steps, key=lambda s: s.srun.start)]
-    return Facts(job, comps, steps, ev)
+    return Facts(comps, steps, ev)
 
 
 def _request(job: Job, step: Step, name: str) -> tuple[Request, str | None]:
@@ -294,23 +296,31 @@ class LazyEnv(Mapping[str, EnvVar]):
     """A step's :func:`_env`, computed when read: it holds every batch-shell variable set before
     the step, so a script with S steps and V variables pays S × V evaluations for all of it. A
     lookup of one name (``env.get("WORLD_SIZE")``, ``name in env``) evaluates that name only
-    and gives what the whole mapping holds for it; iterating computes the whole of it once."""
+    and gives what the whole mapping holds for it; iterating computes the whole of it once.
+    The job is held weakly (it caches this mapping): reading needs the job alive."""
+
+    _job: BackRef[Job] = BackRef()
 
     def __init__(self, job: Job, ev: Evaluator, step: Step):
         self._job, self._ev, self._step = job, ev, step
         self._full: dict[str, EnvVar] | None = None
         self._one: dict[str, EnvVar | None] = {}
 
+    def _owner(self) -> Job:
+        job = self._job
+        assert job is not None
+        return job
+
     def _read(self) -> dict[str, EnvVar]:
         if self._full is None:
-            self._full = _env(self._job, self._ev, self._step)
+            self._full = _env(self._owner(), self._ev, self._step)
         return self._full
 
     def __getitem__(self, name: str) -> EnvVar:
         if self._full is not None:
             return self._full[name]
         if name not in self._one:
-            self._one[name] = _env_one(self._job, self._ev, self._step, name)
+            self._one[name] = _env_one(self._owner(), self._ev, self._step, name)
         found = self._one[name]
         if found is None:
             raise KeyError(name)

@@ -113,6 +113,6 @@ def triage(log: str | None = None, log_text: str | None = None,
 
 def show(text: str, path: str | None = None, config: str | None = None) -> dict[str, Any]:
     """``sbatch-lint show --format json``'s object for ``text`` named ``path``."""
-    from ..facts.show import facts_for, show_object
+    from ..facts.show import job_for, show_object
 
-    return show_object(facts_for(script_text(text), path or STDIN, config_for(path, config)))
+    return show_object(job_for(script_text(text), path or STDIN, config_for(path, config)))

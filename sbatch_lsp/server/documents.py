@@ -7,23 +7,28 @@ newer one replaces is abandoned: before it starts (it never runs) or, once start
 lint's next check (``lint(superseded=...)``: before each rule); whoever waited for it gets the
 newer result, and a result for a version that is no longer current is never published.
 
-The lint thread also runs the older generations of the cyclic garbage collector itself
-(``own_gc``): automatic collection keeps only young collections, with a larger budget
-(``YOUNG`` allocations: a lint's cyclic temporaries are freed as it runs, which bounds the
-peak memory of a long script's lint), and never starts a middle or full one. Once the thread
-has been idle for ``IDLE_COLLECT`` seconds (a
-pause in typing), or right after a lint when the next one is already waiting, it collects the
-young objects (the last lints' temporaries: a few milliseconds); a full collection runs when the objects made since the last one exceed a quarter
-of those that survived it (CPython's own rule for a full collection, which bounds memory), at a
-pause or, when lints run back to back, right after a lint. A lint frees the previous version's
-shell model and facts, thousands of objects in reference cycles; left to the automatic
-collector, young collections ran inside every lint and full ones (some 300k objects with 50
-documents open) inside some keystroke's lint: the typing benchmark's p95 was 4× its p50. A full
-collection due right after a lint waits (at most ``SETTLE_WAIT``) until the event loop has
-handed that lint's result to its waiters, which publish it: it holds the interpreter lock for
-tens of milliseconds, and the publish would wait behind it. The
-objects alive when the thread starts (modules, the server) are moved out of the collector's
-sight (``gc.freeze``): they live as long as the process.
+The lint thread also runs the cyclic garbage collector itself (``own_gc``); automatic
+collection is off. A dropped lint leaves no cyclic garbage (its shell model and facts hold their
+owners weakly: sbatch_lsp/backref.py), so reference counting frees the previous version's lint
+as soon as the new one replaces it, and a lint makes no cyclic temporaries either. What the
+collector may still find (the server's own cycles) is collected so: once the thread has been
+idle for ``IDLE_COLLECT`` seconds (a pause in typing), or right after a lint when the next one
+is already waiting, it collects the young objects (a few milliseconds); a full collection runs
+when the objects the collector tracks grew, since the last one, by more than a quarter of those
+that survived it (at least ``COLLECT_FLOOR``: CPython's own rule for a full collection, which
+bounds memory), at a pause or right after a lint. The growth is read from the collector's count
+(allocations less deallocations since the last collection): lints that free their predecessors
+add nothing to it, so a full collection runs when documents are opened, not while one is typed
+in (the typing benchmark's server: 5 full collections, 2.4 s in all, where counting every
+automatic young collection's budget as growth ran 18, 7.8 s, finding the same 226 objects; its
+memory the same). (Left to the automatic collector, with lints in reference cycles, young
+collections ran inside every lint and full ones, some 300k objects with 50 documents open,
+inside some keystroke's lint: the typing benchmark's p95 was 4× its p50.) A full collection due
+right after a lint waits (at most ``SETTLE_WAIT``) until the event loop has handed that lint's
+result to its waiters, which publish it: it holds the interpreter lock for tens of
+milliseconds, and the publish would wait behind it. The objects alive when the thread starts
+(modules, the server) are moved out of the collector's sight (``gc.freeze``): they live as
+long as the process.
 """
 from __future__ import annotations
 
@@ -110,11 +115,9 @@ class _Job:
 
 #: seconds the lint thread waits idle before it collects the garbage of the lints it ran
 IDLE_COLLECT = 0.2
-#: objects made since the last collection that make a lint's end collect at once, at least
+#: growth in tracked objects since the last full collection that makes one due, at least
 COLLECT_FLOOR = 100_000
-#: allocations between automatic young collections in the server (CPython's default is 700)
-YOUNG = 20_000
-#: a threshold no count reaches: middle and full collections run only when the thread asks
+#: a threshold no count reaches: collections run only when the thread asks
 NEVER = 1 << 30
 #: seconds a due full collection after a lint waits for the loop to send that lint's result
 SETTLE_WAIT = 0.05
@@ -129,7 +132,7 @@ class Worker:
         self.own_gc = own_gc
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.survivors = 0  # objects the collector tracked after its last full collection
-        self.made = 0  # objects made before the young collections since then
+        self.made = 0  # growth in tracked objects before the young collections since then
         self.thread = threading.Thread(target=self._run, name="sbatch-lint", daemon=True)
         self.thread.start()
 
@@ -151,15 +154,13 @@ class Worker:
             return self.jobs.get()
 
     def _collect_young(self) -> None:
-        young, automatic, _ = gc.get_count()  # automatic: young collections since the last
-        self.made += young + automatic * YOUNG  # middle one, each after YOUNG allocations
+        self.made += gc.get_count()[0]  # (allocations less deallocations since the last one)
         gc.collect(1)
 
     def _due(self) -> bool:
-        """Whether the objects made since the last full collection exceed a quarter of its
-        survivors (at least ``COLLECT_FLOOR``)."""
-        young, automatic, _ = gc.get_count()
-        return self.made + young + automatic * YOUNG > max(COLLECT_FLOOR, self.survivors // 4)
+        """Whether the tracked objects grew, since the last full collection, by more than a
+        quarter of its survivors (at least ``COLLECT_FLOOR``)."""
+        return self.made + gc.get_count()[0] > max(COLLECT_FLOOR, self.survivors // 4)
 
     def _collect_if_due(self) -> bool:
         """A full collection when :meth:`_due`; whether it ran."""
@@ -172,7 +173,7 @@ class Worker:
     def _run(self) -> None:
         if self.own_gc:
             gc.freeze()
-            gc.set_threshold(YOUNG, NEVER, NEVER)
+            gc.set_threshold(NEVER, NEVER, NEVER)
         while True:
             job = self._next()
             if job.skip:

@@ -10,6 +10,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from ..backref import BackRef
+
 UNQUOTED, DOUBLE, SINGLE, ESCAPED = "unquoted", "double", "single", "escaped"
 BARE_EXPANSION = re.compile(r'"?\$\{?[A-Za-z_][A-Za-z0-9_]*(\[[@*]\])?(:?[-=+][^}]*)?\}?"?')
 
@@ -103,7 +105,9 @@ class Assignment:
     exported: bool = False
     local: bool = False
     append: bool = False
-    command: "Command | None" = None  # the command it prefixes, or the export/declare builtin
+    #: the command it prefixes, or the export/declare builtin (held weakly: the command holds
+    #: its prefix assignments, the script the others)
+    command: BackRef["Command"] = BackRef()  # noqa: RUF009  (a descriptor)
     origin: Imported | None = None
 
 
@@ -173,7 +177,8 @@ class Command:
     function: str | None = None  # enclosing function definition
     in_substitution: bool = False  # inside $(...) or backquotes
     background: bool = False
-    script: "Script | None" = None
+    #: the script whose ``commands`` hold this one (held weakly: the script owns it)
+    script: BackRef["Script"] = BackRef()  # noqa: RUF009  (a descriptor)
     nested: list["Script"] = field(default_factory=list)  # command strings this command runs
     #: the here-document body this command runs on the batch node (``bash FILE``, ``exec bash
     #: FILE``, ``source FILE``): its commands are the work, the command itself is not
@@ -250,7 +255,7 @@ class Script:
     heredocs: list[Heredoc] = field(default_factory=list)
     functions: dict[str | None, tuple[int, int]] = field(default_factory=dict)  # None: unnamed
     kind: str = "batch"
-    parent: Command | None = None
+    parent: BackRef[Command] = BackRef()  # noqa: RUF009  (a descriptor)
     data_spans: list[tuple[int, int]] = field(default_factory=list)  # strings spanning lines
     #: the real comments of this script's text, as spans from the ``#`` to the end of its line
     #: (not ``#`` inside quotes or here-document bodies)
@@ -262,6 +267,10 @@ class Script:
     bodies: list["Body"] = field(default_factory=list)
     #: the files on disk read into this script (shell/sourced.py), each at its ``source`` line
     imports: list[Sourcing] = field(default_factory=list)
+    #: the body commands of a function called several times, which ``commands`` holds one copy
+    #: of per call instead (parse.py ``_substitute_calls``): kept for their assignments, whose
+    #: ``command`` they are
+    replaced: list[Command] = field(default_factory=list, repr=False)
     #: value_at's index, built on first use for this many assignments (see _value_index)
     _index: tuple[int, dict] = field(default=(-1, {}), repr=False)
     #: the chunks' start offsets for :meth:`certain`, rebuilt when chunks were added

@@ -575,6 +575,7 @@ def _substitute_calls(script: Script) -> None:
             continue
         originals = {id(c) for c in body}
         script.commands[:] = [c for c in script.commands if id(c) not in originals]
+        script.replaced += body
         for call, (words_list, _) in zip(calls, copies, strict=True):
             for cmd, words in zip(body, words_list, strict=True):
                 script.commands.append(_copy_for(cmd, words, call))
