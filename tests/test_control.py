@@ -215,7 +215,7 @@ def _walked(text: str):
     """chunk_events' recording of ``text`` made by walking its tree-sitter tree."""
     from sbatch_lsp.facts import control
 
-    recorder = control._Recorder(control.Script(), "", record=True)
+    recorder = control._Recorder(control.Script(), "")
     tree = control._Tree(text, 0, control._never, top=True, memo=False)
     try:
         recorder.walk(tree, tree.root, control._Ctx())

@@ -317,18 +317,16 @@ class _Reader:
 
     The walk reads the tree; what it finds that joins the shell model or the script's state (a
     command's place, a background job, a pipeline, a string that may hold a nested script, a
-    function) it hands to :meth:`emit`, which applies it at once. A recorder (``record``:
-    :func:`chunk_events`) keeps what is emitted instead, offsets relative to the chunk, and
+    function) it hands to :meth:`emit`, which applies it at once. A :class:`_Recorder`
+    (:func:`chunk_events`) keeps what is emitted instead, offsets relative to the chunk, and
     :meth:`replay` applies a recording at the chunk's place: the same calls in the same order,
     so a chunk read from its recording gives what walking it in place gives."""
 
-    def __init__(self, script: Script, text: str, record: bool = False):
+    def __init__(self, script: Script, text: str):
         self.script = script
         self.text = text
         self.by_start: dict[int, list[Command]] = {}
-        self.recorded: list[tuple] | None = None
-        if record:
-            self.recorded = []
+        self.recorded: list[tuple] | None = None  # a _Recorder's list
         for cmd in script.walk():
             self.by_start.setdefault(cmd.start, []).append(cmd)
         #: by_start's keys ascending, and those of commands in nested strings (bisected: a
@@ -882,6 +880,10 @@ class _Recorder(_Reader):
 
     emit = _Reader._record
 
+    def __init__(self, script: Script, text: str):
+        super().__init__(script, text)
+        self.recorded = []
+
 
 def _never(_offset: int) -> bool:
     return False
@@ -959,7 +961,7 @@ def chunk_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     simple = _simple_events(text)
     if simple is not None:
         return simple
-    recorder = _Recorder(Script(), "", record=True)
+    recorder = _Recorder(Script(), "")
     tree = _Tree(text, 0, _never, top=True, memo=False)  # (the recording is kept, not the tree)
     try:
         recorder.walk(tree, tree.root, _Ctx())
