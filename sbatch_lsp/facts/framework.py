@@ -494,6 +494,8 @@ def _ray_jobs(job) -> list[list[Word]]:
     their trainers so; the framework then sizes the world from its own flags)."""
     out = []
     for cmd in job.script.walk():
+        if not cmd.words or cmd.words[0].value != "ray":
+            continue  # (most commands: the first word tells)
         vals = [w.value for w in cmd.words[:3]]
         if cmd.in_substitution or vals[:3] != ["ray", "job", "submit"]:
             continue
