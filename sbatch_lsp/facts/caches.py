@@ -64,6 +64,8 @@ def may_name_hf(text: str) -> bool:
 #: a word naming NeMo or Megatron-Bridge, and a word there or after it naming the data
 #: preparation they cache (SFT/PEFT packing, checkpoint import, datasets)
 NEMO = re.compile(r"run_recipe\.py|megatron[-_.]bridge|\bnemo\b", re.IGNORECASE)
+#: a text of each NEMO form, lowercased: an ASCII text NEMO matches holds one once lowercased
+NEMO_TEXTS = ("run_recipe.py", "megatron", "nemo")
 NEMO_DATA = re.compile(r"sft|finetun|packed|peft|lora|import|dataset", re.IGNORECASE)
 #: a value that names a local file, not a Hugging Face Hub repository id (``org/name``)
 LOCAL_PATH = re.compile(r"^[\"']?(/|\./|\.\./|~)")
@@ -184,6 +186,9 @@ def _evidence(kind: CacheKind, step: Step) -> Word | None:
     if kind is NEMO_CACHE:
         # the task commands' words in order: a NeMo word, then (there or later) a data word
         words = [(w, w.value or w.text) for c in step.task_commands for w in c.words]
+        joined = "\n".join(t for _, t in words)
+        if joined.isascii() and not any(k in joined.lower() for k in NEMO_TEXTS):
+            return None  # most steps name neither NeMo nor Megatron-Bridge (found without NEMO)
         first = next((k for k, (_, t) in enumerate(words) if NEMO.search(t)), None)
         if first is not None and any(NEMO_DATA.search(t) for _, t in words[first:]):
             return words[first][0]

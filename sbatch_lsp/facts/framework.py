@@ -494,6 +494,8 @@ def _ray_jobs(job) -> list[list[Word]]:
     their trainers so; the framework then sizes the world from its own flags)."""
     out = []
     for cmd in job.script.walk():
+        if not cmd.words or cmd.words[0].value != "ray":
+            continue  # (most commands: the first word tells)
         vals = [w.value for w in cmd.words[:3]]
         if cmd.in_substitution or vals[:3] != ["ray", "job", "submit"]:
             continue
@@ -535,7 +537,8 @@ def _release(job) -> Release | None:
             return Release(v, f"the profile's megatron-core = \"{prof}\"")
     for cmd in job.script.walk():
         for w in cmd.words:
-            m = PIN.search(w.value or w.text)
+            text = w.value or w.text
+            m = PIN.search(text) if "megatron" in text else None  # (the regex's own start)
             if m:
                 return Release((int(m.group(1)), int(m.group(2))),
                                f"the script installs megatron-core=={m.group(1)}.{m.group(2)}",

@@ -76,11 +76,17 @@ def sole_reference(w: Word) -> str | None:
     return None
 
 
+#: a count as sbatch and srun read it: digits, a k/m suffix, the minimum of a range
+COUNT = re.compile(r"\s*(\d+)([kKmM]?)(?:-\d+[kKmM]?)?\s*")
+
+
 def parse_count(text: str | None) -> int | None:
     """An integer count (``8``, ``2-4`` -> 2, ``1k`` -> 1024); None when not a literal."""
     if text is None:
         return None
-    m = re.fullmatch(r"\s*(\d+)([kKmM]?)(?:-\d+[kKmM]?)?\s*", text)
+    if text.isdecimal():
+        return int(text)  # (most counts: digits alone, what COUNT's \d+ reads)
+    m = COUNT.fullmatch(text)
     if not m:
         return None
     n = int(m.group(1))

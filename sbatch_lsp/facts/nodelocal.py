@@ -353,10 +353,10 @@ def _deactivates(cmd: Command) -> bool:
 
 
 # ---- the batch shell, the steps ---------------------------------------------------------------
-def _batch_commands(job: Job) -> list[Command]:
-    """The commands the batch shell runs itself (not inside a step, a command substitution, or
-    behind a task-id guard it fails), in script order."""
-    control = job_control(job)
+def _shell_commands(job: Job) -> list[Command]:
+    """The commands of the batch script outside the steps and the command substitutions, in
+    script order: those the batch shell runs itself unless a task-id guard it fails is around
+    them (``job_control(job).tasks(cmd).in_batch_shell()`` tells)."""
     in_step = {id(s.command) for s in job.steps}
     out = []
     for cmd in job.script.walk():
@@ -365,8 +365,7 @@ def _batch_commands(job: Job) -> list[Command]:
             continue
         if any(id(a) in in_step for a in cmd.ancestors()):
             continue
-        if control.tasks(cmd).in_batch_shell():
-            out.append(cmd)
+        out.append(cmd)
     return sorted(out, key=lambda c: c.start)
 
 
@@ -424,10 +423,15 @@ def _span(job: Job, sf: StepFacts) -> tuple[int | None, bool]:
 
 
 def _uses(job: Job) -> list[NodeLocalUse]:
-    batch = _batch_commands(job)
-    prepared = [p for c in batch for p in preparations(job, c)]
+    control = job_control(job)
+    shell = _shell_commands(job)
+    # the batch shell's own commands; the control-flow test only where a command prepares
+    # something (most scripts prepare nothing on node-local storage: no test at all)
+    prepared = [p for c in shell for ps in [preparations(job, c)]
+                if ps and control.tasks(c).in_batch_shell() for p in ps]
     if not prepared:
         return []
+    batch = [c for c in shell if control.tasks(c).in_batch_shell()]
     activations = [(c, act) for c in batch for act in [activation(job, c)] if act is not None]
     out: list[NodeLocalUse] = []
     done: set[str] = set()

@@ -162,8 +162,9 @@ def _agents(job: Job) -> tuple[list[Agent], list[Agent]]:
             if what is not None:
                 tasks.append(Agent(cmd, what))
     for cmd in job.script.walk():
+        if id(cmd) in in_tasks or cmd.script is not job.script or cmd.in_substitution:
+            continue  # (the cheap tests first: most commands are none of the batch shell's)
         what = node_agent(unwrap(cmd.words))
-        if what is not None and id(cmd) not in in_tasks and cmd.script is job.script and \
-                not cmd.in_substitution and control.tasks(cmd).in_batch_shell():
+        if what is not None and control.tasks(cmd).in_batch_shell():
             batch.append(Agent(cmd, what))
     return batch, tasks

@@ -12,6 +12,7 @@ adds ``_HET_GROUP_<n>`` (``_PACK_GROUP_<n>`` before 20.02) to the job variables 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..options import slurm_env_vars
 
@@ -87,8 +88,10 @@ UNDOCUMENTED = frozenset({"SLURM_JOB_UID", "SLURM_JOB_USER", "SLURM_JOB_GID", "S
 HET_SUFFIX = re.compile(r"_(HET|PACK)_GROUP_\d+$")
 
 
+@lru_cache(maxsize=1)
 def known_names() -> frozenset[str]:
-    """Every variable name Slurm sets or reads (the module docstring has the sources)."""
+    """Every variable name Slurm sets or reads (the module docstring has the sources); made
+    once per process (constant tables: SB219 read it on every lint)."""
     return MAN_PAGE_NAMES | UNDOCUMENTED | frozenset(slurm_env_vars())
 
 

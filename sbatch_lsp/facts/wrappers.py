@@ -84,7 +84,10 @@ MAX_WRAPPERS = 8
 def base(w: Word) -> str:
     """A command word's literal basename (``/usr/bin/timeout`` -> ``timeout``); "" when it is
     not literal."""
-    return (w.value or "").rsplit("/", 1)[-1]
+    v = w.value
+    if not v:
+        return ""
+    return v.rsplit("/", 1)[-1] if "/" in v else v  # (most words: no slash, no new string)
 
 
 def wrapper_at(words: list[Word], i: int) -> Wrapper | None:

@@ -62,9 +62,9 @@ def exposed_credential(job):
     first = job.source.line_text(0)
     xtrace = (0, len(first)) if XTRACE_SHEBANG.match(first) else None
     for cmd in sorted(job.script.commands, key=lambda c: c.start):
-        argv = cmd.argv()
-        if argv and argv[0] == "set":
-            switch = _xtrace_switch(argv[1:])
+        name = cmd.words[0].value if cmd.words else None  # (no argv list for every command)
+        if name == "set":
+            switch = _xtrace_switch(cmd.argv()[1:])
             if switch is not None:
                 xtrace = (cmd.start, cmd.end) if switch else None
         if xtrace is not None:
@@ -79,9 +79,9 @@ def exposed_credential(job):
                               f"{a.name} into the job's output file; turn xtrace off around it "
                               "(`set +x` … `set -x`)",
                               related=[Related(*xtrace, "xtrace is on from here")])
-        if not cmd.words or argv[0] in ("export", "declare", "local", "readonly", "unset"):
+        if not cmd.words or name in ("export", "declare", "local", "readonly", "unset"):
             continue
-        if argv[0] in ("[", "[[", "test") and xtrace is None:
+        if name in ("[", "[[", "test") and xtrace is None:
             continue  # a builtin test: no process, nothing in `ps`
         for w in cmd.words[1:]:
             if not w.expansions:

@@ -174,6 +174,8 @@ def early_expanded_task_variable(job):
         if not in_task:
             continue
         for k, w in enumerate(cmd.words):
+            if not w.early and not w.expansions:
+                continue  # nothing expanded: nothing carried (most words)
             carried = [e for e in w.early if e.name in per_task]
             elements: dict[int, str] = {}
             if cmd.script is job.script:
@@ -427,9 +429,11 @@ def task_variable_not_expanded(job):
         for w in met.argv[1:]:
             late = [e for e in w.expansions if e.kind == "var" and e.quoting in ("single",
                                                                                    "escaped")]
+            if len(late) != 1:
+                continue  # (most words: no late expansion, no text to read)
             literal = w.text.replace("\\$", "$").replace("'", "").replace('"', "")
             m = WHOLE.fullmatch(literal)
-            if len(late) != 1 or m is None or (m.group(1) or m.group(2)) != late[0].name:
+            if m is None or (m.group(1) or m.group(2)) != late[0].name:
                 continue
             e = late[0]
             if e.name is None or e.name not in per_task and not e.name.startswith("SLURM_"):

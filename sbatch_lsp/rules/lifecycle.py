@@ -292,9 +292,13 @@ def pipeline_hides_failure(job: Job) -> Iterator[Diagnostic]:
     and under ``set -e`` the script runs on after the failure. A warning for an srun step or a
     launcher; for another program an info unless the script shows that failures matter."""
     ctl = job_control(job)
-    reads_status = _reads(job, "PIPESTATUS")
+    reads_status: bool | None = None  # read when a pipeline may need it (a walk of every word)
     for p in ctl.pipelines:
-        if p.pipefail or reads_status or len(p.commands) < 2:
+        if p.pipefail or len(p.commands) < 2:
+            continue
+        if reads_status is None:
+            reads_status = _reads(job, "PIPESTATUS")
+        if reads_status:
             continue
         last = p.last
         if last is None or (last.name or "").rsplit("/", 1)[-1] not in LOG_FILTERS:

@@ -74,6 +74,8 @@ def uv_run(cmd: Command) -> tuple[str, list[Word]] | None:
         return None
     words = cmd.words
     met = unwrap_all(words)
+    if not met.wrappers:
+        return None  # (most commands: no wrapper, no `uv run`)
     end = next((i for i, w in enumerate(words) if met.argv and w is met.argv[0]), len(words))
     for wrapper, name in met.wrappers:
         if (wrapper.name, wrapper.sub) != ("uv", "run"):

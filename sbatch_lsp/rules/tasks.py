@@ -578,9 +578,10 @@ def misspelt_slurm_variable(job) -> Iterator[Diagnostic]:
     ``SLURM_ARRAY_TASK_ID_out``), the same words in another order, or one or two characters
     off. Bash expands an unset variable to the empty string, silently."""
     known = known_names()
-    assigned = {a.name for s in _scripts(job) for a in s.assignments}
+    scripts = list(_scripts(job))  # (one walk of the commands for both)
+    assigned = {a.name for s in scripts for a in s.assignments}
     seen: set[int] = set()
-    for word in _read_words(job):
+    for word in _read_words(scripts):
         for e in word.expansions:
             if not e.name or not e.name.startswith(("SLURM_", "SLURMD_")) or e.start in seen \
                     or e.quoting in ("single", "escaped"):
@@ -603,8 +604,8 @@ def _scripts(job):
         yield from cmd.nested
 
 
-def _read_words(job) -> Iterator[Word]:
-    for script in _scripts(job):
+def _read_words(scripts) -> Iterator[Word]:
+    for script in scripts:
         for cmd in script.commands:
             yield from cmd.all_words()
         for a in script.assignments:
