@@ -894,57 +894,6 @@ def _last_statement(tree: _Tree) -> tuple[int, int] | None:
     return tree.span(stmts[-1]) if stmts else None
 
 
-#: a word of a :data:`SIMPLE_LINE`: letters, digits, ``_./=-``, ``$NAME`` and ``${NAME}`` with
-#: an optional plain default (``${X:-1}``); no quote, glob, brace, redirection or operator, nor
-#: ``@%+,:`` (tree-sitter-bash reads ``x@``, ``a%`` or ``e:`` as something else)
-_PLAIN_WORD = (r"(?:[A-Za-z0-9_./=-]|\$[A-Za-z_][A-Za-z0-9_]*+|"
-               r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-[A-Za-z0-9_./]*)?\})+")
-#: a chunk that is one simple command of plain words on one line (the commonest chunk): its
-#: recording is written down without tree-sitter (:func:`_simple_events`)
-SIMPLE_LINE = re.compile(rf"([ \t]*)({_PLAIN_WORD}(?:[ \t]+{_PLAIN_WORD})*)[ \t]*\n*")
-_ASSIGNMENT = re.compile(r"(?!_=)[A-Za-z_][A-Za-z0-9_]*=")
-#: first words that make the line something other than a simple command for tree-sitter-bash
-_NOT_SIMPLE = frozenset({"if", "then", "elif", "else", "fi", "for", "while", "until", "do",
-                         "done", "case", "esac", "select", "function", "time", "coproc", "in"})
-#: first words tree-sitter-bash reads as a declaration or ``unset``, not a ``command``
-_DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly", "unset",
-                           "unsetenv"})
-
-
-def _simple_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
-    """:func:`chunk_events` of a :data:`SIMPLE_LINE` chunk, as walking its tree-sitter tree
-    records it (one command event, its statement the command itself); None for any other chunk
-    (tests/test_control.py compares the two on every such chunk of the examples, and of the real
-    corpus with ``CORPUS_DIR``)."""
-    m = SIMPLE_LINE.fullmatch(text)
-    if m is None:
-        return None
-    words = m.group(2).split()
-    if any(w.count("$") > 1 or w[0] == "=" for w in words):
-        return None  # (`A=$X/$Y`: tree-sitter-bash reads `$Y…` as a command)
-    k = 0
-    while k < len(words) and _ASSIGNMENT.match(words[k]):
-        k += 1
-    if k < len(words) and words[k] not in _DECLARATIONS and \
-            any(_ASSIGNMENT.match(w) for w in words[k + 1:]):
-        return None  # (`- A=`: not always a word to tree-sitter-bash)
-    if k == len(words):
-        if k > 1:  # `A=1 B=2`: a variable_assignments node, one event per assignment
-            return None
-        tail: tuple = (None, None, False, "")  # `A=1`: a variable_assignment (keeps no $!)
-    elif words[k] in _NOT_SIMPLE or "=" in words[k] or words[k][0] == "-":
-        return None  # (`--mem=32G`: an assignment to tree-sitter-bash, `- x=1` not a command)
-    elif words[k] in _DECLARATIONS:
-        if k:
-            return None
-        tail = (None, None, False, None)
-    else:
-        name = words[k]
-        tail = (name, words[k + 1:] if name in ("set", "wait", "trap") else None, False, None)
-    span = (m.end(1), m.end(2))
-    return ((_CMD, span[0], span[1], _Ctx(statement=span), tail),), span
-
-
 #: top-level chunks whose recordings the chunk events memo keeps (least recently used go first):
 #: as many as the fragment memo keeps models (shell/parse.FRAGMENT_CACHE_SIZE; an edit replays
 #: the same chunks), about 0.7 KiB each
@@ -958,9 +907,6 @@ def chunk_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     its last statement; None when its reading needs the rest of the script (:class:`_Impure`:
     it is walked in place). A pure function of the text, so an edit walks only the chunks whose
     text it changed; the recording is never changed (:meth:`_Reader.replay` moves copies)."""
-    simple = _simple_events(text)
-    if simple is not None:
-        return simple
     recorder = _Recorder(Script(), "")
     tree = _Tree(text, 0, _never, top=True, memo=False)  # (the recording is kept, not the tree)
     try:
