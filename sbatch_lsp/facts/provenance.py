@@ -155,7 +155,7 @@ def _generator_input(text: str, path: str) -> Provenance | None:
 
 def _launcher(path: str) -> Provenance | None:
     mine = Path(path).name
-    for sib in _sibling_paths(path):
+    for sib in launcher_candidates(path):
         text = read_sibling(sib)
         if text is None or "sbatch" not in text or mine not in text:
             continue
@@ -167,17 +167,11 @@ def _launcher(path: str) -> Provenance | None:
     return None
 
 
-def launcher_candidates(path: str) -> list[Path]:
-    """The sibling files of ``path`` read as possible launchers (at most :data:`MAX_SIBLINGS`,
-    in name order; empty when ``path`` is no file on disk or its folder cannot be listed). The
-    folder is listed through sbatch_lsp/elsewhere.py (once per folder and modification time),
-    which records the listing for the result cache."""
-    return [Path(p) for p in _sibling_paths(path)]
-
-
-def _sibling_paths(path: str) -> list[str]:
-    """:func:`launcher_candidates` as strings, each the ``str`` of its Path (a path per sibling
-    built with pathlib cost more than reading the memoised sibling)."""
+def launcher_candidates(path: str) -> list[str]:
+    """The paths of the sibling files of ``path`` read as possible launchers, each the ``str``
+    of its Path (at most :data:`MAX_SIBLINGS`, in name order; empty when ``path`` is no file on
+    disk or its folder cannot be listed). The folder is listed through sbatch_lsp/elsewhere.py
+    (once per folder and modification time), which records the listing for the result cache."""
     me = Path(path)
     try:
         if not me.is_file():
