@@ -39,3 +39,16 @@ class BackRef(Generic[T]):
     def __set__(self, obj: Any, value: T | None) -> None:
         # (through __dict__: a frozen dataclass's __init__ sets its fields so too)
         obj.__dict__[self.slot] = weakref.ref(value) if value is not None else None
+
+
+class Owner(BackRef[T]):
+    """A :class:`BackRef` every instance sets (``job: Owner[Job] = Owner()``): reading it gives
+    the object, never None; ReferenceError once the object was freed, or when it was never
+    set."""
+
+    def __get__(self, obj: Any, objtype: Any = None) -> T:
+        value = super().__get__(obj, objtype)
+        if value is None and obj is not None:
+            raise ReferenceError(f"{type(obj).__name__}.{self.name}: never set")
+        # (None only for the class itself: the dataclass field's default)
+        return value  # type: ignore[return-value]

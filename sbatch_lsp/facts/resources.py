@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from ..directives import OptionUse
-from ..backref import BackRef
+from ..backref import Owner
 from ..job import Count, Job, Step
 from .layout import parse_count
 from ..shell.model import Command, Word
@@ -84,24 +84,19 @@ class GpuResources:
     cpu_partition: bool
     constrain_devices: bool | None
     #: held weakly (the job caches these facts): reading ``uses`` needs the job alive
-    job: BackRef[Job] = BackRef()  # noqa: RUF009  (a descriptor)
+    job: Owner[Job] = Owner()  # noqa: RUF009  (a descriptor)
 
     @property
     def uses(self) -> tuple[GpuUse, ...]:
         """The evidence of GPU work, strongest first (read on first use, once per job: a job
         that requests GPUs needs none of it)."""
-        return self._owner().derived(_uses)
+        return self.job.derived(_uses)
 
     @property
     def submitted_counts(self) -> tuple[str, ...]:
         """GPU-count variables the script reads and never sets (the submitter's), in order
         (read on first use, once per job)."""
-        return self._owner().derived(_submitted_counts)
-
-    def _owner(self) -> Job:
-        job = self.job
-        assert job is not None
-        return job
+        return self.job.derived(_submitted_counts)
 
     def gpu_less_steps_use(self) -> list[GpuUse]:
         """The evidence of GPU work inside srun steps that request no GPU themselves."""

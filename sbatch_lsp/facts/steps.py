@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
-from ..backref import BackRef
+from ..backref import Owner
 from ..job import Job, LaunchSite, Step
 from ..launchers import Launch
 from ..options import version_key
@@ -299,28 +299,23 @@ class LazyEnv(Mapping[str, EnvVar]):
     and gives what the whole mapping holds for it; iterating computes the whole of it once.
     The job is held weakly (it caches this mapping): reading needs the job alive."""
 
-    _job: BackRef[Job] = BackRef()
+    _job: Owner[Job] = Owner()
 
     def __init__(self, job: Job, ev: Evaluator, step: Step):
         self._job, self._ev, self._step = job, ev, step
         self._full: dict[str, EnvVar] | None = None
         self._one: dict[str, EnvVar | None] = {}
 
-    def _owner(self) -> Job:
-        job = self._job
-        assert job is not None
-        return job
-
     def _read(self) -> dict[str, EnvVar]:
         if self._full is None:
-            self._full = _env(self._owner(), self._ev, self._step)
+            self._full = _env(self._job, self._ev, self._step)
         return self._full
 
     def __getitem__(self, name: str) -> EnvVar:
         if self._full is not None:
             return self._full[name]
         if name not in self._one:
-            self._one[name] = _env_one(self._owner(), self._ev, self._step, name)
+            self._one[name] = _env_one(self._job, self._ev, self._step, name)
         found = self._one[name]
         if found is None:
             raise KeyError(name)
