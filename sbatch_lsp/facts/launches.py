@@ -55,11 +55,11 @@ def launch_specs(job: Job) -> list[LaunchSpec]:
 
 
 def _build(job: Job) -> list[LaunchSpec]:
-    by_step = {id(f.step): f for f in facts_of(job).steps}
+    facts = facts_of(job)
     control = job_control(job)
     out = []
     for site in job.launches:
-        step = by_step.get(id(site.step)) if site.step is not None else None
+        step = facts.of(site.step)
         batch = site.step is None and not site.command.in_substitution and \
             control.tasks(site.command).in_batch_shell()
         out.append(LaunchSpec(site.launch, site.command, step, batch))

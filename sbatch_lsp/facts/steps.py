@@ -87,6 +87,16 @@ class Facts:
     components: list[Component]
     steps: list[StepFacts]
     evaluator: Evaluator
+    _by_step: dict[int, StepFacts] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_step = {id(sf.step): sf for sf in self.steps}
+
+    def of(self, step: Step | None) -> StepFacts | None:
+        """The facts of ``step`` (a step of this job's ``Job.steps``), or None for None or a
+        step that is not one of them: a dictionary lookup, where searching ``steps`` for each
+        step of a script costs the square of their number."""
+        return self._by_step.get(id(step)) if step is not None else None
 
 
 def facts_of(job: Job) -> Facts:

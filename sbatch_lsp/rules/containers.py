@@ -246,7 +246,7 @@ def _exported_paths(job, c: Container):
     from ..facts.steps import facts_of
 
     step = c.step
-    sf = next((s for s in facts_of(job).steps if s.step is step), None)
+    sf = facts_of(job).of(step)
     if sf is None:
         return
     read = {e.name for cmd in step.task_commands for w in cmd.all_words() for e in w.expansions
@@ -388,10 +388,10 @@ def enroot_setting_ignored(job):
 def _ignored_settings(job):
     from ..facts.steps import facts_of
 
-    by_step = {id(sf.step): sf for sf in facts_of(job).steps}
+    facts = facts_of(job)
     reported: set[int] = set()
     for c in containers(job):
-        sf = by_step.get(id(c.step))
+        sf = facts.of(c.step)
         if sf is None:
             continue
         for name in ENROOT_DENIED:  # a lookup each: iterating the env evaluates every variable

@@ -361,7 +361,7 @@ def megatron_checkout_over_image(job) -> Iterator[Diagnostic]:
 
 def step_of(job, run) -> StepFacts | None:
     """The facts of the srun step that starts ``run`` (a FrameworkRun), or None."""
-    return next((sf for sf in facts_of(job).steps if sf.step is run.step), None)
+    return facts_of(job).of(run.step)
 
 
 def _images_own(job, sf: StepFacts, path: str) -> bool:
