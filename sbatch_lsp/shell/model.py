@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..backref import BackRef
@@ -207,10 +208,12 @@ class Command:
     def ancestors(self):
         """The commands that run this one's command string, innermost first
         (``srun bash -c '… torchrun …'``: the srun command for the torchrun)."""
-        parent = self.script.parent if self.script else None
+        script = self.script  # (each read of a back-reference is a call: read it once)
+        parent = script.parent if script is not None else None
         while parent is not None:
             yield parent
-            parent = parent.script.parent if parent.script else None
+            script = parent.script
+            parent = script.parent if script is not None else None
 
     def top(self) -> "Command":
         """The batch-script command that runs this one (itself when it is one)."""
@@ -275,6 +278,8 @@ class Script:
     _index: tuple[int, dict] = field(default=(-1, {}), repr=False)
     #: the chunks' start offsets for :meth:`certain`, rebuilt when chunks were added
     _starts: list[int] = field(default_factory=list, repr=False)
+    #: what :meth:`walk` gives, listed once the model is finished (:meth:`seal`)
+    _walked: list[Command] | None = field(default=None, repr=False)
 
     def value_at(self, name: str, before: int) -> Assignment | None:
         """The assignment that gives ``name`` its value at offset ``before``: the last one (by
@@ -351,12 +356,24 @@ class Script:
         command), or None: a finding or an edit starting there is about the other file."""
         return next((s for s in self.imports if s.end == start), None)
 
-    def walk(self):
-        """Every command of this script and of the scripts nested in it, depth first."""
+    def walk(self) -> Iterator[Command]:
+        """Every command of this script and of the scripts nested in it, depth first (read
+        from a list once the model is sealed: the facts walk the script a dozen times)."""
+        if self._walked is not None:
+            return iter(self._walked)
+        return self._walk()
+
+    def _walk(self) -> Iterator[Command]:
         for cmd in self.commands:
             yield cmd
             for inner in cmd.nested:
                 yield from inner.walk()
+
+    def seal(self) -> None:
+        """Mark the model finished: no command or nested script is added to this script or
+        to those nested in it from now on (parse_script's last step), so :meth:`walk` can
+        read a list made now."""
+        self._walked = list(self._walk())
 
 
 def allexport_toggles(args: list[Word]) -> list[tuple[int, bool]]:
