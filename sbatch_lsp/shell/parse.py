@@ -532,6 +532,7 @@ def parse_script(text: str, path: str | None = None) -> Script:
             script.bodies.append(Body(doc.start, doc.end, r.place, doc.quoted))
     attach_nested(script, tmap, depth=0,
                   files={id(r.command): r for r in found if r.place == generated.TASKS})
+    script.seal()
     return script
 
 
