@@ -32,13 +32,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
 
 from . import __version__
 
-# typing.TYPE_CHECKING without importing typing (a run of hits imports little else):
+# typing.TYPE_CHECKING without importing typing, and pathlib where it is used (a run of hits
+# imports little else):
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from .config import Config
@@ -128,6 +129,8 @@ def folder_for(cfg: object, cache_dir: str | None) -> Path:
     """The cache folder for a file linted with ``cfg``: ``cache_dir`` when given, else
     ``.sbatch-lint-cache`` beside the configuration file it came from (``cfg.source``), else in
     the current directory."""
+    from pathlib import Path
+
     if cache_dir:
         return Path(cache_dir)
     source = getattr(cfg, "source", None)
@@ -290,6 +293,8 @@ class Cache:
                 os.path.normpath(folder_for(cfg, self.cache_dir)) != before[0] or \
                 self._quick_key(path, display) != before:
             return
+        from pathlib import Path
+
         folder, key = before
         self._write(Path(folder), key + LINK, {"schema": SCHEMA, "key": key, "entry": entry,
                                                "fail_on": int(cfg.fail_on)})

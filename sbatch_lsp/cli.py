@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from . import __version__
 
-# ``--version`` and ``--help`` import nothing else of the package, a run over cached files
-# only the configuration and the cache: the rest is imported where it is used
+# ``--version`` and ``--help`` import nothing else of the package (nor pathlib), a run over
+# cached files only the cache: the rest is imported where it is used
 # (tests/test_startup_imports.py). typing.TYPE_CHECKING without importing typing:
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
+    from pathlib import Path
 
     from .cache import Cache
     from .config import Config
@@ -267,6 +267,8 @@ def _override(cfg: Config, args) -> Config:
 def _config_for(path: Path, args, cache: dict) -> Config:
     """The Config for a file or folder: ``--config``'s, or the nearest configuration file's,
     with the command line's overrides; ``cache`` keeps what one run has found (per folder)."""
+    from pathlib import Path
+
     from .config import Config, find_config, load_file
 
     if args.config:
@@ -313,6 +315,8 @@ def discover(paths: list[str],
     Markdown page titled "Sbatch tips"), honouring .gitignore files and ``excluded(path,
     is_dir)`` (the configuration's exclude: an excluded folder is not entered); hidden folders
     and ``node_modules`` are skipped."""
+    from pathlib import Path
+
     def left_out(p: Path, is_dir: bool) -> bool:
         return excluded is not None and excluded(p, is_dir)
 
@@ -361,6 +365,8 @@ SUBCOMMAND_LOOKALIKES = {"explain": "explain a rule, use `sbatch-lint --explain 
 
 def _read(path: str, stdin_data: bytes | None) -> tuple[str, str]:
     """(text, encoding) of a file or of standard input; OSError or BinaryInputError."""
+    from pathlib import Path
+
     from .source import decode_with_encoding, os_reason
 
     if path == "-":
@@ -379,6 +385,8 @@ def _write_atomic(path: str, text: str, encoding: str) -> None:
     """Replace the file at ``path`` (through a symbolic link: the link stays) with ``text`` in
     its own ``encoding``, via a temporary file in the same folder and a rename, keeping its
     permission bits; the original stays untouched on any error."""
+    from pathlib import Path
+
     from .atomic import replace_file  # (tempfile: not needed by a run that writes nothing)
 
     p = Path(os.path.realpath(path))
@@ -404,7 +412,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         return rep
     except OSError as exc:
         rep.error = f"{display}: cannot read: {exc}"
-        if path in SUBCOMMAND_LOOKALIKES and not Path(path).exists():
+        if path in SUBCOMMAND_LOOKALIKES and not os.path.exists(path):
             rep.error += f" (to {SUBCOMMAND_LOOKALIKES[path]})"
         return rep
     if not is_job_script(text, display):
@@ -472,6 +480,8 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
     elif fmt == "sarif":
         rep.items = output.to_sarif_results(result, display)
     elif fmt == "gitlab":
+        from pathlib import Path
+
         from .gitlab import to_gitlab_issues
         rep.items = to_gitlab_issues(result, display, Path(args_d["root"]))
     elif fmt == "github":
@@ -576,6 +586,8 @@ def _main(argv: list[str]) -> int:
         if code is not None:
             return code
     args = _parser().parse_args(argv)
+    from pathlib import Path
+
     if args.explain:
         return _explain(args.explain)
     if args.list_rules:
@@ -873,7 +885,8 @@ def _report(reports: list[FileReport], jobs, args, folders_excluded: bool = Fals
     side = args.diff or any(r.fixed_script is not None for r in reports)
     if args.output_file:
         try:
-            Path(args.output_file).write_text(body + "\n", "utf-8")
+            with open(args.output_file, "w", encoding="utf-8") as out:
+                out.write(body + "\n")
         except OSError as exc:
             print(f"sbatch-lint: cannot write {args.output_file}: {exc.strerror}", file=sys.stderr)
             return 2
@@ -895,7 +908,7 @@ def _no_job_script(paths: list[str], read: int, folders_excluded: bool) -> int:
     directory was named (a CI job pointed at the wrong folder must fail), 0 when only files were
     (pre-commit passes every candidate file, and a commit of helper scripts is fine) or when every
     named directory is one the configuration's ``exclude`` leaves out (as a named excluded file)."""
-    folders = [p for p in paths if p != "-" and Path(p).is_dir()]
+    folders = [p for p in paths if p != "-" and os.path.isdir(p)]
     if folders_excluded:
         print(f"sbatch-lint: nothing linted: {', '.join(folders)} excluded by the configuration",
               file=sys.stderr)

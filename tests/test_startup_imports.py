@@ -8,6 +8,7 @@ added to ``sys.modules`` (those the interpreter's own start loaded are not count
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,10 +32,17 @@ HEAVY = {"dataclasses", "inspect", "typing", "tomllib", "importlib.resources", "
          "hostlist", "bashlex", "tree_sitter", "pygls", "pathspec", "packaging"}
 
 
-def added(*argv: str, cwd: Path | None = None) -> set[str]:
-    """The modules ``sbatch-lint ARGV`` imports, from ``from sbatch_lsp.cli import main`` on."""
-    run = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True,
-                         cwd=cwd)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def added(*argv: str, cwd: Path | None = None, site: bool = True) -> set[str]:
+    """The modules ``sbatch-lint ARGV`` imports, from ``from sbatch_lsp.cli import main`` on;
+    with ``site`` false, in an interpreter started without the site module (``-S``, the
+    package found through PYTHONPATH), so that modules an editable install's finder loads
+    at start (pathlib) are counted as a regular install counts them."""
+    flags, env = ([], None) if site else (["-S"], {**os.environ, "PYTHONPATH": str(ROOT)})
+    run = subprocess.run([sys.executable, *flags, "-c", PROBE, *argv], capture_output=True,
+                         text=True, cwd=cwd, env=env)
     line = [x for x in run.stderr.splitlines() if x.startswith("MODULES ")]
     assert line, run.stderr
     return set(json.loads(line[-1][len("MODULES "):]))
@@ -58,6 +66,7 @@ def test_version_and_help_import_only_the_cli(flag):
     mods = added(flag)
     assert package(mods) <= {"sbatch_lsp", "sbatch_lsp.cli"}, package(mods)
     assert not mods & (HEAVY | {"json", "hashlib"}), mods & HEAVY
+    assert "pathlib" not in added(flag, site=False)
 
 
 @pytest.mark.parametrize("config", [
@@ -81,6 +90,7 @@ def test_a_cached_file_loads_the_cache_only(tmp_path, config):
     assert package(mods) <= {"sbatch_lsp", "sbatch_lsp.cli", "sbatch_lsp.cache",
                              "sbatch_lsp.config_files", "sbatch_lsp.elsewhere"}, package(mods)
     assert not mods & (HEAVY | {"argparse"}), mods & (HEAVY | {"argparse"})
+    assert not added(*args, cwd=tmp_path, site=False) & {"pathlib", "argparse"}
 
 
 @pytest.mark.parametrize("text, ours", [
