@@ -67,6 +67,13 @@ class Reads:
         self.files: dict[tuple[str, int], FileRead] = {}
         self.listings: dict[tuple[str, str], FolderListing] = {}
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Reads) and (self.files, self.listings) == (other.files,
+                                                                           other.listings)
+
+    def __repr__(self) -> str:
+        return f"Reads(files={self.files!r}, listings={self.listings!r})"
+
     def __bool__(self) -> bool:
         return bool(self.files or self.listings)
 
