@@ -21,6 +21,14 @@ of ``*``, so git ignores it; deleting it clears the cache.
   the worst severity and the finding count. Fix edits with the script's own text (``--fix``,
   ``--diff``, ``--convert``) never pass through here: those runs, and standard input, bypass
   the cache.
+- A run of named files first looks each up by a quick key (:meth:`Cache.quick`), before the
+  argument parser and the configuration load: a SHA-256 of the file's bytes, its paths, the
+  tool, the view, the command line's selection options and the path, real path and bytes of
+  every file that may configure it (sbatch_lsp/config_files.py), never parsed. A link file
+  (``KEY.link``) maps it to the entry the full key stored, with the configuration's
+  ``fail-on``. Links are written only when none of those files changed during the run that
+  made the entry and the configuration extends no other file; any miss falls back to the full
+  key, so a link never serves what the full key would not.
 - Entries are written to a temporary file in the same folder and renamed over the target
   (:func:`os.replace`), so concurrent runs (pre-commit, CI jobs) never leave a torn entry; an
   entry that does not parse, has another key or has fields of the wrong type is ignored (and
@@ -284,9 +292,9 @@ class Cache:
     def link(self, path: str, display: str, cfg: Config) -> None:
         """After :meth:`get` hit or :meth:`put` stored the entry of ``path`` linted with
         ``cfg``, store the link from its quick key (computed by :meth:`quick`, which missed,
-        before ``cfg`` was loaded) to that entry, unless a configuration file changed since, ``cfg``
-        extends another file (whose bytes the quick key does not cover), or ``cfg``'s cache
-        folder is not the one the quick key guessed. Atomic, silent on any I/O error."""
+        before ``cfg`` was loaded) to that entry, unless a file the key covers changed since,
+        ``cfg`` extends another file (whose bytes the key does not cover), or ``cfg``'s cache
+        folder is not the one the key guessed. Atomic, silent on any I/O error."""
         before = self._quick.get((path, display))
         entry = self._keys.get((path, display))
         if before is None or entry is None or cfg.extends or \

@@ -579,6 +579,8 @@ def _subcommand(name: str, argv: list[str]) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    # a run of named files whose entries quick keys find ends here (pre-commit over unchanged
+    # files); else ``linked`` carries their quick keys, for the entries this run finds or makes
     quick = _quick_args(argv)
     linked = None
     if quick is not None:
