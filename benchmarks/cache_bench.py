@@ -8,7 +8,8 @@ CORPUS_DIR, also takes its files. For each corpus, R rounds each run, in turn: `
 ``shellcheck`` is on PATH) ShellCheck on the same files split over N processes at once. It
 prints the median wall time of each and the ratios ShellCheck / sbatch-lint, all measured in
 this one run (nothing here asserts a time), and the start-up (``--version``, ``--help`` and a
-one-file lint served from the cache) next to a bare interpreter (:func:`startup`). The package's bytecode
+one-file lint served from the cache, alone and with a pyproject.toml configuring it) next to a
+bare interpreter (:func:`startup`). The package's bytecode
 is compiled first (as a pip install does), so that no run pays for compiling it even when
 PYTHONDONTWRITEBYTECODE is set. Whole-command timings for a note: farm-bench.
 """
@@ -86,7 +87,7 @@ def startup() -> None:
     environment (``python -I -c pass``; in an editable install its start includes the editable
     finder's imports, so measure a regular ``pip install .`` too): ``sbatch-lint --version``,
     ``--help``, and a one-file lint whose result is in the cache (what pre-commit runs on an
-    unchanged file). Each ratio is the median of 10 interleaved pairs (the machine's speed
+    unchanged file), alone and in a project whose pyproject.toml configures sbatch-lint. Each ratio is the median of 10 interleaved pairs (the machine's speed
     drifts less within a pair)."""
     script = Path(sys.executable).with_name("sbatch-lint")
     exe = [str(script)] if script.exists() else [sys.executable, "-m", "sbatch_lsp"]
@@ -95,9 +96,17 @@ def startup() -> None:
         job = Path(tmp) / "job.sbatch"
         job.write_text((ROOT / "examples" / "bad" / "legacy-torchrun-8-tasks.sbatch").read_text())
         lint = exe + ["--cache-dir", str(Path(tmp) / "cache"), str(job)]
+        project = Path(tmp) / "project"
+        project.mkdir()
+        (project / "pyproject.toml").write_text(
+            "[project]\nname = 'jobs'\n\n[tool.sbatch-lint]\nignore = ['SB301']\n")
+        (project / "job.sbatch").write_text(job.read_text())
+        configured = exe + [str(project / "job.sbatch")]
         timed([lint])  # fills the cache
+        timed([configured])
         for name, cmd in (("--version", exe + ["--version"]), ("--help", exe + ["--help"]),
-                          ("one cached file", lint)):
+                          ("one cached file", lint),
+                          ("one cached file, pyproject.toml configured", configured)):
             pairs = [(timed([cmd]), timed([bare])) for _ in range(10)]
             ours = statistics.median(a for a, _ in pairs)
             base = statistics.median(b for _, b in pairs)

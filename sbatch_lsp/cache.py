@@ -21,6 +21,14 @@ of ``*``, so git ignores it; deleting it clears the cache.
   the worst severity and the finding count. Fix edits with the script's own text (``--fix``,
   ``--diff``, ``--convert``) never pass through here: those runs, and standard input, bypass
   the cache.
+- A run of named files first looks each up by a quick key (:meth:`Cache.quick`), before the
+  argument parser and the configuration load: a SHA-256 of the file's bytes, its paths, the
+  tool, the view, the command line's selection options and the path, real path and bytes of
+  every file that may configure it (sbatch_lsp/config_files.py), never parsed. A link file
+  (``KEY.link``) maps it to the entry the full key stored, with the configuration's
+  ``fail-on``. Links are written only when none of those files changed during the run that
+  made the entry and the configuration extends no other file; any miss falls back to the full
+  key, so a link never serves what the full key would not.
 - Entries are written to a temporary file in the same folder and renamed over the target
   (:func:`os.replace`), so concurrent runs (pre-commit, CI jobs) never leave a torn entry; an
   entry that does not parse, has another key or has fields of the wrong type is ignored (and
@@ -29,20 +37,20 @@ of ``*``, so git ignores it; deleting it clears the cache.
 """
 from __future__ import annotations
 
-import dataclasses
-import enum
 import hashlib
 import json
 import os
-from pathlib import Path
 
 from . import __version__
 
-# typing.TYPE_CHECKING without importing typing (a run of hits imports little else):
+# typing.TYPE_CHECKING without importing typing, and pathlib where it is used (a run of hits
+# imports little else):
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
+    from .config import Config
     from .elsewhere import Reads
 
 #: the cache folder's name (beside the configuration file, or in the current directory)
@@ -53,6 +61,8 @@ SCHEMA = 3
 FIELDS: dict[str, type | tuple[type, ...]] = {
     "text_out": str, "items": (list, type(None)), "worst": int, "remaining": int,
     "job_script": bool}
+#: the ending of a link file: a quick key's pointer to an entry (:meth:`Cache.quick`)
+LINK = ".link"
 #: files larger than this are linted, never cached (the CLI refuses 64 MiB and more anyway)
 MAX_BYTES = 64 * 1024 * 1024
 
@@ -99,6 +109,9 @@ def dependencies(reads: Reads, script: str) -> dict[str, list[list]]:
 
 def _plain(obj: Any) -> Any:
     """``obj`` as JSON-ready data with a stable order (sets sorted, dataclasses as dicts)."""
+    import dataclasses  # (a run served by quick keys never builds a configuration)
+    import enum
+
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, enum.Enum):
@@ -124,10 +137,38 @@ def folder_for(cfg: object, cache_dir: str | None) -> Path:
     """The cache folder for a file linted with ``cfg``: ``cache_dir`` when given, else
     ``.sbatch-lint-cache`` beside the configuration file it came from (``cfg.source``), else in
     the current directory."""
+    from pathlib import Path
+
     if cache_dir:
         return Path(cache_dir)
     source = getattr(cfg, "source", None)
     return (Path(source).resolve().parent if source else Path.cwd()) / FOLDER
+
+
+def _digest(path: str, limit: int) -> str | None:
+    """Hex SHA-256 of the bytes of the file at ``path``; None when it cannot be read or is
+    larger than ``limit`` bytes."""
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size > limit:
+                return None
+            return hashlib.sha256(fh.read()).hexdigest()
+    except (OSError, ValueError):
+        return None
+
+
+def _sha256(*parts: str) -> str:
+    """Hex SHA-256 of ``parts`` joined by NULs (no path, view or digest holds a NUL)."""
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _read_json(path: str) -> Any:
+    """The JSON value in the file at ``path``; None when it cannot be read or parsed."""
+    try:
+        with open(path, "rb") as fh:
+            return json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
 
 
 class Cache:
@@ -136,10 +177,18 @@ class Cache:
     ``view`` names how reports are shown (output format and colour): entries of another view
     are other keys. ``cache_dir`` (``--cache-dir``) overrides :func:`folder_for`."""
 
-    def __init__(self, view: str, cache_dir: str | None = None) -> None:
+    def __init__(self, view: str, cache_dir: str | None = None, settings: str = "",
+                 config: str | None = None) -> None:
         self.view = view
         self.cache_dir = cache_dir
+        #: for quick keys: the command line's other options that change results, as a
+        #: string, and its ``--config`` (None: each file's nearest configuration file)
+        self.settings = settings
+        self.config = config
         self._keys: dict[tuple[str, str], str] = {}
+        # the quick keys that missed, computed before the configuration was loaded, by
+        # (path, display)
+        self._quick: dict[tuple[str, str], tuple[str, str]] = {}
         self._made: set[Path] = set()
         # the digest each file or listing an entry depends on has in this run, by (kind,
         # script folder, relative path, limit or pattern)
@@ -149,12 +198,8 @@ class Cache:
 
     def _key(self, path: str, display: str, cfg: object) -> tuple[Path, str] | None:
         """(folder, key) of a file as it is now; None when it cannot be read or is too large."""
-        try:
-            with open(path, "rb") as fh:
-                if os.fstat(fh.fileno()).st_size > MAX_BYTES:
-                    return None
-                data = fh.read()
-        except (OSError, ValueError):
+        data = _digest(path, MAX_BYTES)
+        if data is None:
             return None
         known = self._configs.get(id(cfg))
         if known is None or known[0] is not cfg:
@@ -162,9 +207,7 @@ class Cache:
                                                folder_for(cfg, self.cache_dir))
         _, digest, folder = known
         # NUL-separated: no path, view or digest holds a NUL
-        ident = "\0".join((str(SCHEMA), tool_digest(), digest, self.view, display,
-                           hashlib.sha256(data).hexdigest()))
-        return folder, hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()
+        return folder, _sha256(str(SCHEMA), tool_digest(), digest, self.view, display, data)
 
     def get(self, path: str, display: str, cfg: object) -> dict | None:
         """The stored report fields (:data:`FIELDS`) of ``path`` shown as ``display`` and
@@ -177,11 +220,12 @@ class Cache:
             return None
         folder, key = found
         self._keys[(path, display)] = key
-        try:
-            with open(os.path.join(folder, key + ".json"), "rb") as fh:
-                entry = json.loads(fh.read())
-        except (OSError, ValueError):
-            return None
+        return self._entry(str(folder), key, display)
+
+    def _entry(self, folder: str, key: str, display: str) -> dict | None:
+        """The report fields of entry ``key`` in ``folder`` for a file shown as ``display``;
+        None when it is absent, corrupt, foreign or no longer holds (:meth:`_still`)."""
+        entry = _read_json(os.path.join(folder, key + ".json"))
         if not isinstance(entry, dict) or entry.get("schema") != SCHEMA or \
                 entry.get("key") != key or not isinstance(entry.get("report"), dict):
             return None
@@ -223,6 +267,83 @@ class Cache:
                     return False
         return True
 
+    def quick(self, path: str, display: str) -> tuple[dict, int] | None:
+        """The stored report fields of ``path`` shown as ``display`` and the ``fail-on``
+        level (an int) its configuration had, found through its quick key (:meth:`_quick_key`)
+        without loading the configuration; None when there is no such link or its entry
+        misses (:meth:`get` then decides). Remembers the key for :meth:`link`."""
+        if path == "-":
+            return None
+        found = self._quick_key(path, display)
+        if found is None:
+            return None
+        folder, key = found
+        link = _read_json(os.path.join(folder, key + LINK))
+        report = None
+        if isinstance(link, dict) and link.get("schema") == SCHEMA and \
+                link.get("key") == key and type(link.get("entry")) is str and \
+                type(link.get("fail_on")) is int:
+            report = self._entry(folder, link["entry"], display)
+        if report is None:
+            self._quick[(path, display)] = found
+            return None
+        return report, link["fail_on"]
+
+    def link(self, path: str, display: str, cfg: Config) -> None:
+        """After :meth:`get` hit or :meth:`put` stored the entry of ``path`` linted with
+        ``cfg``, store the link from its quick key (computed by :meth:`quick`, which missed,
+        before ``cfg`` was loaded) to that entry, unless a file the key covers changed since,
+        ``cfg`` extends another file (whose bytes the key does not cover), or ``cfg``'s cache
+        folder is not the one the key guessed. Atomic, silent on any I/O error."""
+        before = self._quick.get((path, display))
+        entry = self._keys.get((path, display))
+        if before is None or entry is None or cfg.extends or \
+                os.path.normpath(folder_for(cfg, self.cache_dir)) != before[0] or \
+                self._quick_key(path, display) != before:
+            return
+        from pathlib import Path
+
+        folder, key = before
+        self._write(Path(folder), key + LINK, {"schema": SCHEMA, "key": key, "entry": entry,
+                                               "fail_on": int(cfg.fail_on)})
+
+    def _quick_key(self, path: str, display: str) -> tuple[str, str] | None:
+        """(folder, quick key) of a file as it is now, from what decides its configuration
+        rather than the configuration itself: the file's bytes, absolute path and shown path,
+        the tool, :attr:`view` and :attr:`settings`, and the path, real path and bytes of
+        each file that may configure it (``--config``, else every candidate from its folder
+        upward: :func:`sbatch_lsp.config_files.candidates`). The folder is the one the
+        entry's configuration file would give (:func:`folder_for`): ``--cache-dir``, else
+        beside the nearest candidate that may be a configuration file, else the current
+        directory. None when the file cannot be read or is too large."""
+        data = _digest(path, MAX_BYTES)
+        if data is None:
+            return None
+        from .config_files import OWN_FILE, candidates, may_hold_own_table
+
+        if self.config is not None:
+            files = [self.config]
+        else:
+            files = list(candidates(os.path.realpath(os.path.dirname(path) or os.curdir)))
+        parts = ["quick", str(SCHEMA), tool_digest(), self.view, display,
+                 os.path.abspath(path), data, self.settings]
+        home = None if self.config is None else os.path.realpath(self.config)
+        for name in files:
+            real = os.path.realpath(name)
+            try:
+                with open(name, "rb") as fh:
+                    text = fh.read()
+            except (OSError, ValueError):
+                parts += [name, real, "-"]
+                continue
+            parts += [name, real, hashlib.sha256(text).hexdigest()]
+            if home is None and (os.path.basename(name) == OWN_FILE or
+                                 may_hold_own_table(text)):
+                home = real
+        folder = self.cache_dir or os.path.join(
+            os.path.dirname(home) if home else os.getcwd(), FOLDER)
+        return os.path.normpath(folder), _sha256(*parts)
+
     def put(self, path: str, display: str, cfg: object, report: dict,
             elsewhere: dict[str, list[list]]) -> None:
         """Store the report fields of ``path`` (after :meth:`get` missed) with what the lint
@@ -233,14 +354,18 @@ class Cache:
         if found is None or found[1] != before:
             return
         folder, key = found
+        self._write(folder, key + ".json", {"schema": SCHEMA, "key": key,
+                                            "report": {k: report[k] for k in FIELDS},
+                                            "elsewhere": elsewhere})
+
+    def _write(self, folder: Path, name: str, obj: dict) -> None:
+        """Write ``obj`` as JSON to ``folder/name`` atomically; silent on any I/O error."""
         from .atomic import replace_file  # (tempfile: a run of hits writes nothing)
 
-        entry = {"schema": SCHEMA, "key": key, "report": {k: report[k] for k in FIELDS},
-                 "elsewhere": elsewhere}
         try:
-            data = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
+            data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
             self._ensure(folder)
-            replace_file(folder / f"{key}.json", data)
+            replace_file(folder / name, data)
         except (OSError, TypeError, ValueError):
             return
 

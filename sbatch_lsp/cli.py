@@ -6,20 +6,21 @@ configuration or I/O error.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from pathlib import Path
 
 from . import __version__
 
-# ``--version`` and ``--help`` import nothing else of the package, a run over cached files
-# only the configuration and the cache: the rest is imported where it is used
+# ``--version`` and ``--help`` import nothing else of the package (nor pathlib), a run over
+# cached files only the cache: the rest is imported where it is used
 # (tests/test_startup_imports.py). typing.TYPE_CHECKING without importing typing:
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable
+    from pathlib import Path
 
+    from .cache import Cache
     from .config import Config
     from .convert import Converted
 
@@ -84,7 +85,82 @@ class FileReport:
             setattr(self, name, value)
 
 
+def _positive(value: str) -> int:
+    """``--jobs``: a whole number of at least 1."""
+    import argparse
+
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
+    return n
+
+
+#: the options of a lint, as ``ArgumentParser.add_argument`` takes them (:func:`_parser`);
+#: :func:`_quick_args` reads the same table
+OPTIONS: tuple[tuple[str, dict], ...] = (
+    ("--format", {"choices": ("text", "concise", "json", "github", "sarif", "gitlab",
+                              "markdown"),
+                  "default": "text", "help": "gitlab: a GitLab Code Quality report (JSON); "
+                                             "markdown: with --list-rules only (the README's "
+                                             "rule table)"}),
+    ("--output-file", {"metavar": "PATH", "help": "write the report here"}),
+    ("--fix", {"action": "store_true", "help": "apply safe fixes in place"}),
+    ("--unsafe-fixes", {"action": "store_true", "help": "also apply unsafe fixes"}),
+    ("--diff", {"action": "store_true", "help": "print the fixes as a diff; change nothing"}),
+    ("--add-noqa", {"action": "store_true",
+                    "help": "write a `# sbatch-lint: disable=...` comment for every current "
+                            "finding"}),
+    ("--convert", {"choices": ("srun-native",), "metavar": "SHAPE",
+                   "help": "rewrite the launch: 'srun-native' turns torchrun under srun into "
+                           "one Slurm task per GPU; prints a diff (see --write)"}),
+    ("--write", {"action": "store_true",
+                 "help": "with --convert: apply the conversion to the file"}),
+    ("--select", {"action": "append",
+                  "help": "codes or prefixes to run, replacing the configured selection "
+                          "(comma-separated or repeated, e.g. SB2,SB301)"}),
+    ("--extend-select", {"action": "append", "help": "codes to add to the selection"}),
+    ("--ignore", {"action": "append", "help": "codes or prefixes to skip"}),
+    ("--fail-on", {"choices": ("error", "warning", "info", "hint"), "metavar": "LEVEL",
+                   "help": "exit 1 when a finding is at or above LEVEL (error, warning, info, "
+                           "hint; default: the configuration's fail-on, else warning)"}),
+    ("--exit-zero", {"action": "store_true",
+                     "help": "exit 0 even when findings are reported (2 still means a usage, "
+                             "configuration or I/O error)"}),
+    ("--config", {"metavar": "PATH", "help": "use this configuration file"}),
+    ("--live", {"action": "store_true",
+                "help": "also ask the cluster's controller (sbatch --test-only, nothing is "
+                        "submitted; only the #! line and the #SBATCH block are sent) whether "
+                        "the job would start: finding SB790"}),
+    ("--stdin-filename", {"metavar": "PATH", "help": "name to report for '-'"}),
+    ("--explain", {"metavar": "CODE", "help": "print the page of a rule (code or name)"}),
+    ("--list-rules", {"action": "store_true",
+                      "help": "list every rule (--format text, json or markdown)"}),
+    ("--schema", {"metavar": "NAME",
+                  "help": "print the JSON Schema of a JSON output (lint, gitlab, ...) and "
+                          "exit"}),
+    ("--no-color", {"action": "store_true"}),
+    ("--no-cache", {"action": "store_true",
+                    "help": "lint every file afresh; neither read nor write the cache "
+                            "(--fix, --diff, --convert and standard input never use it)"}),
+    ("--cache-dir", {"metavar": "DIR",
+                     "help": "keep the cache here (default: .sbatch-lint-cache beside the "
+                             "configuration file found, else in the current directory)"}),
+    ("--jobs", {"type": _positive, "metavar": "N", "default": None,
+                "help": "lint in N processes when there are many files (default: the CPUs "
+                        "available)"}),
+)
+#: the options a run answered through quick keys may have (:func:`_quick_args`): those that
+#: only choose the view, the configuration, the cache folder or the exit code
+QUICK_OPTIONS = frozenset({"--format", "--select", "--extend-select", "--ignore", "--fail-on",
+                           "--exit-zero", "--config", "--no-color", "--cache-dir"})
+
+
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     listed = "".join(f"\n  sbatch-lint {name} …  {summary}"
                      for name, (_, summary) in sorted(SUBCOMMANDS.items()))
     epilog = EXIT_CODES
@@ -98,66 +174,51 @@ def _parser() -> argparse.ArgumentParser:
         description="Lint Slurm batch scripts for the launch mistakes sbatch accepts silently.",
         epilog=epilog)
     p.add_argument("paths", nargs="*", help="files or directories ('-' reads standard input)")
-    p.add_argument("--format", choices=("text", "concise", "json", "github", "sarif", "gitlab",
-                                        "markdown"),
-                   default="text", help="gitlab: a GitLab Code Quality report (JSON); markdown: "
-                                        "with --list-rules only (the README's rule table)")
-    p.add_argument("--output-file", metavar="PATH", help="write the report here")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
-    p.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
-    p.add_argument("--diff", action="store_true", help="print the fixes as a diff; change nothing")
-    p.add_argument("--add-noqa", action="store_true",
-                   help="write a `# sbatch-lint: disable=...` comment for every current finding")
-    p.add_argument("--convert", choices=("srun-native",), metavar="SHAPE",
-                   help="rewrite the launch: 'srun-native' turns torchrun under srun into one "
-                        "Slurm task per GPU; prints a diff (see --write)")
-    p.add_argument("--write", action="store_true",
-                   help="with --convert: apply the conversion to the file")
-    p.add_argument("--select", action="append",
-                   help="codes or prefixes to run, replacing the configured selection "
-                        "(comma-separated or repeated, e.g. SB2,SB301)")
-    p.add_argument("--extend-select", action="append", help="codes to add to the selection")
-    p.add_argument("--ignore", action="append", help="codes or prefixes to skip")
-    p.add_argument("--fail-on", choices=("error", "warning", "info", "hint"), metavar="LEVEL",
-                   help="exit 1 when a finding is at or above LEVEL (error, warning, info, "
-                        "hint; default: the configuration's fail-on, else warning)")
-    p.add_argument("--exit-zero", action="store_true",
-                   help="exit 0 even when findings are reported (2 still means a usage, "
-                        "configuration or I/O error)")
-    p.add_argument("--config", metavar="PATH", help="use this configuration file")
-    p.add_argument("--live", action="store_true",
-                   help="also ask the cluster's controller (sbatch --test-only, nothing is "
-                        "submitted; only the #! line and the #SBATCH block are sent) whether "
-                        "the job would start: finding SB790")
-    p.add_argument("--stdin-filename", metavar="PATH", help="name to report for '-'")
-    p.add_argument("--explain", metavar="CODE", help="print the page of a rule (code or name)")
-    p.add_argument("--list-rules", action="store_true",
-                   help="list every rule (--format text, json or markdown)")
-    p.add_argument("--schema", metavar="NAME",
-                   help="print the JSON Schema of a JSON output (lint, gitlab, ...) and exit")
-    p.add_argument("--no-color", action="store_true")
-    p.add_argument("--no-cache", action="store_true",
-                   help="lint every file afresh; neither read nor write the cache "
-                        "(--fix, --diff, --convert and standard input never use it)")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="keep the cache here (default: .sbatch-lint-cache beside the "
-                        "configuration file found, else in the current directory)")
-    p.add_argument("--jobs", type=_positive, metavar="N", default=None,
-                   help="lint in N processes when there are many files (default: the CPUs "
-                        "available)")
+    for flag, spec in OPTIONS:
+        p.add_argument(flag, **spec)
     p.add_argument("--version", action="version", version=f"sbatch-lint {__version__}")
     return p
 
 
-def _positive(value: str) -> int:
-    """``--jobs``: a whole number of at least 1."""
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
-    return n
+def _quick_args(argv: list[str]):
+    """The namespace :func:`_parser` would give ``argv`` when it has the common shape of a
+    pre-commit run: options of :data:`QUICK_OPTIONS` only (exact names, ``--name VALUE`` or
+    ``--name=VALUE``, choices respected), then at least one path, none starting with ``-``;
+    None for any other shape (the parser then reads it)."""
+    from types import SimpleNamespace
+
+    specs = dict(OPTIONS)
+    values: dict = {_dest(flag): spec.get("default", False if spec.get("action") == "store_true"
+                                          else None) for flag, spec in OPTIONS}
+    values["paths"] = paths = []
+    words = iter(argv)
+    for word in words:
+        if not word.startswith("-"):
+            paths.append(word)
+            continue
+        flag, eq, value = word.partition("=")
+        if paths or flag not in QUICK_OPTIONS:
+            return None
+        spec, dest = specs[flag], _dest(flag)
+        if spec.get("action") == "store_true":
+            if eq:
+                return None
+            values[dest] = True
+            continue
+        if not eq:
+            value = next(words, "-")
+            if value.startswith("-"):  # (the parser takes it for an option: an error)
+                return None
+        if value not in spec.get("choices", (value,)):
+            return None
+        values[dest] = (values[dest] or []) + [value] if spec.get("action") == "append" \
+            else value
+    return SimpleNamespace(**values) if paths else None
+
+
+def _dest(flag: str) -> str:
+    """The attribute an option is stored as: ``--fail-on`` -> ``fail_on``."""
+    return flag[2:].replace("-", "_")
 
 
 def cpus() -> int:
@@ -206,6 +267,8 @@ def _override(cfg: Config, args) -> Config:
 def _config_for(path: Path, args, cache: dict) -> Config:
     """The Config for a file or folder: ``--config``'s, or the nearest configuration file's,
     with the command line's overrides; ``cache`` keeps what one run has found (per folder)."""
+    from pathlib import Path
+
     from .config import Config, find_config, load_file
 
     if args.config:
@@ -252,6 +315,8 @@ def discover(paths: list[str],
     Markdown page titled "Sbatch tips"), honouring .gitignore files and ``excluded(path,
     is_dir)`` (the configuration's exclude: an excluded folder is not entered); hidden folders
     and ``node_modules`` are skipped."""
+    from pathlib import Path
+
     def left_out(p: Path, is_dir: bool) -> bool:
         return excluded is not None and excluded(p, is_dir)
 
@@ -300,6 +365,8 @@ SUBCOMMAND_LOOKALIKES = {"explain": "explain a rule, use `sbatch-lint --explain 
 
 def _read(path: str, stdin_data: bytes | None) -> tuple[str, str]:
     """(text, encoding) of a file or of standard input; OSError or BinaryInputError."""
+    from pathlib import Path
+
     from .source import decode_with_encoding, os_reason
 
     if path == "-":
@@ -318,6 +385,8 @@ def _write_atomic(path: str, text: str, encoding: str) -> None:
     """Replace the file at ``path`` (through a symbolic link: the link stays) with ``text`` in
     its own ``encoding``, via a temporary file in the same folder and a rename, keeping its
     permission bits; the original stays untouched on any error."""
+    from pathlib import Path
+
     from .atomic import replace_file  # (tempfile: not needed by a run that writes nothing)
 
     p = Path(os.path.realpath(path))
@@ -343,7 +412,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         return rep
     except OSError as exc:
         rep.error = f"{display}: cannot read: {exc}"
-        if path in SUBCOMMAND_LOOKALIKES and not Path(path).exists():
+        if path in SUBCOMMAND_LOOKALIKES and not os.path.exists(path):
             rep.error += f" (to {SUBCOMMAND_LOOKALIKES[path]})"
         return rep
     if not is_job_script(text, display):
@@ -411,6 +480,8 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
     elif fmt == "sarif":
         rep.items = output.to_sarif_results(result, display)
     elif fmt == "gitlab":
+        from pathlib import Path
+
         from .gitlab import to_gitlab_issues
         rep.items = to_gitlab_issues(result, display, Path(args_d["root"]))
     elif fmt == "github":
@@ -508,7 +579,17 @@ def _subcommand(name: str, argv: list[str]) -> int:
 
 
 def _main(argv: list[str]) -> int:
+    # a run of named files whose entries quick keys find ends here (pre-commit over unchanged
+    # files); else ``linked`` carries their quick keys, for the entries this run finds or makes
+    quick = _quick_args(argv)
+    linked = None
+    if quick is not None:
+        code, linked = _quick_run(quick)
+        if code is not None:
+            return code
     args = _parser().parse_args(argv)
+    from pathlib import Path
+
     if args.explain:
         return _explain(args.explain)
     if args.list_rules:
@@ -552,19 +633,18 @@ def _main(argv: list[str]) -> int:
         jobs.append((f, display, cfg))
     if args.convert:
         return _convert_all(jobs, args, stdin_data)
-    out_stream = sys.stdout
-    color = out_stream.isatty() and not args.no_color and not args.output_file and \
-        "NO_COLOR" not in os.environ
+    color = _color(args)
     args_d = {"fix": args.fix, "diff": args.diff, "unsafe": args.unsafe_fixes,
               "add_noqa": args.add_noqa, "live": args.live,
               "format": args.format, "color": color, "root": None}
     if args.format == "gitlab":
         from .gitlab import repository_root
         args_d["root"] = str(repository_root())
-    from .cache import FIELDS, Cache
+    from .cache import FIELDS
 
     store = None if args.no_cache or args.fix or args.diff or args.add_noqa or args.live else \
-        Cache(f"{args.format}:{color}:{args_d['root']}", args.cache_dir)
+        linked if linked is not None and vars(args) == vars(quick) else \
+        _cache(args, color, args_d["root"])
     args_d["cache"] = store is not None
     found = [store.get(f, d, c) if store else None for f, d, c in jobs]
     todo = [job for job, hit in zip(jobs, found, strict=True) if hit is None]
@@ -573,12 +653,54 @@ def _main(argv: list[str]) -> int:
                for job, hit in zip(jobs, found, strict=True)]
     if store:
         for (f, d, c), hit, rep in zip(jobs, found, reports, strict=True):
-            if hit is None and rep.error is None and not rep.excluded:
+            if hit is None and (rep.error is not None or rep.excluded):
+                continue  # (no entry)
+            if hit is None:
                 store.put(f, d, c, {k: getattr(rep, k) for k in FIELDS},
                           rep.elsewhere or {"files": [], "listings": []})
+            store.link(f, d, c)
     folders = [Path(p) for p in args.paths if p != "-" and os.path.isdir(p)]
     return _report(reports, jobs, args,
                    folders_excluded=bool(folders) and all(excluded(p, True) for p in folders))
+
+
+def _color(args) -> bool:
+    """Whether the report is coloured: standard output is a terminal, and neither
+    ``--no-color``, ``--output-file`` nor the NO_COLOR environment variable says otherwise."""
+    return sys.stdout.isatty() and not args.no_color and not args.output_file and \
+        "NO_COLOR" not in os.environ
+
+
+def _cache(args, color: bool, root: str | None) -> Cache:
+    """The cache of a run with ``args`` shown in ``color`` (``root``: --format gitlab's
+    repository root): its view, folder and the options quick keys hold."""
+    from .cache import Cache
+
+    return Cache(f"{args.format}:{color}:{root}", args.cache_dir,
+                 repr((args.select, args.extend_select, args.ignore, args.fail_on)),
+                 args.config)
+
+
+def _quick_run(args) -> tuple[int | None, Cache | None]:
+    """Answer a run of named files (``args`` from :func:`_quick_args`) from the cache through
+    quick keys, before the argument parser, the configuration and the engine are loaded:
+    (exit code, None) when every file is answered; else (None, the cache with each file's
+    quick key, for the full run to link), or (None, None) for a run quick keys do not serve
+    (a folder named, --format gitlab or markdown)."""
+    if args.format in ("gitlab", "markdown") or any(os.path.isdir(p) for p in args.paths):
+        return None, None
+    store = _cache(args, _color(args), None)
+    hits = [store.quick(p, p) for p in args.paths]  # (every key, before any configuration)
+    answered = [hit for hit in hits if hit is not None]
+    if len(answered) < len(hits):
+        return None, store
+    from types import SimpleNamespace
+
+    reports, jobs = [], []
+    for path, (fields, fail_on) in zip(args.paths, answered, strict=True):
+        reports.append(FileReport(path, **fields))
+        jobs.append((path, path, SimpleNamespace(fail_on=fail_on)))
+    return _report(reports, jobs, args), None
 
 
 def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: bytes | None,
@@ -765,7 +887,8 @@ def _report(reports: list[FileReport], jobs, args, folders_excluded: bool = Fals
     side = args.diff or any(r.fixed_script is not None for r in reports)
     if args.output_file:
         try:
-            Path(args.output_file).write_text(body + "\n", "utf-8")
+            with open(args.output_file, "w", encoding="utf-8") as out:
+                out.write(body + "\n")
         except OSError as exc:
             print(f"sbatch-lint: cannot write {args.output_file}: {exc.strerror}", file=sys.stderr)
             return 2
@@ -787,7 +910,7 @@ def _no_job_script(paths: list[str], read: int, folders_excluded: bool) -> int:
     directory was named (a CI job pointed at the wrong folder must fail), 0 when only files were
     (pre-commit passes every candidate file, and a commit of helper scripts is fine) or when every
     named directory is one the configuration's ``exclude`` leaves out (as a named excluded file)."""
-    folders = [p for p in paths if p != "-" and Path(p).is_dir()]
+    folders = [p for p in paths if p != "-" and os.path.isdir(p)]
     if folders_excluded:
         print(f"sbatch-lint: nothing linted: {', '.join(folders)} excluded by the configuration",
               file=sys.stderr)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
+from .config_files import OWN_FILE, candidates, may_hold_own_table
 from .severity import Severity
 from .options import NEWEST_RELEASE, version_key
 
@@ -142,6 +143,8 @@ class Config:
     #: the per-file ignores that matched the file being linted (:meth:`for_path`)
     file_ignore: frozenset[str] = frozenset()
     required_version: str | None = None
+    #: the files ``extend`` pulled in (resolved paths), nearest first
+    extends: tuple[str, ...] = ()
 
     def excluded(self, path: str | Path, is_dir: bool = False) -> bool:
         """Whether ``exclude``/``extend-exclude`` leave out ``path`` (a file, or a folder when
@@ -628,6 +631,7 @@ def load_file(path: Path, seen: tuple[Path, ...] = ()) -> Config:
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.sbatch-lint] must be a table")
     base = None
+    extends: tuple[str, ...] = ()
     if "extend" in table:
         ext = table["extend"]
         if not isinstance(ext, str):
@@ -636,34 +640,32 @@ def load_file(path: Path, seen: tuple[Path, ...] = ()) -> Config:
         if not target.is_file():
             raise ConfigError(f"{path}: extend: no such file {str(target)!r}")
         base = load_file(target, seen + (path,))
+        extends = (str(target.resolve()), *base.extends)
     cfg = from_table(table, str(path), base, folder=path.parent)
-    return replace(cfg, source=str(path))
+    return replace(cfg, source=str(path), extends=extends)
 
 
 def find_config(start: Path) -> Path | None:
     """The nearest .sbatch-lint.toml, or pyproject.toml with [tool.sbatch-lint], at or above
     ``start`` (a file or a directory)."""
     d = start if start.is_dir() else start.parent
-    d = d.resolve()
-    for folder in (d, *d.parents):
-        own = folder / ".sbatch-lint.toml"
-        if own.is_file():
-            return own
-        py = folder / "pyproject.toml"
-        if py.is_file():
-            try:
-                text = py.read_bytes().decode()  # (as tomllib.load decodes it)
-            except OSError:
-                continue
-            if _names_own_table(text):
-                return py
+    for candidate in candidates(str(d.resolve())):
+        path = Path(candidate)
+        if path.name == OWN_FILE:
+            return path
+        try:
+            text = path.read_bytes().decode()  # (as tomllib.load decodes it)
+        except OSError:
+            continue
+        if _names_own_table(text):
+            return path
     return None
 
 
 def _names_own_table(text: str) -> bool:
     """Whether a pyproject.toml's ``text`` has a ``[tool.sbatch-lint]`` table; broken TOML
     counts when its text names the table (:func:`load_file` then reports the error)."""
-    if "sbatch-lint" not in text and "\\u" not in text and "\\U" not in text:
+    if not may_hold_own_table(text.encode()):
         return False  # the key is not written (nor spelt with escapes): no need to parse
     import tomllib
 

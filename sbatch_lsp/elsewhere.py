@@ -24,12 +24,17 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections import namedtuple
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from functools import lru_cache
 from stat import S_ISREG
+
+# typing.TYPE_CHECKING without importing typing (the result cache checks an entry's reads
+# through this module, on a run that loads little else: no dataclasses either):
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 #: the default byte limit of one file read (a launcher, a sourced file)
 MAX_BYTES = 1024 * 1024
@@ -37,34 +42,37 @@ MAX_BYTES = 1024 * 1024
 MISSING = "-"
 
 
-@dataclass(frozen=True)
-class FileRead:
-    """One file read: its ``path`` as the engine named it (absolute when the script's path
-    was), the byte ``limit`` it was read under, and ``digest``: the SHA-256 (hex) of its bytes,
-    or :data:`MISSING`."""
+class FileRead(namedtuple("FileRead", "path limit digest")):
+    """One file read: its ``path`` (str) as the engine named it (absolute when the script's
+    path was), the byte ``limit`` (int) it was read under, and ``digest``: the SHA-256 (hex)
+    of its bytes, or :data:`MISSING`."""
 
-    path: str
-    limit: int
-    digest: str
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
-class FolderListing:
-    """One folder listing that chose which files to read: the ``folder``, the ``pattern`` (a
-    regular expression searched in each name) and ``digest``: the SHA-256 (hex) of the sorted
-    matching names of regular files, NUL-separated (:data:`MISSING` when it cannot be listed)."""
+class FolderListing(namedtuple("FolderListing", "folder pattern digest")):
+    """One folder listing that chose which files to read: the ``folder`` (str), the
+    ``pattern`` (a regular expression searched in each name) and ``digest``: the SHA-256 (hex)
+    of the sorted matching names of regular files, NUL-separated (:data:`MISSING` when it
+    cannot be listed)."""
 
-    folder: str
-    pattern: str
-    digest: str
+    __slots__ = ()
 
 
-@dataclass
 class Reads:
-    """What one lint read besides its script, in first-read order and without repeats."""
+    """What one lint read besides its script, in first-read order and without repeats:
+    ``files`` by (path, limit) and ``listings`` by (folder, pattern)."""
 
-    files: dict[tuple[str, int], FileRead] = field(default_factory=dict)
-    listings: dict[tuple[str, str], FolderListing] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.files: dict[tuple[str, int], FileRead] = {}
+        self.listings: dict[tuple[str, str], FolderListing] = {}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Reads) and (self.files, self.listings) == (other.files,
+                                                                           other.listings)
+
+    def __repr__(self) -> str:
+        return f"Reads(files={self.files!r}, listings={self.listings!r})"
 
     def __bool__(self) -> bool:
         return bool(self.files or self.listings)

@@ -14,6 +14,7 @@ import pytest
 import sbatch_corpus
 from rule_pages import ROOT, examples, pages
 from sbatch_lsp import cache
+from sbatch_lsp import cli
 from sbatch_lsp.cli import main
 
 SHARED_CASES = ROOT.parent / "shared" / "cases"
@@ -415,3 +416,201 @@ def test_a_run_of_hits_starts_no_worker_and_loads_no_engine(tmp_path, fmt):
     warm = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True)
     assert warm.stdout == fill.stdout and fill.stdout
     assert f"PROBE {fill.returncode} 0 []" in warm.stderr
+
+
+def quick_served(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """:func:`lint_run` of a run its quick keys must answer: the argument parser (and so the
+    configuration and the engine, which come after it) is never reached."""
+    def refuse():
+        raise AssertionError("not answered through quick keys")
+
+    with monkeypatch.context() as m:
+        m.setattr(cli, "_parser", refuse)
+        return lint_run(capsys, *args)
+
+
+def links(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*" + cache.LINK))
+
+
+def quick_project(tmp_path: Path) -> tuple[Path, Path]:
+    """(configuration file, job script) of a project whose script's folder holds a
+    pyproject.toml that does not configure sbatch-lint."""
+    project = tmp_path / "project"
+    (project / "jobs").mkdir(parents=True)
+    conf = project / ".sbatch-lint.toml"
+    conf.write_text('ignore = ["SB301"]\n')
+    (project / "jobs" / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    f = project / "jobs" / "a.sbatch"
+    f.write_text(BAD)
+    return conf, f
+
+
+def test_a_repeat_run_is_answered_through_its_quick_key(tmp_path, capsys, monkeypatch):
+    """The first run stores the entry and a link from the quick key to it; the next is
+    answered before the parser, identically (exit code included), and a --no-cache run
+    neither reads nor writes links."""
+    monkeypatch.chdir(tmp_path)
+    conf, f = quick_project(tmp_path)
+    folder = conf.parent / cache.FOLDER
+    for extra in ([], ["--format=json"], ["--fail-on", "error", "--exit-zero"]):
+        first = lint_run(capsys, *extra, str(f))
+        assert first == quick_served(monkeypatch, capsys, *extra, str(f))
+        assert first == lint_run(capsys, "--no-cache", *extra, str(f))
+    assert len(links(folder)) == 3 and len(entries(folder)) == 3
+    tamper(folder)
+    assert MARK in quick_served(monkeypatch, capsys, str(f))[1]
+
+
+def _symlinked(conf: Path) -> None:
+    """The same bytes, read through a link to a file in another folder (another source)."""
+    elsewhere = conf.parent.parent / "shared" / "conf.toml"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(conf.read_bytes())
+    conf.unlink()
+    conf.symlink_to(elsewhere)
+
+
+#: changes after which the stored entry must not be served: (name, what it does to the
+#: project (configuration file, script), extra options of the next run)
+CHANGES = [
+    ("configuration edited", lambda conf, f: conf.write_text('ignore = ["SB201"]\n'), []),
+    ("configuration edited, same size",
+     lambda conf, f: conf.write_text('ignore = ["SB302"]\n'), []),
+    ("configuration read from another folder", lambda conf, f: _symlinked(conf), []),
+    ("a nearer configuration file",
+     lambda conf, f: (f.parent / ".sbatch-lint.toml").write_text('select = ["SB2"]\n'), []),
+    ("a nearer pyproject.toml gains the table",
+     lambda conf, f: (f.parent / "pyproject.toml").write_text(
+         "[project]\nname = 'x'\n[tool.sbatch-lint]\nselect = ['SB2']\n"), []),
+    ("the script edited", lambda conf, f: f.write_text(BAD.replace("=2", "=3")), []),
+    ("--select", None, ["--select", "SB2"]),
+    ("--extend-select", None, ["--extend-select", "SB301"]),
+    ("--ignore", None, ["--ignore=SB201"]),
+    ("--fail-on", None, ["--fail-on", "error"]),
+    ("--format", None, ["--format", "concise"]),
+    ("--config", lambda conf, f: (conf.parent / "other.toml").write_text(
+        'ignore = ["SB301"]\n'), ["--config", "project/other.toml"]),
+]
+
+
+@pytest.mark.parametrize("store", [None, "store"])
+@pytest.mark.parametrize("change, extra", [(c[1], c[2]) for c in CHANGES],
+                         ids=[c[0] for c in CHANGES])
+def test_a_quick_key_misses_whatever_changes_the_result(tmp_path, capsys, monkeypatch,
+                                                        change, extra, store):
+    """Each change that alters the effective configuration, the script or the view misses
+    the link (the entries are tampered, so serving one shows the marker) and gives what a run
+    without the cache gives; also with one cache folder for all (--cache-dir), where the
+    folder the configuration file chooses cannot tell the keys apart."""
+    monkeypatch.chdir(tmp_path)
+    conf, f = quick_project(tmp_path)
+    run = ["--cache-dir", store, str(f)] if store else [str(f)]
+    lint_run(capsys, *run)
+    tamper(tmp_path / store if store else conf.parent / cache.FOLDER)
+    assert MARK in quick_served(monkeypatch, capsys, *run)[1]
+    if change:
+        change(conf, f)
+    got = lint_run(capsys, *extra, *run)
+    assert MARK not in got[1]
+    assert got == lint_run(capsys, "--no-cache", *extra, str(f))
+
+
+def test_an_edited_config_option_file_misses_the_quick_key(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    conf, f = quick_project(tmp_path)
+    run = ("--config", "project/.sbatch-lint.toml", "--cache-dir", "store", str(f))
+    lint_run(capsys, *run)
+    tamper(tmp_path / "store")
+    assert MARK in quick_served(monkeypatch, capsys, *run)[1]
+    conf.write_text('ignore = ["SB201"]\n')
+    got = lint_run(capsys, *run)
+    assert MARK not in got[1] and got == lint_run(capsys, "--no-cache", *run)
+
+
+def test_a_new_tool_misses_the_quick_key(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    conf, f = quick_project(tmp_path)
+    first = lint_run(capsys, str(f))
+    tamper(conf.parent / cache.FOLDER)
+    monkeypatch.setattr(cache, "_tool", "0" * 64)
+    assert lint_run(capsys, str(f)) == first
+
+
+def test_a_configuration_that_extends_another_is_never_linked(tmp_path, capsys, monkeypatch):
+    """The quick key holds the bytes of the files that may configure the script, not those
+    they extend: such a configuration gets no link, and an edit of the extended file is seen."""
+    monkeypatch.chdir(tmp_path)
+    conf, f = quick_project(tmp_path)
+    (tmp_path / "site.toml").write_text('ignore = ["SB301"]\n')
+    conf.write_text('extend = "../site.toml"\n')
+    first = lint_run(capsys, str(f))
+    assert "SB201" in first[1]
+    folder = conf.parent / cache.FOLDER
+    assert lint_run(capsys, str(f)) == first
+    assert entries(folder) and not links(folder)
+    tamper(folder)
+    assert MARK in lint_run(capsys, str(f))[1]  # the entry's own key still serves it
+    (tmp_path / "site.toml").write_text('ignore = ["SB201"]\n')
+    got = lint_run(capsys, str(f))
+    assert MARK not in got[1] and "SB201" not in got[1]
+
+
+def test_a_hit_by_the_entry_key_links_again(tmp_path, capsys, monkeypatch):
+    """The same settings written in another order: a new quick key, the same entry (served),
+    and the next run is answered through the new link."""
+    monkeypatch.chdir(tmp_path)
+    conf, f = quick_project(tmp_path)
+    conf.write_text('ignore = ["SB301"]\nselect = ["SB2", "SB3"]\n')
+    lint_run(capsys, str(f))
+    folder = conf.parent / cache.FOLDER
+    tamper(folder)
+    conf.write_text('select = ["SB3", "SB2"]\nignore = ["SB301"]\n')
+    assert MARK in lint_run(capsys, str(f))[1]
+    assert len(links(folder)) == 2 and len(entries(folder)) == 1
+    assert MARK in quick_served(monkeypatch, capsys, str(f))[1]
+
+
+@pytest.mark.parametrize("damage", ["entry gone", "link garbage", "link to another entry",
+                                    "fail_on a string"])
+def test_a_broken_link_is_a_miss(tmp_path, capsys, monkeypatch, damage):
+    monkeypatch.chdir(tmp_path)
+    conf, f = quick_project(tmp_path)
+    folder = conf.parent / cache.FOLDER
+    first = lint_run(capsys, str(f))
+    (link,) = links(folder)
+    obj = json.loads(link.read_text())
+    if damage == "entry gone":
+        for e in entries(folder):
+            e.unlink()
+    elif damage == "link garbage":
+        link.write_bytes(b"\x00{")
+    elif damage == "link to another entry":
+        obj["entry"] = "f" * 64
+        link.write_text(json.dumps(obj))
+    else:
+        obj["fail_on"] = "4"
+        link.write_text(json.dumps(obj))
+    assert lint_run(capsys, str(f)) == first
+    assert quick_served(monkeypatch, capsys, str(f)) == first  # linked again
+
+
+@pytest.mark.parametrize("argv", [
+    ["a.sbatch"], ["--format", "json", "a", "b"],
+    ["--format=concise", "--select", "SB2", "--select=SB3", "--ignore", "SB301", "x"],
+    ["--no-color", "--exit-zero", "--fail-on", "error", "--config", "c.toml", "--cache-dir",
+     "d", "--extend-select=SB1", "x"],
+    ["--select=-x", "y"],
+])
+def test_quick_arguments_are_the_parsers(argv):
+    """The common shapes :func:`cli._quick_args` reads: the namespace argparse gives."""
+    assert vars(cli._quick_args(argv)) == vars(cli._parser().parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["--format", "json"], ["x", "--format", "json"], ["--format", "bad", "x"],
+    ["--jobs", "2", "x"], ["--no-color=1", "x"], ["--select", "-x", "y"], ["-"], ["-", "x"],
+    ["--", "x"], ["--form", "json", "x"], ["--fix", "x"], ["--format"],
+])
+def test_other_shapes_are_left_to_the_parser(argv):
+    assert cli._quick_args(argv) is None

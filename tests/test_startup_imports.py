@@ -1,13 +1,14 @@
 """What ``sbatch-lint`` imports to start (issue 11: cold start): ``--version`` and ``--help``
 import no other module of the package, and a run whose every file is in the cache imports only
-the configuration and the cache, not the readers, the TOML parser without a configuration file
-naming sbatch-lint, or typing and dataclasses where they are not needed.
+the cache and what it checks (its quick keys: sbatch_lsp/cache.py), not the argument parser, the
+configuration, the readers or the TOML parser, nor typing and dataclasses.
 
 Behavioural, not timed: each case runs in a fresh interpreter and lists the modules the command
 added to ``sys.modules`` (those the interpreter's own start loaded are not counted)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,10 +32,17 @@ HEAVY = {"dataclasses", "inspect", "typing", "tomllib", "importlib.resources", "
          "hostlist", "bashlex", "tree_sitter", "pygls", "pathspec", "packaging"}
 
 
-def added(*argv: str, cwd: Path | None = None) -> set[str]:
-    """The modules ``sbatch-lint ARGV`` imports, from ``from sbatch_lsp.cli import main`` on."""
-    run = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True,
-                         cwd=cwd)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def added(*argv: str, cwd: Path | None = None, site: bool = True) -> set[str]:
+    """The modules ``sbatch-lint ARGV`` imports, from ``from sbatch_lsp.cli import main`` on;
+    with ``site`` false, in an interpreter started without the site module (``-S``, the
+    package found through PYTHONPATH), so that modules an editable install's finder loads
+    at start (pathlib) are counted as a regular install counts them."""
+    flags, env = ([], None) if site else (["-S"], {**os.environ, "PYTHONPATH": str(ROOT)})
+    run = subprocess.run([sys.executable, *flags, "-c", PROBE, *argv], capture_output=True,
+                         text=True, cwd=cwd, env=env)
     line = [x for x in run.stderr.splitlines() if x.startswith("MODULES ")]
     assert line, run.stderr
     return set(json.loads(line[-1][len("MODULES "):]))
@@ -58,22 +66,31 @@ def test_version_and_help_import_only_the_cli(flag):
     mods = added(flag)
     assert package(mods) <= {"sbatch_lsp", "sbatch_lsp.cli"}, package(mods)
     assert not mods & (HEAVY | {"json", "hashlib"}), mods & HEAVY
+    assert "pathlib" not in added(flag, site=False)
 
 
-def test_a_cached_file_loads_the_configuration_and_the_cache_only(tmp_path):
-    """A file linted once, then again (pre-commit on an unchanged file): the second run reads
-    its entry; a pyproject.toml without [tool.sbatch-lint] beside it is not parsed."""
+@pytest.mark.parametrize("config", [
+    None,
+    (".sbatch-lint.toml", "ignore = ['SB301']\n"),
+    ("pyproject.toml", "[project]\nname = 'x'\n[tool.sbatch-lint]\nignore = ['SB301']\n"),
+])
+def test_a_cached_file_loads_the_cache_only(tmp_path, config):
+    """A file linted once, then again (pre-commit on an unchanged file): the second run is
+    answered through its quick key, before the argument parser, the configuration (neither
+    its classes nor the TOML parser, whatever file configures it) and the engine load."""
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", "utf-8")
+    if config:
+        (tmp_path / config[0]).write_text(config[1], "utf-8")
     job = tmp_path / "job.sbatch"
     job.write_text("#!/bin/bash\n#SBATCH --nodes=2\nsrun hostname\n", "utf-8")
-    args = ["--cache-dir", str(tmp_path / "cache"), str(job)]
-    first = added(*args)
+    args = ["--format", "concise", str(job)]
+    first = added(*args, cwd=tmp_path)
     assert "sbatch_lsp.lint" in first  # the first run lints (the probe sees the engine)
-    mods = added(*args)
+    mods = added(*args, cwd=tmp_path)
     assert package(mods) <= {"sbatch_lsp", "sbatch_lsp.cli", "sbatch_lsp.cache",
-                             "sbatch_lsp.config", "sbatch_lsp.severity",
-                             "sbatch_lsp.options", "sbatch_lsp.elsewhere"}, package(mods)
-    assert not mods & (HEAVY - {"dataclasses", "inspect"}), mods & HEAVY
+                             "sbatch_lsp.config_files", "sbatch_lsp.elsewhere"}, package(mods)
+    assert not mods & (HEAVY | {"argparse"}), mods & (HEAVY | {"argparse"})
+    assert not added(*args, cwd=tmp_path, site=False) & {"pathlib", "argparse"}
 
 
 @pytest.mark.parametrize("text, ours", [
