@@ -22,7 +22,7 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 - here-documents with a plain delimiter (``<<EOF``, ``<<- END``; a quoted one behind the masks)
   outside compound commands and ``$(...)``, their bodies gathered at the next newline as
   bashlex gathers them (bashlex reads the body of one inside a compound command as commands);
-- ``if``/``elif``/``else`` (one ``elif``), ``for NAME in``, ``while``, ``{ … }`` and function
+- ``if``/``elif``/``else``, ``for NAME in``, ``while``, ``{ … }``, ``( … )`` and function
   definitions (``NAME()``, ``function NAME``, ``function NAME()``; the function's span holds the
   redirections after its body, as bashlex's does).
 
@@ -89,8 +89,9 @@ class Token(NamedTuple):
 #: characters that end the subset inside a word (``;``, ``&``, ``|`` end the word instead)
 _SPECIAL = frozenset("\\`()<>")
 _BLANK = " \t"
-#: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``)
-COMPOUND = frozenset({"if", "for", "while", "{", "()", "function"})
+#: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``, ``(``
+#: for a subshell)
+COMPOUND = frozenset({"if", "for", "while", "{", "()", "function", "("})
 #: a word in command position: group 1 the word, group 2 set for a function head ``NAME ()``
 _HEAD = re.compile(r"([^\s;&|()<>]+)(?=[\s;&|()<>]|$)([ \t]*\([ \t]*\))?")
 #: ``function NAME``, ``function NAME()``: group 1 the name
@@ -134,6 +135,9 @@ class _Reader:
         self.n = len(text)
         self.in_substitution = False
         self.compound = 0  # depth of compound commands around the current position
+        #: depth of ``( … )`` subshells around the current position: a ``)`` there ends the
+        #: word, the command and the list, as inside ``$(…)``
+        self.subshells = 0
         self.function: str | None = None
         self.functions: list[tuple[str, int, int]] = []
         self.continued = False  # the current word holds a backslash-newline inside quotes
@@ -158,7 +162,7 @@ class _Reader:
         need_command = False  # after `&&`, `||` or `|`
         while True:
             i = self._blanks(i, subst, newlines=True)
-            if i >= n or subst and text[i] == ")" or stop and self._reserved(i) in stop:
+            if i >= n or self._closes(i, subst) or stop and self._reserved(i) in stop:
                 if need_command or not items:
                     raise _Outside  # `a &&` / `a |` with nothing after, or nothing at all
                 break
@@ -166,6 +170,8 @@ class _Reader:
             if word == "!" and not need_command:  # `! PIPELINE`: bashlex's command starts after
                 i = self._blanks(i + 1, subst, newlines=False)
                 word = self._reserved(i)
+            if text.startswith("(", i) and not text.startswith("((", i) and not subst:
+                word = "("  # a subshell (`((`: arithmetic, read behind the masks)
             if word in COMPOUND and not subst:
                 i = self._compound(i, word, out)
             else:
@@ -173,7 +179,7 @@ class _Reader:
             items += 1
             need_command = False
             i = self._blanks(i, subst, newlines=False)
-            if i >= n or subst and text[i] == ")":
+            if i >= n or self._closes(i, subst):
                 break
             c = text[i]
             two = text[i:i + 2]
@@ -234,6 +240,10 @@ class _Reader:
         self.pending = []
         return min(pos, n)
 
+    def _closes(self, i: int, subst: bool) -> bool:
+        """Whether the ``)`` of the ``$(…)`` (``subst``) or subshell being read stands at ``i``."""
+        return (subst or self.subshells > 0) and self.text.startswith(")", i)
+
     def _after_operator(self, i: int, subst: bool) -> int:
         """Skip blanks, newlines and comment lines after ``&&``, ``||`` or ``|``; a command
         must follow."""
@@ -281,8 +291,8 @@ class _Reader:
         return word if word in RESERVED else None
 
     def _compound(self, i: int, word: str, out: list[Command]) -> int:
-        """Read the compound command (``if``, ``for``, ``while``/``until``, ``{ }`` or a
-        function definition) at ``i`` into ``out``; the offset after it and its redirections.
+        """Read the compound command (``if``, ``for``, ``while``/``until``, ``{ }``, a ``( )``
+        subshell or a function definition) at ``i`` into ``out``; the offset after it and its redirections.
         Its redirections may not hold substitutions (bashlex does not walk them)."""
         self.compound += 1
         start = i
@@ -300,9 +310,9 @@ class _Reader:
         elif word == "if":
             i = self._group(i, "if", ("then",), out)
             i = self._group(i, "then", ("elif", "else", "fi"), out)
-            if self._reserved(i) == "elif":  # one: bashlex's walk misses a second one's body
+            while self._reserved(i) == "elif":
                 i = self._group(i, "elif", ("then",), out)
-                i = self._group(i, "then", ("else", "fi"), out)
+                i = self._group(i, "then", ("elif", "else", "fi"), out)
             if self._reserved(i) == "else":
                 i = self._group(i, "else", ("fi",), out)
             i = self._word(i, "fi")
@@ -319,6 +329,14 @@ class _Reader:
         elif word == "{":
             i = self._group(i, "{", ("}",), out)
             i = self._word(i, "}")
+        elif word == "(":
+            self.subshells += 1
+            commands, i = self.read_list(i + 1, False)
+            self.subshells -= 1
+            if not self.text.startswith(")", i):
+                raise _Outside
+            out.extend(commands)
+            i += 1
         else:
             raise _Outside
         self.compound -= 1
@@ -413,7 +431,7 @@ class _Reader:
         first_word: str | None = None
         while True:
             i = self._blanks(i, subst, newlines=False)
-            if i >= n or text[i] in ";&|\n" or text[i] == "#" or subst and text[i] == ")":
+            if i >= n or text[i] in ";&|\n" or text[i] == "#" or self._closes(i, subst):
                 break
             start = i
             doc = _HEREDOC.match(text, i)
@@ -492,7 +510,7 @@ class _Reader:
                 i = self._dollar(i, False, inner)
             elif c == "`":
                 i = self._backquoted(i, inner)
-            elif c == ")" and subst:
+            elif c == ")" and (subst or self.subshells):
                 return i
             elif c == "(" and ARRAY_HEAD.fullmatch(text, start, i) \
                     and not text.startswith("((", i):
