@@ -208,6 +208,11 @@ TRICKY = [
     "x=$( (a) )",
     "(echo a)b",
     "(arr=(1 2); echo ${arr[@]})",
+    # backslash escapes outside quotes
+    "echo \\$(a)", "echo a\\ b", "echo it\\'s", "x=\\`a\\` b", "a \\; b", "echo \\\\",
+    "find . -name x -exec rm {} \\;", "echo \\( a \\)", "A=a\\ b cmd", "echo $X\\$(y)",
+    "echo \\#x", "echo \\\\$(a)", "arr=(a\\ b)", "cmd 2\\>x", "echo \\$x $(y)",
+    'x=a\\"$(b)', "echo a\\`b\\` `c`", "\\ls -l", "echo \\", "echo a\\|b | c",
 ]
 
 #: chunks read by the fast path only behind the masks (bashlex reads the masked text)
@@ -245,7 +250,8 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "[[ -n $X ]] && a", "PORT=$((1 + 2))", 'X="a \\" b"', "arr=(a b)",
                  'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`", "! a && b",
                  "echo 'multi\nline'", "function f { a; }", "echo {}", "cat <<EOF\nx\nEOF",
-                 "if a; then b\nelif c; then d\nelif e; then f\nfi", "( cd x && make ) &"]:
+                 "if a; then b\nelif c; then d\nelif e; then f\nfi", "( cd x && make ) &",
+                 "find . -exec rm {} \\;"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
                  "a && ", "a |& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",

@@ -5,7 +5,8 @@ backslash (``srun \\`` / ``  python train.py``), joined by ``&&``, ``||``, ``|``
 holding command substitutions (``NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST")``).
 bashlex takes milliseconds for each; this scanner a few microseconds per line. It reads:
 
-- words (quotes, also over several lines, backslash escapes inside double quotes, ``$NAME``,
+- words (quotes, also over several lines, backslash escapes (inside double quotes, and outside
+  quotes before any character but a newline), ``$NAME``,
   ``${...}`` with subscripts and plain operands, ``$((...))``, array values ``NAME=(...)``,
   braces ``{}``/``a{b,c}`` (bashlex does no brace expansion), redirections and here-strings),
   plus ``$(...)`` and backquotes holding a list of their own (unquoted or inside double
@@ -29,8 +30,8 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 shell/parse.read_chunk also hands it the masked text bashlex would be given (shell/masks.py:
 ``case`` as a ``{ … }`` group, ``(( … ))`` as ``:``) when the chunk's own text leaves the subset.
 
-:func:`read` returns ``None`` for anything else (``case``, escapes outside
-double quotes, backslashes inside backquotes, comments inside ``$(...)``,
+:func:`read` returns ``None`` for anything else (``case``, a backslash-newline inside a word,
+backslashes inside backquotes, comments inside ``$(...)``,
 and the spots where bashlex's reading is off: a ``$(...)`` after a backslash-newline in the same
 word, or inside an assignment's single quotes, which bashlex reads as a command) and the caller
 hands the chunk to bashlex, the parser of record. The commands come in bashlex's walk order (a command, then the
@@ -515,6 +516,8 @@ class _Reader:
             elif c == "(" and ARRAY_HEAD.fullmatch(text, start, i) \
                     and not text.startswith("((", i):
                 i = self._array_end(i)
+            elif c == "\\" and i + 1 < n and text[i + 1] != "\n":
+                i += 2
             elif c in _SPECIAL:
                 raise _Outside
             else:
