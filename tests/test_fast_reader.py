@@ -213,6 +213,11 @@ TRICKY = [
     "find . -name x -exec rm {} \\;", "echo \\( a \\)", "A=a\\ b cmd", "echo $X\\$(y)",
     "echo \\#x", "echo \\\\$(a)", "arr=(a\\ b)", "cmd 2\\>x", "echo \\$x $(y)",
     'x=a\\"$(b)', "echo a\\`b\\` `c`", "\\ls -l", "echo \\", "echo a\\|b | c",
+    # a backslash-newline right after a word
+    "srun a\\\n  b", "srun a\\\n\t-log x", 'srun "$a"\\\n  b', "a=1\\\n b", "a b\\\n  ; c",
+    "a b\\\n  # c\n d", "x=$(a b\\\n c)", "a $(b)\\\n c", "a `b`\\\n c", "a > f\\\n  b",
+    "a b\\\n  && c", "a 'b'\\\n c", "if a; then\n  b c\\\n    d\nfi", "a b\\\n \\\n c",
+    "export X=1\\\n  Y=2", "arr=(a b)\\\n c", "a b\\\n  >x", "a b\\\n\t\n c",
 ]
 
 #: chunks read by the fast path only behind the masks (bashlex reads the masked text)
@@ -251,7 +256,7 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`", "! a && b",
                  "echo 'multi\nline'", "function f { a; }", "echo {}", "cat <<EOF\nx\nEOF",
                  "if a; then b\nelif c; then d\nelif e; then f\nfi", "( cd x && make ) &",
-                 "find . -exec rm {} \\;"]:
+                 "find . -exec rm {} \\;", "srun \\\n  python x.py\\\n  --lr 1"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
                  "a && ", "a |& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",

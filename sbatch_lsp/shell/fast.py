@@ -13,7 +13,8 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
   quotes; not nested: bashlex does not report the commands of a ``$(...)`` inside another);
   arithmetic, array values and parameter operands are opaque to bashlex behind its masks
   (shell/masks.py), so they hold no commands here either;
-- backslash-newline between words (bash removes the pair: bash(1), QUOTING);
+- backslash-newline between words (bash removes the pair: bash(1), QUOTING), also right after
+  a word when a blank follows (bashlex's word then holds the pair; not inside ``$(...)``);
 - ``;``, ``&&``, ``||``, ``|`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
   where bashlex drops what follows a newline);
 - a trailing ``&`` after a pipeline, also inside compound commands (not in a list with
@@ -518,6 +519,9 @@ class _Reader:
                 i = self._array_end(i)
             elif c == "\\" and i + 1 < n and text[i + 1] != "\n":
                 i += 2
+            elif c == "\\" and i > start and text.startswith(("\\\n ", "\\\n\t"), i) \
+                    and not self.in_substitution:
+                return i + 2  # (bashlex's word holds the backslash-newline that ends it)
             elif c in _SPECIAL:
                 raise _Outside
             else:
