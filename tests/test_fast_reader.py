@@ -218,6 +218,9 @@ TRICKY = [
     "a b\\\n  # c\n d", "x=$(a b\\\n c)", "a $(b)\\\n c", "a `b`\\\n c", "a > f\\\n  b",
     "a b\\\n  && c", "a 'b'\\\n c", "if a; then\n  b c\\\n    d\nfi", "a b\\\n \\\n c",
     "export X=1\\\n  Y=2", "arr=(a b)\\\n c", "a b\\\n  >x", "a b\\\n\t\n c",
+    # `|&`
+    "a b |& tee log", "( a ) |& tee x", "a |&\n b", "x=$(a |& b)", "a |& b &", "a |& b && c",
+    "for i in 1; do a; done |& tee l", "a|&b", "a |&& b", "a | & b",
 ]
 
 #: chunks read by the fast path only behind the masks (bashlex reads the masked text)
@@ -256,10 +259,11 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`", "! a && b",
                  "echo 'multi\nline'", "function f { a; }", "echo {}", "cat <<EOF\nx\nEOF",
                  "if a; then b\nelif c; then d\nelif e; then f\nfi", "( cd x && make ) &",
-                 "find . -exec rm {} \\;", "srun \\\n  python x.py\\\n  --lr 1"]:
+                 "find . -exec rm {} \\;", "srun \\\n  python x.py\\\n  --lr 1",
+                 "a |& tee log"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
-                 "a && ", "a |& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",
+                 "a && ", "a |&& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",
                  "echo a>b", "diff <(a) <(b)", "time srun x",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
                  "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))", "(a) b", "x=$( (a) )"]:

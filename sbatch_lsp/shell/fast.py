@@ -15,7 +15,7 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
   (shell/masks.py), so they hold no commands here either;
 - backslash-newline between words (bash removes the pair: bash(1), QUOTING), also right after
   a word when a blank follows (bashlex's word then holds the pair; not inside ``$(...)``);
-- ``;``, ``&&``, ``||``, ``|`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
+- ``;``, ``&&``, ``||``, ``|``, ``|&`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
   where bashlex drops what follows a newline);
 - a trailing ``&`` after a pipeline, also inside compound commands (not in a list with
   ``&&``/``||``, where bashlex marks only the last command as background, and not inside
@@ -195,9 +195,9 @@ class _Reader:
                 and_or = need_command = True
                 i = self._after_operator(i + 2, subst)
                 pipeline_start = len(out)
-            elif c == "|" and two != "|&":
+            elif c == "|":  # (`|&`: `2>&1 |`)
                 need_command = True
-                i = self._after_operator(i + 1, subst)
+                i = self._after_operator(i + len("|&" if two == "|&" else "|"), subst)
             elif c == "&" and not subst:
                 background_at.append((out[pipeline_start].tokens[0].start,
                                       max(cmd.tokens[-1].end for cmd in out[pipeline_start:])))
