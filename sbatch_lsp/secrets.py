@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from itertools import accumulate
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -130,21 +131,56 @@ def prefiltered(line: str) -> tuple[bool, bool]:
 
 def find_secrets(text: str) -> list[Secret]:
     """Every token-format credential in ``text`` (comments, directive values and the inside of
-    longer words included), as non-overlapping spans in character offsets, sorted. Each line is
-    read on its own (:func:`_line_secrets`, memoised by the line's text: a server lint after an
-    edit reads only the lines it changed; neither prefilter matches across a newline)."""
+    longer words included), as non-overlapping spans in character offsets, sorted. Each line
+    that may pass a prefilter (:func:`candidate_lines`) is read on its own
+    (:func:`_line_secrets`, memoised by the line's text: a server lint after an edit reads only
+    the lines it changed)."""
     found: dict[tuple[int, int], Secret] = {}
-    offset = 0
-    for line in text.split("\n"):
-        for kind, s, e in _line_secrets(line):
+    lines = text.split("\n")
+    ends = list(accumulate(map(len, lines)))  # (line n starts at ends[n - 1] + n)
+    for n in candidate_lines(text):
+        offset = ends[n - 1] + n if n else 0
+        for kind, s, e in _line_secrets(lines[n]):
             found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
-        offset += len(line) + 1
     # drop spans inside (or overlapping) earlier ones
     out: list[Secret] = []
     for sec in sorted(found.values(), key=lambda x: (x.start, -x.end)):
         if out and sec.start < out[-1].end:
             continue
         out.append(sec)
+    return out
+
+
+#: what a line passing a prefilter holds: :data:`_PLUGIN_PLAIN` or :data:`_PLUGIN_DIGITS`, or
+#: once case-folded one of these (the case-insensitive parts of both prefilters)
+_FOLDED_NEEDLES = ("hf_", "wandb", "://", "aws", "xox", "hooks.slack")
+
+
+def candidate_lines(text: str) -> list[int]:
+    """The 0-based indices, sorted, of the lines of ``text`` (split at ``\\n``) that may pass
+    :func:`prefiltered`: every line that does, found by a few searches of the whole text
+    instead of one look at each line (no prefilter matches across a newline, and case-folding
+    keeps the newlines in place)."""
+    starts = [m.start() for rx in (_PLUGIN_PLAIN, _PLUGIN_DIGITS) for m in rx.finditer(text)]
+    folded = text.casefold()
+    folded_starts = []
+    for needle in _FOLDED_NEEDLES:
+        at = folded.find(needle)
+        while at >= 0:
+            folded_starts.append(at)
+            at = folded.find(needle, at + 1)
+    return sorted(set(_lines_of(text, starts)) | set(_lines_of(folded, folded_starts)))
+
+
+def _lines_of(text: str, offsets: list[int]) -> list[int]:
+    """The 0-based line of each of ``offsets`` in ``text``, in ascending order of offset (one
+    pass over the text however many there are)."""
+    out = []
+    line = last = 0
+    for at in sorted(offsets):
+        line += text.count("\n", last, at)
+        last = at
+        out.append(line)
     return out
 
 

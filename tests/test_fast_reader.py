@@ -189,6 +189,38 @@ TRICKY = [
     "time srun x",
     "while true\ndo\n  a\ndone",
     "X=$(a && b)",
+    # subshells
+    "(a; b) > log & c",
+    "( cd x && make ) &\nwait",
+    "x=1; (echo $(date)) 2>&1",
+    "for i in 1 2; do\n  (\n    a $i\n  ) &\ndone\nwait",
+    "(a) b",
+    "( )",
+    "! (a)",
+    "(a)|b",
+    "a && (b; c)",
+    "(a &\nb)",
+    "( (a) )",
+    "(a\n# c\n)",
+    "(cat <<EOF\nx\nEOF\n)",
+    "f() (a)",
+    "(a) > $(b)",
+    "x=$( (a) )",
+    "(echo a)b",
+    "(arr=(1 2); echo ${arr[@]})",
+    # backslash escapes outside quotes
+    "echo \\$(a)", "echo a\\ b", "echo it\\'s", "x=\\`a\\` b", "a \\; b", "echo \\\\",
+    "find . -name x -exec rm {} \\;", "echo \\( a \\)", "A=a\\ b cmd", "echo $X\\$(y)",
+    "echo \\#x", "echo \\\\$(a)", "arr=(a\\ b)", "cmd 2\\>x", "echo \\$x $(y)",
+    'x=a\\"$(b)', "echo a\\`b\\` `c`", "\\ls -l", "echo \\", "echo a\\|b | c",
+    # a backslash-newline right after a word
+    "srun a\\\n  b", "srun a\\\n\t-log x", 'srun "$a"\\\n  b', "a=1\\\n b", "a b\\\n  ; c",
+    "a b\\\n  # c\n d", "x=$(a b\\\n c)", "a $(b)\\\n c", "a `b`\\\n c", "a > f\\\n  b",
+    "a b\\\n  && c", "a 'b'\\\n c", "if a; then\n  b c\\\n    d\nfi", "a b\\\n \\\n c",
+    "export X=1\\\n  Y=2", "arr=(a b)\\\n c", "a b\\\n  >x", "a b\\\n\t\n c",
+    # `|&`
+    "a b |& tee log", "( a ) |& tee x", "a |&\n b", "x=$(a |& b)", "a |& b &", "a |& b && c",
+    "for i in 1; do a; done |& tee l", "a|&b", "a |&& b", "a | & b",
 ]
 
 #: chunks read by the fast path only behind the masks (bashlex reads the masked text)
@@ -225,13 +257,16 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "for x in a b; do c; done", "while a; do b; done < f", "f() { a; }",
                  "[[ -n $X ]] && a", "PORT=$((1 + 2))", 'X="a \\" b"', "arr=(a b)",
                  'srun "${ARGS[@]}"', 'read -r a <<< "$X"', "X=`date`", "! a && b",
-                 "echo 'multi\nline'", "function f { a; }", "echo {}", "cat <<EOF\nx\nEOF"]:
+                 "echo 'multi\nline'", "function f { a; }", "echo {}", "cat <<EOF\nx\nEOF",
+                 "if a; then b\nelif c; then d\nelif e; then f\nfi", "( cd x && make ) &",
+                 "find . -exec rm {} \\;", "srun \\\n  python x.py\\\n  --lr 1",
+                 "a |& tee log"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
-                 "a && ", "a |& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",
+                 "a && ", "a |&& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",
                  "echo a>b", "diff <(a) <(b)", "time srun x",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
-                 "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))"]:
+                 "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))", "(a) b", "x=$( (a) )"]:
         assert fast.read(text) is None, text
 
 

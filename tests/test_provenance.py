@@ -3,6 +3,8 @@ submits with its own sbatch options (which win over #SBATCH lines, sbatch(1)): f
 rest on those resources drop to info and say why; nothing else changes."""
 from __future__ import annotations
 
+import pytest
+
 from sbatch_lsp.diagnostics import Severity
 from sbatch_lsp.facts.provenance import provenance_of, submitted_options
 from sbatch_lsp.lint import lint
@@ -155,3 +157,20 @@ def test_the_repository_search_stops_at_its_entry_budget(tmp_path, monkeypatch):
     assert provenance.repository_files(str(script)) == []
     assert severities(FILLED, str(script))["SB107"] is Severity.ERROR
     provenance._subfolders.cache_clear()
+
+
+@pytest.mark.parametrize("text, found", [
+    ("#SBATCH --gpus=${{ inputs.gpus }}", "${{ inputs.gpus }}"),
+    ("#SBATCH --gpus={{ gpus }}", "{{ gpus }}"),
+    ("x=$$ y=${{a}}", "${{a}}"),
+    ("$ {{a}}", "{{a}}"),
+    ("echo $X {{b}} ${{c}}", "{{b}}"),
+    ("<ACCOUNT> {{x}}", "<ACCOUNT>"),
+    ("echo ${X} $((1)) {{ unclosed", None),
+])
+def test_placeholder_spans(text, found):
+    """A ``${{…}}`` placeholder's span holds its ``$``; the first placeholder is found."""
+    from sbatch_lsp.facts.provenance import PLACEHOLDER
+
+    m = PLACEHOLDER.search(text)
+    assert (m.group(0) if m else None) == found

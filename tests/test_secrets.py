@@ -115,3 +115,32 @@ def test_the_split_prefilter_answers_as_the_two_prefilters_on_random_lines(line)
 
     assert prefiltered(line) == (OWN_PREFILTER.search(line) is not None,
                                  PLUGIN_PREFILTER.search(line) is not None)
+
+
+def _passing(text):
+    from sbatch_lsp.secrets import prefiltered
+
+    return [n for n, line in enumerate(text.split("\n")) if any(prefiltered(line))]
+
+
+def test_candidate_lines_hold_every_line_a_prefilter_passes():
+    """find_secrets reads only the lines candidate_lines names: every line that passes a
+    prefilter must be one, whatever comes before it (case-folding that lengthens the text,
+    ``ſ``, several matches on one line, a match at the very start or end)."""
+    from sbatch_lsp.secrets import candidate_lines
+
+    lines = _lines_to_prefilter()
+    for text in ["\n".join(lines), "\n".join(reversed(lines)), "ßßß\nﬃ aws\nx://y://z\n\nhf_",
+                 "awſ", "", "\n\n12345678:\n"]:
+        passing = _passing(text)
+        assert set(passing) <= set(candidate_lines(text)), text
+    assert candidate_lines("a\nﬀ ß x\nb AWS\nc\nd.abcdef.e") == [2, 4]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("awsxohkl.cAWSXOHKLCſßﬃK_:/-0123456789fndb "
+                                               "ABIGRPTYeyJS\n")), max_size=60))
+def test_candidate_lines_hold_every_line_a_prefilter_passes_on_random_texts(text):
+    from sbatch_lsp.secrets import candidate_lines
+
+    assert set(_passing(text)) <= set(candidate_lines(text))

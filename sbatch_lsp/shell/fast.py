@@ -5,15 +5,17 @@ backslash (``srun \\`` / ``  python train.py``), joined by ``&&``, ``||``, ``|``
 holding command substitutions (``NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST")``).
 bashlex takes milliseconds for each; this scanner a few microseconds per line. It reads:
 
-- words (quotes, also over several lines, backslash escapes inside double quotes, ``$NAME``,
+- words (quotes, also over several lines, backslash escapes (inside double quotes, and outside
+  quotes before any character but a newline), ``$NAME``,
   ``${...}`` with subscripts and plain operands, ``$((...))``, array values ``NAME=(...)``,
   braces ``{}``/``a{b,c}`` (bashlex does no brace expansion), redirections and here-strings),
   plus ``$(...)`` and backquotes holding a list of their own (unquoted or inside double
   quotes; not nested: bashlex does not report the commands of a ``$(...)`` inside another);
   arithmetic, array values and parameter operands are opaque to bashlex behind its masks
   (shell/masks.py), so they hold no commands here either;
-- backslash-newline between words (bash removes the pair: bash(1), QUOTING);
-- ``;``, ``&&``, ``||``, ``|`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
+- backslash-newline between words (bash removes the pair: bash(1), QUOTING), also right after
+  a word when a blank follows (bashlex's word then holds the pair; not inside ``$(...)``);
+- ``;``, ``&&``, ``||``, ``|``, ``|&`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
   where bashlex drops what follows a newline);
 - a trailing ``&`` after a pipeline, also inside compound commands (not in a list with
   ``&&``/``||``, where bashlex marks only the last command as background, and not inside
@@ -22,15 +24,15 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 - here-documents with a plain delimiter (``<<EOF``, ``<<- END``; a quoted one behind the masks)
   outside compound commands and ``$(...)``, their bodies gathered at the next newline as
   bashlex gathers them (bashlex reads the body of one inside a compound command as commands);
-- ``if``/``elif``/``else`` (one ``elif``), ``for NAME in``, ``while``, ``{ … }`` and function
+- ``if``/``elif``/``else``, ``for NAME in``, ``while``, ``{ … }``, ``( … )`` and function
   definitions (``NAME()``, ``function NAME``, ``function NAME()``; the function's span holds the
   redirections after its body, as bashlex's does).
 
 shell/parse.read_chunk also hands it the masked text bashlex would be given (shell/masks.py:
 ``case`` as a ``{ … }`` group, ``(( … ))`` as ``:``) when the chunk's own text leaves the subset.
 
-:func:`read` returns ``None`` for anything else (``case``, escapes outside
-double quotes, backslashes inside backquotes, comments inside ``$(...)``,
+:func:`read` returns ``None`` for anything else (``case``, a backslash-newline inside a word,
+backslashes inside backquotes, comments inside ``$(...)``,
 and the spots where bashlex's reading is off: a ``$(...)`` after a backslash-newline in the same
 word, or inside an assignment's single quotes, which bashlex reads as a command) and the caller
 hands the chunk to bashlex, the parser of record. The commands come in bashlex's walk order (a command, then the
@@ -89,8 +91,9 @@ class Token(NamedTuple):
 #: characters that end the subset inside a word (``;``, ``&``, ``|`` end the word instead)
 _SPECIAL = frozenset("\\`()<>")
 _BLANK = " \t"
-#: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``)
-COMPOUND = frozenset({"if", "for", "while", "{", "()", "function"})
+#: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``, ``(``
+#: for a subshell)
+COMPOUND = frozenset({"if", "for", "while", "{", "()", "function", "("})
 #: a word in command position: group 1 the word, group 2 set for a function head ``NAME ()``
 _HEAD = re.compile(r"([^\s;&|()<>]+)(?=[\s;&|()<>]|$)([ \t]*\([ \t]*\))?")
 #: ``function NAME``, ``function NAME()``: group 1 the name
@@ -134,6 +137,9 @@ class _Reader:
         self.n = len(text)
         self.in_substitution = False
         self.compound = 0  # depth of compound commands around the current position
+        #: depth of ``( … )`` subshells around the current position: a ``)`` there ends the
+        #: word, the command and the list, as inside ``$(…)``
+        self.subshells = 0
         self.function: str | None = None
         self.functions: list[tuple[str, int, int]] = []
         self.continued = False  # the current word holds a backslash-newline inside quotes
@@ -158,7 +164,7 @@ class _Reader:
         need_command = False  # after `&&`, `||` or `|`
         while True:
             i = self._blanks(i, subst, newlines=True)
-            if i >= n or subst and text[i] == ")" or stop and self._reserved(i) in stop:
+            if i >= n or self._closes(i, subst) or stop and self._reserved(i) in stop:
                 if need_command or not items:
                     raise _Outside  # `a &&` / `a |` with nothing after, or nothing at all
                 break
@@ -166,6 +172,8 @@ class _Reader:
             if word == "!" and not need_command:  # `! PIPELINE`: bashlex's command starts after
                 i = self._blanks(i + 1, subst, newlines=False)
                 word = self._reserved(i)
+            if text.startswith("(", i) and not text.startswith("((", i) and not subst:
+                word = "("  # a subshell (`((`: arithmetic, read behind the masks)
             if word in COMPOUND and not subst:
                 i = self._compound(i, word, out)
             else:
@@ -173,7 +181,7 @@ class _Reader:
             items += 1
             need_command = False
             i = self._blanks(i, subst, newlines=False)
-            if i >= n or subst and text[i] == ")":
+            if i >= n or self._closes(i, subst):
                 break
             c = text[i]
             two = text[i:i + 2]
@@ -187,9 +195,9 @@ class _Reader:
                 and_or = need_command = True
                 i = self._after_operator(i + 2, subst)
                 pipeline_start = len(out)
-            elif c == "|" and two != "|&":
+            elif c == "|":  # (`|&`: `2>&1 |`)
                 need_command = True
-                i = self._after_operator(i + 1, subst)
+                i = self._after_operator(i + len("|&" if two == "|&" else "|"), subst)
             elif c == "&" and not subst:
                 background_at.append((out[pipeline_start].tokens[0].start,
                                       max(cmd.tokens[-1].end for cmd in out[pipeline_start:])))
@@ -233,6 +241,10 @@ class _Reader:
             pos = line_end + 1
         self.pending = []
         return min(pos, n)
+
+    def _closes(self, i: int, subst: bool) -> bool:
+        """Whether the ``)`` of the ``$(…)`` (``subst``) or subshell being read stands at ``i``."""
+        return (subst or self.subshells > 0) and self.text.startswith(")", i)
 
     def _after_operator(self, i: int, subst: bool) -> int:
         """Skip blanks, newlines and comment lines after ``&&``, ``||`` or ``|``; a command
@@ -281,8 +293,8 @@ class _Reader:
         return word if word in RESERVED else None
 
     def _compound(self, i: int, word: str, out: list[Command]) -> int:
-        """Read the compound command (``if``, ``for``, ``while``/``until``, ``{ }`` or a
-        function definition) at ``i`` into ``out``; the offset after it and its redirections.
+        """Read the compound command (``if``, ``for``, ``while``/``until``, ``{ }``, a ``( )``
+        subshell or a function definition) at ``i`` into ``out``; the offset after it and its redirections.
         Its redirections may not hold substitutions (bashlex does not walk them)."""
         self.compound += 1
         start = i
@@ -300,9 +312,9 @@ class _Reader:
         elif word == "if":
             i = self._group(i, "if", ("then",), out)
             i = self._group(i, "then", ("elif", "else", "fi"), out)
-            if self._reserved(i) == "elif":  # one: bashlex's walk misses a second one's body
+            while self._reserved(i) == "elif":
                 i = self._group(i, "elif", ("then",), out)
-                i = self._group(i, "then", ("else", "fi"), out)
+                i = self._group(i, "then", ("elif", "else", "fi"), out)
             if self._reserved(i) == "else":
                 i = self._group(i, "else", ("fi",), out)
             i = self._word(i, "fi")
@@ -319,6 +331,14 @@ class _Reader:
         elif word == "{":
             i = self._group(i, "{", ("}",), out)
             i = self._word(i, "}")
+        elif word == "(":
+            self.subshells += 1
+            commands, i = self.read_list(i + 1, False)
+            self.subshells -= 1
+            if not self.text.startswith(")", i):
+                raise _Outside
+            out.extend(commands)
+            i += 1
         else:
             raise _Outside
         self.compound -= 1
@@ -413,7 +433,7 @@ class _Reader:
         first_word: str | None = None
         while True:
             i = self._blanks(i, subst, newlines=False)
-            if i >= n or text[i] in ";&|\n" or text[i] == "#" or subst and text[i] == ")":
+            if i >= n or text[i] in ";&|\n" or text[i] == "#" or self._closes(i, subst):
                 break
             start = i
             doc = _HEREDOC.match(text, i)
@@ -492,11 +512,16 @@ class _Reader:
                 i = self._dollar(i, False, inner)
             elif c == "`":
                 i = self._backquoted(i, inner)
-            elif c == ")" and subst:
+            elif c == ")" and (subst or self.subshells):
                 return i
             elif c == "(" and ARRAY_HEAD.fullmatch(text, start, i) \
                     and not text.startswith("((", i):
                 i = self._array_end(i)
+            elif c == "\\" and i + 1 < n and text[i + 1] != "\n":
+                i += 2
+            elif c == "\\" and i > start and text.startswith(("\\\n ", "\\\n\t"), i) \
+                    and not self.in_substitution:
+                return i + 2  # (bashlex's word holds the backslash-newline that ends it)
             elif c in _SPECIAL:
                 raise _Outside
             else:
