@@ -366,10 +366,6 @@ class _Reader:
         else:
             self.functions[extra] = (s, e)
 
-    def _record(self, kind: int, s: int, e: int, ctx: _Ctx, extra: Any = None) -> None:
-        assert self.recorded is not None
-        self.recorded.append((kind, s, e, ctx, extra))
-
     def replay(self, events: tuple, base: int) -> None:
         """Apply a chunk's recording (:func:`chunk_events`) at offset ``base`` of the script."""
         moved: dict[int, _Ctx] = {}
@@ -554,8 +550,8 @@ class _Reader:
                 here = here.also(_negate(r) if r is not None else Tasks((), True))
             cond_ctx = _Ctx(here, ctx.in_loop, ctx.in_subshell, True, ctx.function,
                             ctx.statement)
-            for cn in conds:
-                self.walk(tree, cn, cond_ctx)
+            for cond in conds:
+                self.walk(tree, cond, cond_ctx)
             guard = self._condition(tree, conds[-1]) if len(conds) == 1 else None
             if conds:
                 refused.append(guard)
@@ -878,7 +874,9 @@ class _Recorder(_Reader):
     """A reader whose :meth:`emit` records (an override: a bound method kept on the reader
     made each recorder a reference cycle, left to the garbage collector)."""
 
-    emit = _Reader._record
+    def emit(self, kind: int, s: int, e: int, ctx: _Ctx, extra: Any = None) -> None:
+        assert self.recorded is not None
+        self.recorded.append((kind, s, e, ctx, extra))
 
     def __init__(self, script: Script, text: str):
         super().__init__(script, text)

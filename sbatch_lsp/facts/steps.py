@@ -198,7 +198,8 @@ def _step_cpus(job: Job, step: Step, comp: Component | None) -> int | None:
 def _gpus(step: Step, comp: Component | None,
           layout: Layout) -> tuple[int | None, int | None]:
     """GPUs per node and per task of a step: its own request, else the component's."""
-    per_task = gpu_count(step.opt("gpus-per-task")) if "gpus-per-task" in step.options else None
+    per_task: int | None = (gpu_count(step.opt("gpus-per-task")) if "gpus-per-task" in step.options
+                            else None)
     if "gpus-per-node" in step.options:
         return gpu_count(step.opt("gpus-per-node")), per_task
     if "gres" in step.options and "gpu" in (step.opt("gres") or ""):

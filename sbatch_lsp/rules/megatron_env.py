@@ -32,7 +32,7 @@ from ..facts.control import job_control
 from ..facts.framework import framework_runs, megatron_core_release
 from ..facts.steps import StepFacts, facts_of
 from ..facts.wrappers import unwrap, unwrap_all
-from ..shell.model import Command, Word
+from ..shell.model import Assignment, Command, Word
 from . import Related, Severity, finding, rule
 
 PIP = re.compile(r"^pip(\d+(\.\d+)?)?$")
@@ -388,7 +388,8 @@ def _pythonpath_checkout(job, sf: StepFacts, before: int) -> tuple[str, int, int
     """The ``PYTHONPATH`` entry in a Megatron-LM checkout that reaches the step's tasks (an
     exported batch-shell assignment, or one in the task's own command string): (the entry,
     the assignment's span), else None."""
-    cands = [a for a in job.script.assignments if a.name == "PYTHONPATH" and a.end <= before]
+    cands: list[Assignment] = [a for a in job.script.assignments
+                               if a.name == "PYTHONPATH" and a.end <= before]
     cands += [a for sc in sf.step.task_scripts for a in sc.assignments if a.name == "PYTHONPATH"]
     cands += [a for c in sf.step.task_commands for a in c.assignments if a.name == "PYTHONPATH"]
     for a in reversed(cands):

@@ -106,8 +106,8 @@ def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
         return ChunkReading(commands, None, None, None)
     try:
         masked = masks.apply_all(chunk_text)
-    except masks.MaskError as exc:
-        return ChunkReading(None, None, str(exc), None)
+    except masks.MaskError as mask_error:
+        return ChunkReading(None, None, str(mask_error), None)
     if len(masked) != len(chunk_text):
         masked = chunk_text
     if read_simple and masked != chunk_text:
