@@ -171,6 +171,16 @@ def _read_json(path: str) -> Any:
         return None
 
 
+def _matched_as(display: str, cfg: object) -> str:
+    """The real path the configuration's path patterns (``exclude``, ``per-file-ignores``)
+    are matched against for a file shown as ``display`` (lint() matches ``display`` from the
+    working directory), when it has any; else "" (nothing then depends on where it sits). Two
+    runs from different folders may show different files by the same path."""
+    if getattr(cfg, "exclude", None) or getattr(cfg, "per_file_ignores", None):
+        return os.path.realpath(display)
+    return ""
+
+
 class Cache:
     """The entries of one run: :meth:`get` before linting a file, :meth:`put` after.
 
@@ -207,7 +217,8 @@ class Cache:
                                                folder_for(cfg, self.cache_dir))
         _, digest, folder = known
         # NUL-separated: no path, view or digest holds a NUL
-        return folder, _sha256(str(SCHEMA), tool_digest(), digest, self.view, display, data)
+        return folder, _sha256(str(SCHEMA), tool_digest(), digest, self.view, display, data,
+                               _matched_as(display, cfg))
 
     def get(self, path: str, display: str, cfg: object) -> dict | None:
         """The stored report fields (:data:`FIELDS`) of ``path`` shown as ``display`` and

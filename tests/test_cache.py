@@ -614,3 +614,29 @@ def test_quick_arguments_are_the_parsers(argv):
 ])
 def test_other_shapes_are_left_to_the_parser(argv):
     assert cli._quick_args(argv) is None
+
+
+@pytest.mark.parametrize("key", ["per-file-ignores", "exclude"])
+def test_the_same_shown_path_in_another_folder_is_another_entry(tmp_path, capsys, monkeypatch,
+                                                                 key):
+    """lint() matches the configuration's path patterns against the shown path from the
+    working directory: a run from ``a/`` and one from ``b/`` that both name ``job.sbatch``
+    (same bytes, same configuration and cache folder) lint two files the patterns tell apart,
+    so neither may be served the other's entry."""
+    table = '[per-file-ignores]\n"a/**" = ["SB2"]\n' if key == "per-file-ignores" else \
+        'exclude = ["a/"]\n'
+    (tmp_path / ".sbatch-lint.toml").write_text(table)
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "job.sbatch").write_text(BAD)
+    run = ("--format", "concise", "job.sbatch")
+    fresh = {}
+    for name in ("a", "b"):
+        monkeypatch.chdir(tmp_path / name)
+        fresh[name] = lint_run(capsys, "--no-cache", *run)
+    assert fresh["a"] != fresh["b"]  # the patterns do tell them apart
+    for first, second in (("a", "b"), ("b", "a")):
+        store = tmp_path / f"cache-{first}"
+        for name in (first, second, first, second):
+            monkeypatch.chdir(tmp_path / name)
+            assert lint_run(capsys, "--cache-dir", str(store), *run) == fresh[name], name
