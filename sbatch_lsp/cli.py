@@ -17,19 +17,12 @@ from . import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
     from pathlib import Path
 
     from .cache import Cache
     from .config import Config
     from .convert import Converted
 
-EXTENSIONS = (".sbatch", ".slurm", ".sh")
-#: in a directory, files with these endings are another language's, whatever their comments say
-OTHER_LANGUAGES = (".md", ".rst", ".txt", ".py", ".ipynb", ".json", ".yaml", ".yml", ".toml",
-                   ".cfg", ".ini", ".html", ".js", ".ts", ".c", ".h", ".cpp", ".go", ".rs",
-                   ".java", ".r", ".R", ".jl", ".lua", ".pl", ".rb", ".csv", ".log", ".out")
-MAX_BYTES = 64 * 1024 * 1024
 EXIT_CODES = """exit codes:
   0  no finding at or above --fail-on (default: the configuration's fail-on, else warning),
      or --exit-zero
@@ -283,114 +276,10 @@ def _config_for(path: Path, args, cache: dict) -> Config:
     return cache[("config", found)]
 
 
-def _gitignore(root: Path):
-    specs = []
-    for gi in root.rglob(".gitignore"):
-        try:
-            lines = gi.read_text("utf-8", "replace").splitlines()
-        except OSError:
-            continue
-        import pathspec  # only for a folder holding a .gitignore (about 25 ms of a warm run)
-
-        specs.append((gi.parent, pathspec.PathSpec.from_lines("gitwildmatch", lines)))
-    return specs
-
-
-def _ignored(path: Path, specs) -> bool:
-    for base, spec in specs:
-        try:
-            rel = path.relative_to(base)
-        except ValueError:
-            continue
-        if spec.match_file(str(rel)) or any(spec.match_file(str(p) + "/") for p in rel.parents
-                                            if str(p) != "."):
-            return True
-    return False
-
-
-def discover(paths: list[str],
-             excluded: Callable[[Path, bool], bool] | None = None) -> list[str]:
-    """Files to lint: named files as given; in directories, ``*.sbatch``, ``*.slurm``, ``*.sh``
-    and any other file that is a job script (but not files of other languages, such as a
-    Markdown page titled "Sbatch tips"), honouring .gitignore files and ``excluded(path,
-    is_dir)`` (the configuration's exclude: an excluded folder is not entered); hidden folders
-    and ``node_modules`` are skipped."""
-    from pathlib import Path
-
-    def left_out(p: Path, is_dir: bool) -> bool:
-        return excluded is not None and excluded(p, is_dir)
-
-    out: list[str] = []
-    for p in paths:
-        if p == "-" or not os.path.isdir(p):
-            out.append(p)
-            continue
-        path = Path(p)
-        specs = _gitignore(path)
-        for dirpath, dirnames, filenames in os.walk(path):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
-                                 and d != "node_modules"
-                                 and not _ignored(Path(dirpath) / d, specs)
-                                 and not left_out(Path(dirpath) / d, True))
-            for name in sorted(filenames):
-                f = Path(dirpath) / name
-                if name.startswith(".") or _ignored(f, specs) or not f.is_file() \
-                        or left_out(f, False):
-                    continue
-                if name.endswith(EXTENSIONS):
-                    out.append(str(f))
-                    continue
-                if name.endswith(OTHER_LANGUAGES):
-                    continue
-                try:
-                    if f.stat().st_size > 1024 * 1024:
-                        continue
-                    head = f.read_bytes()
-                except OSError:
-                    continue
-                if b"\0" in head[:4096]:
-                    continue
-                from .source import is_job_script
-
-                if is_job_script(head.decode("utf-8", "replace")):
-                    out.append(str(f))
-    return out
-
-
 #: words people type as a subcommand that are options here: the hint a missing "file" gets
 SUBCOMMAND_LOOKALIKES = {"explain": "explain a rule, use `sbatch-lint --explain CODE`",
                          "rules": "list the rules, use `sbatch-lint --list-rules`",
                          "fix": "fix the files, use `sbatch-lint --fix FILE`"}
-
-
-def _read(path: str, stdin_data: bytes | None) -> tuple[str, str]:
-    """(text, encoding) of a file or of standard input; OSError or BinaryInputError."""
-    from pathlib import Path
-
-    from .source import decode_with_encoding, os_reason
-
-    if path == "-":
-        return decode_with_encoding(stdin_data or b"")
-    p = Path(path)
-    try:
-        if p.stat().st_size > MAX_BYTES:
-            raise OSError(f"file too large ({p.stat().st_size} bytes)")
-        data = p.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        raise OSError(os_reason(exc)) from None
-    return decode_with_encoding(data)
-
-
-def _write_atomic(path: str, text: str, encoding: str) -> None:
-    """Replace the file at ``path`` (through a symbolic link: the link stays) with ``text`` in
-    its own ``encoding``, via a temporary file in the same folder and a rename, keeping its
-    permission bits; the original stays untouched on any error."""
-    from pathlib import Path
-
-    from .atomic import replace_file  # (tempfile: not needed by a run that writes nothing)
-
-    p = Path(os.path.realpath(path))
-    replace_file(p, text.encode(encoding), p.stat().st_mode & 0o7777, durable=True)
 
 
 def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: bytes | None
@@ -403,10 +292,11 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         if path == "-" and args_d["fix"]:
             rep.fixed_script = stdin_data or b""
         return rep
+    from .files import read_file, write_atomic
     from .source import BinaryInputError, is_job_script
 
     try:
-        text, encoding = _read(path, stdin_data)
+        text, encoding = read_file(path, stdin_data)
     except BinaryInputError as exc:
         rep.error = f"{display}: not linted: {exc}"
         return rep
@@ -446,14 +336,14 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             if path == "-":
                 rep.fixed_script = outcome.text.encode(encoding)
             elif outcome.text != text:
-                _write_atomic(path, outcome.text, encoding)
+                write_atomic(path, outcome.text, encoding)
         elif args_d["add_noqa"]:
             from .fixer import add_noqa_text
             new_text, rep.fixed, result = add_noqa_text(text, display, cfg)
             if path == "-":
                 rep.fixed_script = new_text.encode(encoding)
             elif new_text != text:
-                _write_atomic(path, new_text, encoding)
+                write_atomic(path, new_text, encoding)
         else:
             result = lint(text, display, cfg)
         live_text = outcome.text if args_d["fix"] else text  # the job as it is left
@@ -589,6 +479,8 @@ def _main(argv: list[str]) -> int:
             return code
     args = _parser().parse_args(argv)
     from pathlib import Path
+
+    from .files import discover
 
     if args.explain:
         return _explain(args.explain)
@@ -784,10 +676,11 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
     2 unreadable; the unified diff (secrets masked); messages for standard error, each
     ``path:line:column: …``. With ``write`` the file is replaced atomically in its own encoding
     (the write path of ``--fix``); standard input is never written."""
+    from .files import read_file, write_atomic
     from .source import BinaryInputError
 
     try:
-        text, encoding = _read(path, stdin_data)
+        text, encoding = read_file(path, stdin_data)
     except BinaryInputError as exc:
         return 2, "", [f"{display}: not converted: {exc}"]
     except OSError as exc:
@@ -802,7 +695,7 @@ def convert_file(path: str, display: str, cfg: Config, write: bool,
     msgs += [f"{display}: note: {note}" for note in conv.notes]
     if write and path != "-":
         try:
-            _write_atomic(path, conv.text, encoding)
+            write_atomic(path, conv.text, encoding)
         except OSError as exc:
             return 2, conv.diff, msgs + [f"{display}: cannot write: {exc}"]
     return 0, conv.diff, msgs

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, ConfigError, find_config, load_file
+from ..files import MAX_BYTES
 from ..job import Job
 from ..secrets import Masker, credential_name, credential_values, mask
 from ..source import BinaryInputError, decode_with_encoding, is_job_script, os_reason, read_bounded
@@ -25,7 +26,6 @@ from .steps import StepFacts, facts_of
 
 #: 2: ``not_a_job_script`` added (components and steps are empty when it is set)
 SCHEMA_VERSION = 2
-MAX_BYTES = 64 * 1024 * 1024
 
 
 def not_a_job_script(job: Job) -> str | None:
