@@ -145,16 +145,23 @@ def folder_for(cfg: object, cache_dir: str | None) -> Path:
     return (Path(source).resolve().parent if source else Path.cwd()) / FOLDER
 
 
+def _bytes(path: str, limit: int | None = None) -> bytes | None:
+    """The bytes of the file at ``path``; None when it cannot be read or is larger than
+    ``limit`` bytes (None: any size)."""
+    try:
+        with open(path, "rb") as fh:
+            if limit is not None and os.fstat(fh.fileno()).st_size > limit:
+                return None
+            return fh.read()
+    except (OSError, ValueError):
+        return None
+
+
 def _digest(path: str, limit: int) -> str | None:
     """Hex SHA-256 of the bytes of the file at ``path``; None when it cannot be read or is
     larger than ``limit`` bytes."""
-    try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_size > limit:
-                return None
-            return hashlib.sha256(fh.read()).hexdigest()
-    except (OSError, ValueError):
-        return None
+    data = _bytes(path, limit)
+    return None if data is None else hashlib.sha256(data).hexdigest()
 
 
 def _sha256(*parts: str) -> str:
@@ -341,10 +348,8 @@ class Cache:
         home = None if self.config is None else os.path.realpath(self.config)
         for name in files:
             real = os.path.realpath(name)
-            try:
-                with open(name, "rb") as fh:
-                    text = fh.read()
-            except (OSError, ValueError):
+            text = _bytes(name)
+            if text is None:
                 parts += [name, real, "-"]
                 continue
             parts += [name, real, hashlib.sha256(text).hexdigest()]
