@@ -512,13 +512,15 @@ def _main(argv: list[str]) -> int:
 
     files = discover(args.paths, excluded)
     jobs = []
-    # the folder whose configuration a file gets (None: no such file, the current one's)
+    # the folder whose configuration a file gets (None: no such file, the current one's),
+    # real as find_config resolves it (``link/../job.sbatch`` is in the target's parent)
     per_folder: dict[str | None, Config] = {}
     for f in files:
         display = args.stdin_filename if f == "-" and args.stdin_filename else f
         named = (args.stdin_filename or ".") if f == "-" else f
-        where = os.path.abspath(named) if os.path.isdir(named) else \
-            os.path.dirname(os.path.abspath(named)) if os.path.exists(named) else None
+        where = os.path.realpath(named) if os.path.isdir(named) else \
+            os.path.realpath(os.path.dirname(named) or os.curdir) if os.path.exists(named) \
+            else None
         cfg = per_folder.get(where)
         if cfg is None:
             cfg = per_folder[where] = _config_for(Path(named if where else "."), args, cache)

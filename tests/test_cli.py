@@ -344,3 +344,29 @@ def test_a_subcommand_lookalike_gets_the_option_it_means(tmp_path, monkeypatch, 
     assert "explain: cannot read: no such file (to explain a rule, use `sbatch-lint --explain " \
         "CODE`)" in err
     assert "SB201: cannot read: no such file\n" in err
+
+
+def test_a_file_named_through_a_symbolic_link_and_dotdot_gets_its_real_folders_config(
+        tmp_path, monkeypatch):
+    """``link/../job.sbatch`` opens the file in the folder above the link's target (the kernel
+    resolves ``..`` after the link), and the configuration found for it is that folder's: the
+    run's per-folder memo must not hand it the configuration of the folder the path reads as
+    (before, it was keyed by the lexical absolute path, and the file named second got the
+    first file's configuration)."""
+    (tmp_path / "real" / "inner").mkdir(parents=True)
+    (tmp_path / "real" / ".sbatch-lint.toml").write_text('ignore = ["SB"]\n')
+    (tmp_path / "real" / "job.sbatch").write_text(BAD)
+    (tmp_path / "job.sbatch").write_text(BAD)
+    (tmp_path / "link").symlink_to(tmp_path / "real" / "inner")
+    monkeypatch.chdir(tmp_path)
+    for names in (["job.sbatch", "link/../job.sbatch"], ["link/../job.sbatch", "job.sbatch"]):
+        r = run(["--no-cache", "--format", "json", *names])
+        found = {item["path"] for item in json.loads(r.stdout)}
+        assert found == {"job.sbatch"}, names  # the real folder's configuration ignores all
+    # a link to a file is in the link's folder (find_config starts from the link's parent)
+    (tmp_path / "real" / "to-top.sbatch").symlink_to(tmp_path / "job.sbatch")
+    (tmp_path / "to-real.sbatch").symlink_to(tmp_path / "real" / "job.sbatch")
+    for names, linted in ((["real/job.sbatch", "to-real.sbatch"], "to-real.sbatch"),
+                          (["job.sbatch", "real/to-top.sbatch"], "job.sbatch")):
+        r = run(["--no-cache", "--format", "json", *names])
+        assert {item["path"] for item in json.loads(r.stdout)} == {linted}, names
