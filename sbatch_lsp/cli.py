@@ -67,7 +67,7 @@ class FileReport:
     job_script: bool = True  # False: read, but not a job script, so no rule applies
     excluded: bool = False  # the configuration's exclude names it: not read
     #: what the lint read besides the file (sbatch_lsp/cache.dependencies), for the cache
-    #: (None when the run stores nothing: ``args_d["cache"]`` false)
+    #: (None when the run stores nothing: ``RunOptions.cache`` false)
     elsewhere: dict | None = None
 
     def __init__(self, path: str, **fields) -> None:
@@ -76,6 +76,23 @@ class FileReport:
             if name.startswith("_") or not hasattr(FileReport, name):
                 raise TypeError(f"FileReport has no field {name!r}")
             setattr(self, name, value)
+
+
+class RunOptions:
+    """What :func:`process` needs of the command line, the same for every file of a run (a
+    plain class, as :class:`FileReport`: it crosses to the worker processes). ``format`` is
+    ``--format``; ``root``: the repository root (``--format gitlab`` only); ``cache``: the
+    run stores entries, so a report records what the lint read besides the file."""
+
+    __slots__ = ("fix", "diff", "unsafe", "add_noqa", "live", "format", "color", "root",
+                 "cache")
+
+    def __init__(self, fix: bool = False, diff: bool = False, unsafe: bool = False,
+                 add_noqa: bool = False, live: bool = False, format: str = "text",
+                 color: bool = False, root: str | None = None, cache: bool = True) -> None:
+        self.fix, self.diff, self.unsafe, self.add_noqa, self.live = \
+            fix, diff, unsafe, add_noqa, live
+        self.format, self.color, self.root, self.cache = format, color, root, cache
 
 
 def _positive(value: str) -> int:
@@ -282,14 +299,14 @@ SUBCOMMAND_LOOKALIKES = {"explain": "explain a rule, use `sbatch-lint --explain 
                          "fix": "fix the files, use `sbatch-lint --fix FILE`"}
 
 
-def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: bytes | None
+def process(path: str, display: str, cfg: Config, opts: RunOptions, stdin_data: bytes | None
             ) -> FileReport:
     """Lint (and maybe fix) one file; never raises."""
     rep = FileReport(display)
     if (path != "-" or display != "-") and cfg.excluded(display if path == "-" else path):
         # named on the command line (pre-commit names every staged file) but excluded
         rep.items, rep.excluded = [], True
-        if path == "-" and args_d["fix"]:
+        if path == "-" and opts.fix:
             rep.fixed_script = stdin_data or b""
         return rep
     from .files import read_file, write_atomic
@@ -310,7 +327,7 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         # passes every shell script, and importing the parsers is most of a run's time)
         rep.items = []
         rep.job_script = False
-        if path == "-" and (args_d["fix"] or args_d["add_noqa"]):
+        if path == "-" and (opts.fix or opts.add_noqa):
             rep.fixed_script = text.encode(encoding)
         return rep
     _collect_less()  # (once per process, and only when a job script is linted)
@@ -320,24 +337,24 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
     from .lint import lint
 
     try:
-        if args_d["diff"]:
+        if opts.diff:
             # nothing changes: report (and exit on) the file as it is, and show the fixes
-            outcome = fix_text(text, display, cfg, unsafe=args_d["unsafe"])
+            outcome = fix_text(text, display, cfg, unsafe=opts.unsafe)
             result = outcome.before
             import difflib
 
             d = "".join(difflib.unified_diff(text.splitlines(True), outcome.text.splitlines(True),
                                              display, display))
             rep.diff = result.mask(outcome.result.mask(d))
-        elif args_d["fix"]:
-            outcome = fix_text(text, display, cfg, unsafe=args_d["unsafe"])
+        elif opts.fix:
+            outcome = fix_text(text, display, cfg, unsafe=opts.unsafe)
             result = outcome.result
             rep.fixed = outcome.applied
             if path == "-":
                 rep.fixed_script = outcome.text.encode(encoding)
             elif outcome.text != text:
                 write_atomic(path, outcome.text, encoding)
-        elif args_d["add_noqa"]:
+        elif opts.add_noqa:
             from .fixer import add_noqa_text
             new_text, rep.fixed, result = add_noqa_text(text, display, cfg)
             if path == "-":
@@ -346,8 +363,8 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
                 write_atomic(path, new_text, encoding)
         else:
             result = lint(text, display, cfg)
-        live_text = outcome.text if args_d["fix"] else text  # the job as it is left
-        if args_d.get("live"):
+        live_text = outcome.text if opts.fix else text  # the job as it is left
+        if opts.live:
             from .live import LiveError, with_live
             try:
                 result = with_live(result, live_text, path if path != "-" else display, cfg)
@@ -361,10 +378,10 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
             f"{display}: internal error: {type(exc).__name__}: {exc}")
         return rep
     rep.remaining = len(result.diagnostics)
-    if args_d.get("cache", True):  # (the cache's record alone reads it)
+    if opts.cache:  # (the cache's record alone reads it)
         rep.elsewhere = dependencies(result.elsewhere, display)
     rep.worst = max((int(d.severity) for d in result.diagnostics), default=0)
-    fmt = args_d["format"]
+    fmt = opts.format
     if fmt == "json":
         rep.items = output.to_json_obj(result, display)
     elif fmt == "sarif":
@@ -373,13 +390,13 @@ def process(path: str, display: str, cfg: Config, args_d: dict, stdin_data: byte
         from pathlib import Path
 
         from .gitlab import to_gitlab_issues
-        rep.items = to_gitlab_issues(result, display, Path(args_d["root"]))
+        rep.items = to_gitlab_issues(result, display, Path(opts.root))
     elif fmt == "github":
         rep.text_out = output.format_github(result, display)
     elif fmt == "concise":
         rep.text_out = output.format_concise(result, display)
     else:
-        rep.text_out = output.format_text(result, display, args_d["color"])
+        rep.text_out = output.format_text(result, display, opts.color)
     return rep
 
 
@@ -528,21 +545,20 @@ def _main(argv: list[str]) -> int:
     if args.convert:
         return _convert_all(jobs, args, stdin_data)
     color = _color(args)
-    args_d = {"fix": args.fix, "diff": args.diff, "unsafe": args.unsafe_fixes,
-              "add_noqa": args.add_noqa, "live": args.live,
-              "format": args.format, "color": color, "root": None}
+    opts = RunOptions(args.fix, args.diff, args.unsafe_fixes, args.add_noqa, args.live,
+                      args.format, color)
     if args.format == "gitlab":
         from .gitlab import repository_root
-        args_d["root"] = str(repository_root())
+        opts.root = str(repository_root())
     from .cache import FIELDS
 
     store = None if args.no_cache or args.fix or args.diff or args.add_noqa or args.live else \
         linked if linked is not None and vars(args) == vars(quick) else \
-        _cache(args, color, args_d["root"])
-    args_d["cache"] = store is not None
+        _cache(args, color, opts.root)
+    opts.cache = store is not None
     found = [store.get(f, d, c) if store else None for f, d, c in jobs]
     todo = [job for job, hit in zip(jobs, found, strict=True) if hit is None]
-    done = iter(_process_all(todo, args_d, stdin_data, args.jobs or cpus()))
+    done = iter(_process_all(todo, opts, stdin_data, args.jobs or cpus()))
     reports = [FileReport(job[1], **hit) if hit is not None else next(done)
                for job, hit in zip(jobs, found, strict=True)]
     if store:
@@ -597,7 +613,7 @@ def _quick_run(args) -> tuple[int | None, Cache | None]:
     return _report(reports, jobs, args), None
 
 
-def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: bytes | None,
+def _process_all(jobs: list[tuple[str, str, Config]], opts: RunOptions, stdin_data: bytes | None,
                  n: int) -> list[FileReport]:
     """:func:`process` over ``jobs`` (path, shown path, configuration), in ``n`` processes
     when there are at least :data:`PARALLEL_MIN_FILES`; the reports in the order of ``jobs``
@@ -615,10 +631,10 @@ def _process_all(jobs: list[tuple[str, str, Config]], args_d: dict, stdin_data: 
             preload()  # and detect-secrets' formats, which a lint loads on first need
 
         with ProcessPoolExecutor(max_workers=n) as ex:
-            return list(ex.map(process, *zip(*[(f, d, c, args_d, stdin_data)
+            return list(ex.map(process, *zip(*[(f, d, c, opts, stdin_data)
                                                 for f, d, c in jobs], strict=True),
                                chunksize=max(1, min(8, len(jobs) // (4 * n)))))
-    return [process(f, d, c, args_d, stdin_data) for f, d, c in jobs]
+    return [process(f, d, c, opts, stdin_data) for f, d, c in jobs]
 
 
 #: allocations between the collector's young collections while linting (Python's default is

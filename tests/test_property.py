@@ -6,7 +6,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sbatch_lsp.cli import process
+from sbatch_lsp.cli import RunOptions, process
 from sbatch_lsp.config import Config
 from sbatch_lsp.lint import lint
 
@@ -92,9 +92,8 @@ def test_engine_never_fails(text):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(script())
 def test_json_output_valid(text):
-    args = {"fix": False, "diff": False, "unsafe": False, "format": "json", "color": False,
-            "add_noqa": False}
-    rep = process("-", "gen.sbatch", Config(), args, text.encode("utf-8", "surrogatepass"))
+    rep = process("-", "gen.sbatch", Config(), RunOptions(format="json"),
+                  text.encode("utf-8", "surrogatepass"))
     if "\x00" in text and rep.error is not None:
         # a mutation can insert a NUL: with over 1% NUL bytes the CLI says the file is binary
         # (no traceback); a rarer NUL is linted like any text (SB100 reports it)
