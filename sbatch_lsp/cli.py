@@ -389,8 +389,9 @@ def process(path: str, display: str, cfg: Config, opts: RunOptions, stdin_data: 
     elif fmt == "gitlab":
         from pathlib import Path
 
-        from .gitlab import to_gitlab_issues
-        rep.items = to_gitlab_issues(result, display, Path(opts.root))
+        from .gitlab import repository_root, to_gitlab_issues
+        root = Path(opts.root) if opts.root is not None else repository_root()
+        rep.items = to_gitlab_issues(result, display, root)
     elif fmt == "github":
         rep.text_out = output.format_github(result, display)
     elif fmt == "concise":
