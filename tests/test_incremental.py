@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import os
 import random
 import threading
@@ -617,3 +618,51 @@ def test_edits_that_change_what_unchanged_chunks_read_or_where_they_sit(edit):
     same_both_ways(edited)
     same_both_ways(text)
     same_both_ways(edited)
+
+
+def _chunks(scanned) -> tuple:
+    chunks, comments = scanned
+    return [(c.start, c.end, c.text, c.unterminated) for c in chunks], comments
+
+
+def test_a_rescan_gives_the_scan_and_keeps_the_chunks_outside_the_edit():
+    """chunker.rescan re-scans from the chunk an edit touches to where the chunking meets the
+    previous text's again: each version's chunks and comments are those of a scan afresh, with
+    the chunks before the edit the previous call's objects. The edits open and close a
+    here-document and a compound command (the chunks after them change), add and remove lines
+    (the chunks after them move), and leave a here-document open at the end of the text (an
+    unterminated chunk that lines added after it close)."""
+    head = "#!/bin/bash\n#SBATCH --nodes=2\n# setup\nexport A=1  # a\n"
+    tail = "srun hostname\nfor i in 1 2; do\n  echo $i  # loop\ndone\necho end\n"
+    versions = [head + "x=1\n" + tail,
+                head + "x=12\n" + tail,  # a character typed
+                head + "cat <<EOF\nx=12\n" + tail,  # a here-document opened: all of it a body
+                head + "cat <<EOF\nx=12\nEOF\n" + tail,  # and closed
+                head + "if true; then\nx=12\n" + tail,  # a compound command left open
+                head + "if true; then\nx=12\nfi\n\n\n" + tail,  # closed, blank lines added
+                head + tail,  # lines removed
+                head + tail + "cat <<EOF\nbody",  # a here-document open at the end
+                head + tail + "cat <<EOF\nbody\nEOF\necho after\n",  # closed by lines added
+                "# comment\n" + head + tail]  # a line added before everything
+    chunker.rescan(versions[0])
+    for before, text in itertools.pairwise(versions):
+        previous = chunker.rescan(before)[0]
+        got = chunker.rescan(text)
+        assert _chunks(got) == _chunks(chunker.scan(text)), text
+        kept = [c for c in got[0] if any(c is p for p in previous)]
+        assert kept == got[0][:len(kept)]
+        line = text.count("\n", 0, len(os.path.commonprefix([before, text])))
+        assert len(kept) == len([c for c in got[0] if c.end <= line and not c.unterminated])
+
+
+def test_a_rescan_after_a_typed_character_reads_only_its_line(monkeypatch):
+    """A character typed in a one-line chunk: the rescan reads that line and stops at the next,
+    the rest are the previous text's chunks, moved by no line."""
+    text = "#!/bin/bash\n" + "".join(f"echo {k}\nsrun step {k}\n" for k in range(50))
+    chunker.rescan(text)
+    read = []
+    alone = chunker._alone
+    monkeypatch.setattr(chunker, "_alone", lambda line: read.append(line) or alone(line))
+    edited = text.replace("echo 25\n", "echo 25x\n")
+    assert _chunks(chunker.rescan(edited)) == _chunks(chunker.scan(edited))
+    assert read[:1] == ["echo 25x"] and len(read) == 1 + 100  # (then the scan afresh: all)

@@ -129,11 +129,15 @@ class _Copy:
             for h, kept in zip(c.heredocs, lists[1], strict=True):
                 self.made[id(h)] = kept
         self.shared[id(c)] = lists
-        words, heredocs, redirects = lists
-        new = Command(words, [], c.start + b, c.end + b, heredocs=heredocs,
-                      function=c.function, in_substitution=c.in_substitution,
-                      background=c.background, script=self.script, runs=c.runs,
-                      calls=c.calls, call=c.call, redirects=redirects)
+        # (a copy of the fields, as for an Expansion: a Command's ``__init__`` sets a dozen)
+        fields = c.__dict__.copy()
+        fields["words"], fields["heredocs"], fields["redirects"] = lists
+        fields["start"] += b
+        fields["end"] += b
+        fields["nested"] = []
+        new = _new(Command)
+        new.__dict__ = fields
+        new.script = self.script
         self.made[id(c)] = new
         new.assignments = [self.assignment(a) for a in c.assignments]
         return new

@@ -175,13 +175,14 @@ class _Builder:
     def build(self) -> Script:
         text = self.text
         line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        chunks, comments = chunker.scan(text)
+        # in the script's own text (no nested string) a chunk's model is a function of its
+        # text placed at its start: the fragment memo reads each distinct chunk once; the
+        # chunker re-scans only what changed since the text it read last (a version before)
+        memo = self.tmap.offsets is None and not self.tmap.early and USE_FRAGMENTS
+        chunks, comments = (chunker.rescan if memo else chunker.scan)(text)
         self.script.comments = [self.tmap.orig_span(line_starts[ln] + col, line_starts[ln + 1] - 1
                                                     if ln + 1 < len(line_starts) else len(text))
                                 for ln, col in comments]
-        # in the script's own text (no nested string) a chunk's model is a function of its
-        # text placed at its start: the fragment memo reads each distinct chunk once
-        memo = self.tmap.offsets is None and not self.tmap.early and USE_FRAGMENTS
         for ch in chunks:
             s = line_starts[ch.start - 1]
             e = line_starts[ch.end] - 1 if ch.end < len(line_starts) else len(text)
