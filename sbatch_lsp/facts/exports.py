@@ -24,6 +24,8 @@ from ..shell.model import Assignment, Command, Script, Word, allexport_toggles
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
 EXPORT, UNEXPORT, UNSET, ASSIGNED = "export", "unexport", "unset", "assign"
+#: the commands that change a variable's export attribute (:meth:`Exports._command`)
+BUILTINS = frozenset({"set", "unset", "export", "declare", "typeset", "readonly"})
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,8 @@ class Exports:
             if not cmd.words:
                 for a in cmd.assignments:  # a standalone NAME=v
                     self._add(Event(a.name, a.start, ASSIGNED))
-                continue
-            self._command(cmd)
+            elif cmd.words[0].value in BUILTINS:
+                self._command(cmd)
         for found in self.events.values():
             found.sort(key=lambda e: e.at)
         self.allexport.sort()
