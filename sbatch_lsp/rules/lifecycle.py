@@ -630,7 +630,7 @@ def status_read_too_late(job: Job) -> Iterator[Diagnostic]:
     statements = _statements(job)
     name = None
     for k, (_span, cmds) in enumerate(statements):
-        first = min(cmds, key=lambda c: c.start)
+        first = cmds[0] if len(cmds) == 1 else min(cmds, key=lambda c: c.start)  # (most: one)
         reads = _status_reads(first)
         if not reads:
             continue
