@@ -147,7 +147,8 @@ def _unquoted_heredoc(job, offset: int) -> str | None:
     text = job.source.text
     for h in job.script.heredocs:
         if not h.quoted and h.start <= offset < h.end:
-            return text[h.end:].split("\n", 1)[0].strip() or "EOF"
+            eol = text.find("\n", h.end)  # (not text[h.end:]: a copy of the rest per finding)
+            return text[h.end:eol if eol >= 0 else len(text)].strip() or "EOF"
     return None
 
 
