@@ -44,3 +44,19 @@ def test_work_in_a_span():
     assert _work_in(job, at("torchrun"), len(TEXT))               # a launcher
     assert _work_in(job, at("run a.py"), at("srun python b.py"))  # a step through a call
     assert not _work_in(job, len(TEXT), len(TEXT) + 5)
+
+
+def test_only_exit_follows_an_offset():
+    """At most one bare ``exit``/``exit $?`` after the offset among the batch script's own
+    commands (a command substitution's are not counted), whatever the model's order."""
+    from sbatch_lsp.rules.lifecycle import _only_exit_follows
+
+    text = ("#!/bin/bash\n#SBATCH --nodes=1\nsrun a | tee log\nX=$(date)\necho \"$X\"\n"
+            "srun b | tee log\nexit $?\n")
+    job = job_of(text, "t.sbatch")
+    at = text.index
+    assert _only_exit_follows(job, at("exit $?"))
+    assert _only_exit_follows(job, len(text))
+    assert not _only_exit_follows(job, at("srun b"))  # srun b and the exit
+    assert not _only_exit_follows(job, at("echo"))
+    assert not _only_exit_follows(job, at("X=$(date)") + 2)  # $(date)'s not counted, echo is

@@ -177,8 +177,9 @@ def _rest_is_quiet(job: Job, ctl: Control, after: int) -> bool:
 def _only_exit_follows(job: Job, after: int) -> bool:
     """Whether the batch script's commands after ``after`` are at most a bare ``exit`` or
     ``exit $?`` (which keep the status of what ran before them)."""
-    rest = [c for c in job.script.commands if c.start >= after and not c.in_substitution
-            and c.runs is None]
+    ordered = job.derived(_own_commands)
+    k = bisect_left(ordered, after, key=lambda c: c.start)
+    rest = ordered[k:]
     return len(rest) <= 1 and all(
         c.name == "exit" and [w.text for w in c.words[1:]] in ([], ["$?"], ['"$?"'])
         for c in rest)
@@ -351,6 +352,14 @@ def pipeline_hides_failure(job: Job) -> Iterator[Diagnostic]:
             "before it", related=[Related(last.start, last.end, "the pipeline's status is this "
                                           "command's")],
             fixes=[_pipefail_fix(job, p.start)], severity=severity)
+
+
+def _own_commands(job: Job) -> list[Command]:
+    """For :func:`_only_exit_follows`, once per job (it is asked for each pipeline): the batch
+    script's commands that are not in a command substitution nor run a generated body, by
+    start."""
+    return sorted((c for c in job.script.commands if not c.in_substitution and c.runs is None),
+                  key=lambda c: c.start)
 
 
 def _pipeline_work(job: Job, start: int, end: int) -> Command | None:
