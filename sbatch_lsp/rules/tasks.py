@@ -228,10 +228,9 @@ def _nnodes_mismatch(job, sf: StepFacts) -> Iterator[Diagnostic]:
 def _world_size_mismatch(job, sf: StepFacts) -> Iterator[Diagnostic]:
     tasks = sf.layout.tasks
     assert tasks is not None
-    job_tasks = _job_size(job, sf)[1]
 
-    def partial(n: int) -> bool:
-        return n > tasks and _partial(tasks, job_tasks, n)
+    def partial(n: int) -> bool:  # (the component's size only then: most steps never ask)
+        return n > tasks and _partial(tasks, _job_size(job, sf)[1], n)
 
     var = sf.env.get("WORLD_SIZE")
     if var is not None and var.exported and var.value is not None:
