@@ -218,6 +218,7 @@ def mask(value: str) -> str:
     return (m.group(1) if m else "") + "****"
 
 
+@lru_cache(maxsize=4096)  # (asked for every expansion a rule follows: names repeat)
 def credential_name(name: str) -> bool:
     """``HF_TOKEN``, ``WANDB_API_KEY``, ``redis_password`` …, but not ``HF_TOKEN_FILE``,
     ``SECRETS_DIR``, ``TOKENIZER`` or ``MAX_NEW_TOKENS``."""

@@ -36,6 +36,7 @@ launcher assembled from several variables, strings nested two deep).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from .diagnostics import Edit, Fix, apply_edits
@@ -45,7 +46,7 @@ from .facts.layout import sole_reference as _sole_reference
 from .job import Job, Step
 from .facts.wrappers import base as _base
 from .launchers import TORCHRUN_MODULES, Launch
-from .shell.model import Command, Word
+from .shell.model import Command, Word, command_words
 
 RANK_VARS = ("RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS "
              "LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE")
@@ -135,7 +136,7 @@ class _Planner:
         self.refusals: list[Refusal] = []
         self.notes: list[str] = []
         self.rank: dict[Edit, int] = {}
-        self._batch: list[tuple[int, int, Word]] | None = None
+        self._batch: _WordIndex | None = None
 
     # ---- helpers ----------------------------------------------------------------------------
     def refuse(self, message: str, where=None) -> None:
@@ -173,24 +174,23 @@ class _Planner:
                 vw = step.options.get(name)
                 self.drop_word(ow.start, vw.end if vw is not None and vw is not ow else ow.end)
 
-    def batch_words(self) -> list[tuple[int, int, Word]]:
-        """The batch shell's words in order as (start, end, word), offsets in the script: each
-        command's argv and prefix assignment values, then the values of the script's
-        assignments; gathered once per plan (:meth:`context` scans them for each launcher)."""
+    def batch_words(self) -> "_WordIndex":
+        """The batch shell's words, indexed by offset: each command's argv and prefix
+        assignment values, then the values of the script's assignments; gathered once per plan
+        (:meth:`context` looks launchers up in them)."""
         if self._batch is None:
             script = self.job.script
-            words = [w for cmd in script.commands for w in cmd.all_words()]
+            words = command_words(script.commands)
             words += [a.value for a in script.assignments if a.value is not None]
-            self._batch = [(w.start, w.end, w) for w in words]
+            self._batch = _WordIndex(words)
         return self._batch
 
     def context(self, offset: int) -> tuple[Word, str] | None:
-        """The batch-shell word holding ``offset`` and how the batch shell quotes that
-        character there (``unquoted``, ``single``, ``double``, ``ansi``)."""
-        for start, end, w in self.batch_words():
-            if start <= offset < end and self.text[start:end] == w.text:
-                return w, _quoting(w.text, offset - start)
-        return None
+        """The batch-shell word holding ``offset`` (the first in :meth:`batch_words`' order
+        whose text is its source text there) and how the batch shell quotes that character
+        there (``unquoted``, ``single``, ``double``, ``ansi``)."""
+        w = self.batch_words().holding(offset, self.text)
+        return (w, _quoting(w.text, offset - w.start)) if w is not None else None
 
     def nested_text(self, inner: str, where: Word, anchor: int) -> str | None:
         """``inner`` (text as the task's shell must read it) written into a command string
@@ -260,11 +260,7 @@ class _Planner:
         script = self.job.script
         seen = {s.launch.anchor.start for s in sites}
         for cmd in script.walk():
-            # the first word naming torchrun (both names hold "torch": the regex only for a
-            # word that may be one), then whether the command is one to look at
-            named = next((w for w in cmd.words if w.value is not None and "torch" in w.value
-                          and (LAUNCHER_WORD.fullmatch(_base(w)) or
-                               w.value in TORCHRUN_MODULES)), None)
+            named = _naming_torchrun(cmd.words)
             if named is None or _base(cmd.words[0]) in LOOKUPS:
                 continue  # `which torchrun`, `echo torchrun …`
             if cmd.words[0].start in seen or any(w.start in seen for w in cmd.words[:8]):
@@ -636,6 +632,43 @@ class _Planner:
                     continue
                 add = text
             self.edit(step.srun.end, step.srun.end, add)
+
+
+def _naming_torchrun(words: list[Word]) -> Word | None:
+    """The first of ``words`` naming torchrun (``torchrun``, ``torch.distributed.run|launch``),
+    or None. Both names hold "torch": the regex only for a word that may be one (a plain loop:
+    it runs over every command of the script)."""
+    for w in words:
+        v = w.value
+        if v is not None and "torch" in v and (LAUNCHER_WORD.fullmatch(_base(w)) or
+                                               v in TORCHRUN_MODULES):
+            return w
+    return None
+
+
+class _WordIndex:
+    """Words (in a given order) looked up by the offsets they span, in O(log n) plus the words
+    starting within the longest word's length before the offset."""
+
+    def __init__(self, words: list[Word]):
+        self.words = words
+        starts = [w.start for w in words]
+        self.order = sorted(range(len(words)), key=starts.__getitem__)  # stable: order kept
+        self.starts = [starts[k] for k in self.order]
+        self.longest = max([w.end - w.start for w in words], default=0)
+
+    def holding(self, offset: int, text: str) -> Word | None:
+        """The first word (in the given order) with ``start <= offset < end`` whose text is
+        ``text[start:end]`` (a verbatim slice of the source), or None."""
+        found = None
+        k = bisect_right(self.starts, offset) - 1
+        while k >= 0 and self.starts[k] > offset - self.longest:  # start > offset - longest
+            i = self.order[k]                                       # <=> it may reach offset
+            w = self.words[i]
+            if offset < w.end and (found is None or i < found) and text[w.start:w.end] == w.text:
+                found = i
+            k -= 1
+        return self.words[found] if found is not None else None
 
 
 def _quoting(text: str, k: int) -> str:

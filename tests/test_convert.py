@@ -579,3 +579,23 @@ def test_a_replaced_master_address_or_port_is_said():
     assert conv.notes.count("the launcher's --master-port=29533 is replaced by the exported "
                             "MASTER_PORT; set MASTER_PORT yourself if that value matters") == 1
     assert not any("--master-addr" in n for n in conv.notes)  # it named the variable itself
+
+
+def test_word_index_gives_the_first_word_in_order_holding_an_offset():
+    """srun_native's batch-word lookup (:class:`_WordIndex`): of the words spanning an offset,
+    the first in the given order whose text is the source's there, whatever their starts."""
+    from sbatch_lsp.shell.model import Word
+    from sbatch_lsp.srun_native import _WordIndex
+
+    text = 'export A="x y"; echo "$A" tail'
+    whole = Word('A="x y"', 7, 14, None)   # the command's word
+    value = Word('"x y"', 9, 14, "x y")    # the assignment's value inside it
+    moved = Word("q", 22, 23, "q")         # not the source's text at its span: never given
+    echo = Word('"$A"', 21, 25, None)
+    index = _WordIndex([echo, moved, whole, value])
+    assert index.holding(10, text) is whole
+    assert _WordIndex([value, whole]).holding(10, text) is value
+    assert index.holding(8, text) is whole and index.holding(7, text) is whole
+    assert index.holding(22, text) is echo
+    assert index.holding(14, text) is None and index.holding(40, text) is None
+    assert _WordIndex([]).holding(0, text) is None

@@ -54,6 +54,22 @@ def test_export_state_follows_the_offset():
     assert ex.exported("N")  # at some point
 
 
+def test_export_state_before_and_after_each_of_many_events():
+    """The state just before an offset, an event at the offset itself excluded: export, unset,
+    set -a assignments, export -n, declare -x, each read at its line's start and end."""
+    lines = ["N=0", "export N", "unset N", "N=1", "set -a", "N=2", "set +a", "export -n N",
+             "declare -x N=3", "unset N", "N=4"]
+    text = "\n".join(lines) + "\n"
+    ex = Exports(parse_script(text))
+    after = [False, True, False, False, False, True, True, False, True, False, False]
+    at = 0
+    for k, line in enumerate(lines):
+        assert ex.exported("N", at) is (after[k - 1] if k else False), line
+        assert ex.exported("N", at + len(line)) is after[k], line
+        at += len(line) + 1
+    assert ex.exported("N") and not ex.exported("M") and not ex.exported("M", 5)
+
+
 def _job(text: str, version: str | None = None):
     config = Config(profile=Profile(slurm_version=version)) if version else Config()
     return job_for("#!/bin/bash\n" + text, "job.sbatch", config)

@@ -80,3 +80,23 @@ def test_a_sourced_file_that_is_read_is_not_opaque(tmp_path):
     text = HEAD + "source ./env.sh\npython train.py\n"
     r = lint(text, str(tmp_path / "job.sbatch"))
     assert [d.severity for d in r.diagnostics if d.code == "SB205"] == [Severity.WARNING]
+
+
+@pytest.mark.parametrize("line", [
+    "ray start --address=head:6379 --block",
+    "timeout 2h ray start --address head:6379",
+    "nohup dask worker tcp://$SCHED:8786",
+    "env X=1 dask-worker $SCHED",
+    "ray start --head --port 6379",
+    "python train.py",
+    "/opt/bin/ray start --address=h:1",
+])
+def test_agent_test_agrees_with_node_agent_through_wrappers(line):
+    """reach's one-test filter of the commands that can be no agent gives what node_agent
+    gives on the unwrapped argv."""
+    from sbatch_lsp.facts.reach import _agent_of, node_agent
+    from sbatch_lsp.facts.wrappers import unwrap
+
+    words = job_of(HEAD + line + "\n", "t.sbatch").script.commands[-1].words
+    assert _agent_of(words) == node_agent(unwrap(words))
+    assert (_agent_of(words) is not None) == ("--head" not in line and "python" not in line)

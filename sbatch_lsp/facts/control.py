@@ -474,8 +474,9 @@ class _Reader:
 
         def start_in(call: Command) -> bool:  # the call is one of this background's commands
             return s <= call.start < e
-        for c in cmds + [c for c in self.script.commands if called and c.function in called
-                         and (c.call is None or start_in(c.call))]:
+        bodies = [c for c in self.script.commands if c.function in called and
+                  (c.call is None or start_in(c.call))] if called else []
+        for c in cmds + bodies:
             # (a function called once in the background runs its body there: shell/parse.py
             # put the call's arguments into it)
             self.of.setdefault(id(c), CommandControl(ctx.tasks)).background = True

@@ -24,6 +24,8 @@ from ..shell.model import Assignment, Command, Script, Word, allexport_toggles
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
 EXPORT, UNEXPORT, UNSET, ASSIGNED = "export", "unexport", "unset", "assign"
+#: the commands that change a variable's export attribute (:meth:`Exports._command`)
+BUILTINS = frozenset({"set", "unset", "export", "declare", "typeset", "readonly"})
 
 
 @dataclass(frozen=True)
@@ -50,12 +52,13 @@ class Exports:
             if not cmd.words:
                 for a in cmd.assignments:  # a standalone NAME=v
                     self._add(Event(a.name, a.start, ASSIGNED))
-                continue
-            self._command(cmd)
+            elif cmd.words[0].value in BUILTINS:
+                self._command(cmd)
         for found in self.events.values():
             found.sort(key=lambda e: e.at)
         self.allexport.sort()
         self._toggles = [at for at, _ in self.allexport]
+        self._timelines: dict[str, tuple[list[int], list[bool], bool]] = {}
 
     def _add(self, e: Event) -> None:
         self.events.setdefault(e.name, []).append(e)
@@ -101,19 +104,34 @@ class Exports:
 
     def exported(self, name: str, before: int | None = None) -> bool:
         """Whether ``name`` carries the export attribute just before offset ``before``; with no
-        offset, whether it carries it at any point of the script."""
-        state = ever = False
-        for e in self.events.get(name, ()):
-            if before is not None and e.at >= before:
-                break
-            if e.kind == EXPORT:
-                state = True
-            elif e.kind in (UNEXPORT, UNSET):
-                state = False
-            elif self.allexport_at(e.at):
-                state = True
-            ever = ever or state
-        return state if before is not None else ever
+        offset, whether it carries it at any point of the script. O(log n) in the name's
+        events (the steps ask it for every variable at every step)."""
+        ats, states, ever = self._timeline(name)
+        if before is None:
+            return ever
+        k = bisect_left(ats, before)  # the events before the offset
+        return states[k - 1] if k else False
+
+    def _timeline(self, name: str) -> tuple[list[int], list[bool], bool]:
+        """(``name``'s event offsets in order, whether it carries the attribute after each,
+        whether it ever does), made on the first question about ``name``."""
+        found = self._timelines.get(name)
+        if found is None:
+            ats: list[int] = []
+            states: list[bool] = []
+            state = ever = False
+            for e in self.events.get(name, ()):
+                if e.kind == EXPORT:
+                    state = True
+                elif e.kind in (UNEXPORT, UNSET):
+                    state = False
+                elif self.allexport_at(e.at):
+                    state = True
+                ever = ever or state
+                ats.append(e.at)
+                states.append(state)
+            found = self._timelines[name] = (ats, states, ever)
+        return found
 
 
 def _split_flags(args: list[Word]) -> tuple[set[str], list[Word]]:

@@ -21,7 +21,7 @@ from ..job import Job
 from ..shell.model import Command, Word
 from .control import job_control
 from .steps import facts_of
-from .wrappers import base, unwrap
+from .wrappers import WRAPPER_NAMES, base, unwrap
 
 #: commands that start work on other nodes (or other jobs): Slurm's own, the MPI launchers and
 #: the remote shells and fan-out tools built on them
@@ -123,6 +123,10 @@ class Agent:
     what: str
 
 
+#: the command names :func:`node_agent` answers for
+AGENT_NAMES = frozenset({"ray", "dask", "dask-worker"})
+
+
 def node_agent(argv: list[Word]) -> str | None:
     """What per-node agent ``argv`` starts: a Ray worker (``ray start --address …`` without
     ``--head``: ray/scripts/scripts.py ``start`` connects this machine's raylet to the head) or
@@ -158,13 +162,22 @@ def _agents(job: Job) -> tuple[list[Agent], list[Agent]]:
     tasks: list[Agent] = []
     for st in steps:  # `srun … ray start …` (the argv after srun's options) and `srun bash -c`
         for argv, cmd in [(st.argv, st.command), *((c.words, c) for c in st.task_commands)]:
-            what = node_agent(unwrap(argv))
+            what = _agent_of(argv)
             if what is not None:
                 tasks.append(Agent(cmd, what))
-    for cmd in job.script.walk():
-        if id(cmd) in in_tasks or cmd.script is not job.script or cmd.in_substitution:
-            continue  # (the cheap tests first: most commands are none of the batch shell's)
-        what = node_agent(unwrap(cmd.words))
+    for cmd in job.script.commands:  # (the batch script's own: walk()'s with cmd.script it)
+        if cmd.in_substitution or id(cmd) in in_tasks:
+            continue
+        what = _agent_of(cmd.words)
         if what is not None and control.tasks(cmd).in_batch_shell():
             batch.append(Agent(cmd, what))
     return batch, tasks
+
+
+def _agent_of(words: list[Word]) -> str | None:
+    """``node_agent(unwrap(words))``, with one test for what can be no agent (most commands:
+    neither a wrapper nor an agent's name first)."""
+    name = base(words[0]) if words else ""
+    if name not in AGENT_NAMES and name not in WRAPPER_NAMES:
+        return None
+    return node_agent(unwrap(words))

@@ -130,7 +130,7 @@ class Unwrapped:
 
 def unwrap_all(words: list[Word]) -> Unwrapped:
     """Drop the wrappers (at most eight) from the front of ``words``."""
-    if not words or base(words[0]) not in WRAPPER_NAMES:
+    if not wrapped(words):
         return Unwrapped([], words[:])  # most commands: no wrapper to look for
     i = 0
     met: list[tuple[Wrapper, Word]] = []
@@ -145,4 +145,11 @@ def unwrap_all(words: list[Word]) -> Unwrapped:
 
 def unwrap(words: list[Word]) -> list[Word]:
     """The argv of the command that ``words`` runs through its wrappers (a new list)."""
+    if not wrapped(words):
+        return words[:]  # (without an Unwrapped: most commands)
     return unwrap_all(words).argv
+
+
+def wrapped(words: list[Word]) -> bool:
+    """Whether ``words`` may start with a wrapper (its first word's basename names one)."""
+    return bool(words) and base(words[0]) in WRAPPER_NAMES

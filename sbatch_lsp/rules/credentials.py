@@ -7,6 +7,7 @@ masking live in :mod:`sbatch_lsp.secrets`; these rules report what it finds.
 from __future__ import annotations
 
 import re
+from operator import attrgetter
 
 from ..secrets import credential_name, credential_values, random_literal
 from ..shell.model import DOUBLE, UNQUOTED, Expansion, Word
@@ -61,7 +62,7 @@ def exposed_credential(job):
     # where xtrace was turned on: (start, end), or None while it is off
     first = job.source.line_text(0)
     xtrace = (0, len(first)) if XTRACE_SHEBANG.match(first) else None
-    for cmd in sorted(job.script.commands, key=lambda c: c.start):
+    for cmd in sorted(job.script.commands, key=attrgetter("start")):
         name = cmd.words[0].value if cmd.words else None  # (no argv list for every command)
         if name == "set":
             switch = _xtrace_switch(cmd.argv()[1:])

@@ -147,7 +147,8 @@ def _unquoted_heredoc(job, offset: int) -> str | None:
     text = job.source.text
     for h in job.script.heredocs:
         if not h.quoted and h.start <= offset < h.end:
-            return text[h.end:].split("\n", 1)[0].strip() or "EOF"
+            eol = text.find("\n", h.end)  # (not text[h.end:]: a copy of the rest per finding)
+            return text[h.end:eol if eol >= 0 else len(text)].strip() or "EOF"
     return None
 
 
@@ -159,7 +160,6 @@ def early_expanded_task_variable(job):
     flow = _Flow(job)
     per_task = flow.per_task
     task_cmds = {id(c) for s in job.steps for c in s.task_commands}
-    srun_cmds = {id(s.command): s for s in job.steps}
     # Escaping (``\$VAR``) is right only where another shell re-reads the text: a ``bash -c``
     # or ``eval`` string. An unquoted ``$CMD`` is only word-split (no second expansion) and a
     # plain srun argument reaches the program literally (slurm-facts.md §6.3 "Correct forms").
@@ -170,15 +170,15 @@ def early_expanded_task_variable(job):
     single = {id(f.step) for f in facts_of(job).steps if f.layout.tasks == 1}
     # 1. words of srun steps and of task scripts that carry batch-shell values
     for cmd in job.script.walk():
-        in_task = id(cmd) in task_cmds or id(cmd) in srun_cmds
-        if not in_task:
+        if id(cmd) not in step_of:  # neither an srun step nor one of its task commands
             continue
+        batch = cmd.script is job.script
         for k, w in enumerate(cmd.words):
             if not w.early and not w.expansions:
                 continue  # nothing expanded: nothing carried (most words)
             carried = [e for e in w.early if e.name in per_task]
             elements: dict[int, str] = {}
-            if cmd.script is job.script:
+            if batch:
                 carried += flow.taint(w)
                 elements = flow.element_options(w)
             for e in carried:
@@ -190,7 +190,7 @@ def early_expanded_task_variable(job):
                     sev = Severity.INFO  # one task: the batch shell's value is its own
                 h = flow.hit(e, sev, w, f"reaches {name or 'this task command'} as the batch "
                              "shell's value")
-                if e.quoting != DOUBLE or (cmd.script is job.script and e.start not in reread):
+                if e.quoting != DOUBLE or (batch and e.start not in reread):
                     h.escape = False
         for a in cmd.assignments:
             if a.value is None:
@@ -200,8 +200,9 @@ def early_expanded_task_variable(job):
                 if sev is not None:
                     flow.hit(e, sev, a.value, f"sets {a.name} in every task to the same value")
     for a in job.script.assignments:
-        if a.value is None or a.command is None or id(a.command) in task_cmds:
-            continue
+        if a.value is None or not a.value.expansions or a.command is None or \
+                id(a.command) in task_cmds:
+            continue  # (no expansion: taint carries nothing)
         if a.command.script is not job.script:
             continue
         for e in flow.taint(a.value):

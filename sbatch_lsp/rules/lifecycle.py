@@ -26,6 +26,7 @@ Facts (Slurm 22.05.8 and later; checked on the Slurm tier, tests/slurm/test_life
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 
 from ..directives import OptionUse
@@ -63,21 +64,41 @@ def _steps_in(job: Job, start: int, end: int) -> list[Step]:
     """The srun steps whose srun command lies in ``[start, end)``, or in the body of a
     function a command there calls with its arguments (``run python x.py`` for ``run() {
     srun "$@"; }``: Command.calls)."""
-    called = {c.calls for c in job.script.commands
-              if c.calls is not None and start <= c.start < end}
-    return [s for s in job.steps if start <= s.command.start < end or
-            (called and s.command.function in called)]
+    calls, order, starts = job.derived(_step_index)
+    called = {name for at, name in calls if start <= at < end}
+    inside = order[bisect_left(starts, start):bisect_left(starts, end)]
+    if called:
+        inside += [k for k, s in enumerate(job.steps) if s.command.function in called]
+    return [job.steps[k] for k in sorted(set(inside))]
+
+
+def _step_index(job: Job) -> tuple[list[tuple[int, str]], list[int], list[int]]:
+    """For :func:`_steps_in`, once per job (it is asked for each pipeline, background job and
+    statement): the (start, function called) of the commands that call a function with their
+    arguments, the steps' indices in ``job.steps`` ordered by their srun command's start, and
+    those starts."""
+    calls = [(c.start, c.calls) for c in job.script.commands if c.calls is not None]
+    steps = job.steps
+    order = sorted(range(len(steps)), key=lambda k: steps[k].command.start)
+    return calls, order, [steps[k].command.start for k in order]
 
 
 def _work_in(job: Job, start: int, end: int) -> bool:
     """Whether a statement holds the job's work: a step, a launcher, or a program that is not
     one of the QUICK commands."""
-    if _steps_in(job, start, end) or any(start <= site.command.start < end
-                                         for site in job.launches):
+    if _steps_in(job, start, end):
         return True
-    return any(start <= c.start < end and c.words and not c.in_substitution and
-               (c.name or "").rsplit("/", 1)[-1] not in QUICK and c.name is not None
-               for c in job.script.walk())
+    starts = job.derived(_work_starts)  # a launcher's or a program's command start in the span
+    k = bisect_left(starts, start)
+    return k < len(starts) and starts[k] < end
+
+
+def _work_starts(job: Job) -> list[int]:
+    """For :func:`_work_in`, once per job (it is asked for each background job): the sorted
+    starts of the launch sites' commands and of the commands that run a program not QUICK."""
+    return sorted([site.command.start for site in job.launches] +
+                  [c.start for c in job.script.walk() if c.words and not c.in_substitution and
+                   c.name is not None and c.name.rsplit("/", 1)[-1] not in QUICK])
 
 
 def _cares_about_failure(job: Job, ctl: Control, at: int) -> bool:
@@ -156,8 +177,9 @@ def _rest_is_quiet(job: Job, ctl: Control, after: int) -> bool:
 def _only_exit_follows(job: Job, after: int) -> bool:
     """Whether the batch script's commands after ``after`` are at most a bare ``exit`` or
     ``exit $?`` (which keep the status of what ran before them)."""
-    rest = [c for c in job.script.commands if c.start >= after and not c.in_substitution
-            and c.runs is None]
+    ordered = job.derived(_own_commands)
+    k = bisect_left(ordered, after, key=lambda c: c.start)
+    rest = ordered[k:]
     return len(rest) <= 1 and all(
         c.name == "exit" and [w.text for w in c.words[1:]] in ([], ["$?"], ['"$?"'])
         for c in rest)
@@ -330,6 +352,14 @@ def pipeline_hides_failure(job: Job) -> Iterator[Diagnostic]:
             "before it", related=[Related(last.start, last.end, "the pipeline's status is this "
                                           "command's")],
             fixes=[_pipefail_fix(job, p.start)], severity=severity)
+
+
+def _own_commands(job: Job) -> list[Command]:
+    """For :func:`_only_exit_follows`, once per job (it is asked for each pipeline): the batch
+    script's commands that are not in a command substitution nor run a generated body, by
+    start."""
+    return sorted((c for c in job.script.commands if not c.in_substitution and c.runs is None),
+                  key=lambda c: c.start)
 
 
 def _pipeline_work(job: Job, start: int, end: int) -> Command | None:
@@ -630,7 +660,7 @@ def status_read_too_late(job: Job) -> Iterator[Diagnostic]:
     statements = _statements(job)
     name = None
     for k, (_span, cmds) in enumerate(statements):
-        first = min(cmds, key=lambda c: c.start)
+        first = cmds[0] if len(cmds) == 1 else min(cmds, key=lambda c: c.start)  # (most: one)
         reads = _status_reads(first)
         if not reads:
             continue

@@ -29,7 +29,7 @@ from ..facts.arrays import ARRAY_JOB_VARS, array_variance, is_array, max_array_i
 from ..facts.layout import Component, count_of, parse_count
 from ..facts.slurm_names import base_name, known_names
 from ..facts.steps import StepFacts, facts_of
-from ..shell.model import Command, Word
+from ..shell.model import Command, Word, command_words
 from . import Related, Severity, finding, rule
 
 #: variables that hold the task's index on its node in an srun-native launch
@@ -228,10 +228,9 @@ def _nnodes_mismatch(job, sf: StepFacts) -> Iterator[Diagnostic]:
 def _world_size_mismatch(job, sf: StepFacts) -> Iterator[Diagnostic]:
     tasks = sf.layout.tasks
     assert tasks is not None
-    job_tasks = _job_size(job, sf)[1]
 
-    def partial(n: int) -> bool:
-        return n > tasks and _partial(tasks, job_tasks, n)
+    def partial(n: int) -> bool:  # (the component's size only then: most steps never ask)
+        return n > tasks and _partial(tasks, _job_size(job, sf)[1], n)
 
     var = sf.env.get("WORLD_SIZE")
     if var is not None and var.exported and var.value is not None:
@@ -581,15 +580,17 @@ def misspelt_slurm_variable(job) -> Iterator[Diagnostic]:
     scripts = list(_scripts(job))  # (one walk of the commands for both)
     assigned = {a.name for s in scripts for a in s.assignments}
     seen: set[int] = set()
+    advice: dict[str, str | None] = {}  # name -> _near_miss's (None: no finding), once a name
     for word in _read_words(scripts):
         for e in word.expansions:
             if not e.name or not e.name.startswith(("SLURM_", "SLURMD_")) or e.start in seen \
                     or e.quoting in ("single", "escaped"):
                 continue  # a quoted string another shell reads is walked as its own script
-            name = base_name(e.name)
-            if name in known or e.name in assigned:
-                continue
-            message = _near_miss(name, known)
+            if e.name not in advice:
+                name = base_name(e.name)
+                advice[e.name] = None if name in known or e.name in assigned else \
+                    _near_miss(name, known)
+            message = advice[e.name]
             if message is None:
                 continue
             seen.add(e.start)
@@ -604,13 +605,14 @@ def _scripts(job):
         yield from cmd.nested
 
 
-def _read_words(scripts) -> Iterator[Word]:
+def _read_words(scripts) -> list[Word]:
+    """The scripts' words in order: each command's argv and prefix assignment values, then the
+    values of the script's standalone assignments."""
+    out: list[Word] = []
     for script in scripts:
-        for cmd in script.commands:
-            yield from cmd.all_words()
-        for a in script.assignments:
-            if a.value is not None and a.command is None:
-                yield a.value
+        out += command_words(script.commands)
+        out += [a.value for a in script.assignments if a.value is not None and a.command is None]
+    return out
 
 
 def _near_miss(name: str, known: frozenset[str]) -> str | None:

@@ -376,6 +376,17 @@ class Script:
         self._walked = list(self._walk())
 
 
+def command_words(commands: list[Command]) -> list[Word]:
+    """Each command's :meth:`Command.all_words`, in order, in one list (without a list per
+    command: for the passes over every word of a script)."""
+    out: list[Word] = []
+    for cmd in commands:
+        out += cmd.words
+        if cmd.assignments:
+            out += [a.value for a in cmd.assignments if a.value is not None]
+    return out
+
+
 def allexport_toggles(args: list[Word]) -> list[tuple[int, bool]]:
     """(offset, on) for each ``-a``/``+a`` or ``-o allexport``/``+o allexport`` among the
     arguments of a ``set`` command (bash(1) ``set``: options end at ``-``, ``--`` or the first
