@@ -92,7 +92,6 @@ class SbatchLanguageServer(LanguageServer):
         self._published[uri] = linted.serial
         self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(
             uri=uri, diagnostics=linted.diagnostics, version=linted.version))
-        self.documents.release()
 
     def relint_all(self) -> None:
         """After a settings change: pull clients are asked to pull again, push clients get new
@@ -159,9 +158,6 @@ def configuration(ls: SbatchLanguageServer, params: t.DidChangeConfigurationPara
                                     workspace_diagnostics=False))
 async def pull_diagnostics(ls: SbatchLanguageServer, params: t.DocumentDiagnosticParams):
     linted = await ls.linted(params.text_document.uri)
-    task = asyncio.current_task()
-    if task is not None:  # (added after pygls' own callback, which sends the answer)
-        task.add_done_callback(lambda _task: ls.documents.release())
     if params.previous_result_id == linted.result_id:
         return t.RelatedUnchangedDocumentDiagnosticReport(result_id=linted.result_id)
     return t.RelatedFullDocumentDiagnosticReport(items=linted.diagnostics,

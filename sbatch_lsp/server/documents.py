@@ -10,27 +10,25 @@ newer result, and a result for a version that is no longer current is never publ
 The lint thread also runs the cyclic garbage collector itself (``own_gc``); automatic
 collection is off. A dropped lint leaves no cyclic garbage (its shell model and facts hold their
 owners weakly: sbatch_lsp/backref.py), so reference counting frees the previous version's lint
-as soon as the new one replaces it, and a lint makes no cyclic temporaries either. So when a job
-ends, the thread freezes what is alive (``gc.freeze``: the job's result leaves the
-collector's generations; reference counting still frees it): a collection then looks only at
-what was made since, not at the last lint (hundreds of thousands of objects for a 5,000-line
-script: a young collection over it took some 260 ms, and one that began as a keystroke arrived
-held that keystroke's lint back as long). What the collector may still find (the server's own
-cycles) is collected so: once the thread has been idle for ``IDLE_COLLECT`` seconds (a pause in
-typing), it collects the young objects (what the event loop made since the last job: little);
-a full collection (everything, the frozen objects too) runs when the objects the collector
-tracks grew, since the last one, by more than a quarter of those that survived it (at least
-``COLLECT_FLOOR``: CPython's own rule for a full collection, which bounds memory), at a pause
-or right after a job. The growth is read from the collector's count (allocations less
-deallocations since the last collection or freeze): lints that free their predecessors add
-nothing to it, so a full collection runs when documents are opened, not while one is typed in.
-(Left to the automatic collector, with lints in reference cycles, young collections ran inside
-every lint and full ones, some 300k objects with 50 documents open, inside some keystroke's
-lint: the typing benchmark's p95 was 4x its p50.) A full collection due right after a lint
-waits (at most ``SETTLE_WAIT``) until the event loop has handed that lint's result to its
-waiters: it holds the interpreter lock for tens of milliseconds. The lint a newer one replaces
-is freed once the newer diagnostics are sent (:meth:`Documents.release`): freeing a long
-script's lint takes tens of milliseconds too, and the publish waited behind it.
+as soon as the new one replaces it, and a lint makes no cyclic temporaries either. What the
+collector may still find (the server's own cycles) is collected so: once the thread has been
+idle for ``IDLE_COLLECT`` seconds (a pause in typing), or right after a lint when the next one
+is already waiting, it collects the young objects (a few milliseconds); a full collection runs
+when the objects the collector tracks grew, since the last one, by more than a quarter of those
+that survived it (at least ``COLLECT_FLOOR``: CPython's own rule for a full collection, which
+bounds memory), at a pause or right after a lint. The growth is read from the collector's count
+(allocations less deallocations since the last collection): lints that free their predecessors
+add nothing to it, so a full collection runs when documents are opened, not while one is typed
+in (the typing benchmark's server: 5 full collections, 2.4 s in all, where counting every
+automatic young collection's budget as growth ran 18, 7.8 s, finding the same 226 objects; its
+memory the same). (Left to the automatic collector, with lints in reference cycles, young
+collections ran inside every lint and full ones, some 300k objects with 50 documents open,
+inside some keystroke's lint: the typing benchmark's p95 was 4× its p50.) A full collection due
+right after a lint waits (at most ``SETTLE_WAIT``) until the event loop has handed that lint's
+result to its waiters, which publish it: it holds the interpreter lock for tens of
+milliseconds, and the publish would wait behind it. The objects alive when the thread starts
+(modules, the server) are moved out of the collector's sight (``gc.freeze``): they live as
+long as the process.
 """
 from __future__ import annotations
 
@@ -146,25 +144,18 @@ class Worker:
         return job
 
     def _next(self) -> _Job:
-        if not self.own_gc:
+        if not self.own_gc or not gc.get_count()[0]:
             return self.jobs.get()
         try:
             return self.jobs.get(timeout=IDLE_COLLECT)
         except queue.Empty:
-            if not self._collect_if_due() and gc.get_count()[0]:
+            if not self._collect_if_due():
                 self._collect_young()
             return self.jobs.get()
 
     def _collect_young(self) -> None:
-        """Collect what was made since the last job ended (the jobs' results are frozen)."""
         self.made += gc.get_count()[0]  # (allocations less deallocations since the last one)
         gc.collect(1)
-
-    def _freeze(self) -> None:
-        """Move every tracked object out of the young collections' sight (a job's result lives
-        until a newer one replaces it, and reference counting frees it then)."""
-        self.made += gc.get_count()[0]
-        gc.freeze()
 
     def _due(self) -> bool:
         """Whether the tracked objects grew, since the last full collection, by more than a
@@ -175,10 +166,8 @@ class Worker:
         """A full collection when :meth:`_due`; whether it ran."""
         if not self._due():
             return False
-        gc.unfreeze()
         gc.collect()
         self.survivors, self.made = len(gc.get_objects()), 0
-        gc.freeze()
         return True
 
     def _run(self) -> None:
@@ -203,9 +192,8 @@ class Worker:
                     # a full collection holds the interpreter lock for tens of milliseconds:
                     # the loop sends this result (its waiters run first) before it starts
                     settled.wait(SETTLE_WAIT)
-            del job, args, value, exc  # (a result the loop dropped is freed now, not later)
-            if self.own_gc and not self._collect_if_due():
-                self._freeze()
+            if self.own_gc and not self._collect_if_due() and not self.jobs.empty():
+                self._collect_young()  # lints back to back (documents opened together)
 
 
 def _settle(future: asyncio.Future, value, exc, settled: threading.Event | None = None) -> None:
@@ -230,8 +218,6 @@ class Documents:
         self._worker: Worker | None = None
         self._jobs: dict[str, tuple[tuple, _Job]] = {}
         self._last: dict[str, Linted] = {}
-        #: the lints that newer ones replaced, freed once the newer ones' diagnostics are sent
-        self._replaced: list[Linted] = []
 
     def config(self, uri: str) -> Config:
         """The configuration of the document's latest finished lint (the editor's before that):
@@ -305,17 +291,7 @@ class Documents:
 
     def _keep(self, uri: str, future: asyncio.Future) -> None:
         if not future.cancelled() and future.exception() is None and uri in self._jobs:
-            old = self._last.get(uri)
             self._last[uri] = future.result()
-            # freeing a lint takes tens of milliseconds for a long script: not before the new
-            # one's diagnostics go out (:meth:`release`); any not released yet go now
-            stale, self._replaced = self._replaced, [] if old is None else [old]
-            del stale
-
-    def release(self) -> None:
-        """Free the lints that newer ones replaced: call it once the newer diagnostics are
-        sent (published, or a pull answered)."""
-        self._replaced.clear()
 
     @staticmethod
     def _lint(uri, text, version, path, generation, settings, codec, opened,
