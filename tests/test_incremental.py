@@ -27,6 +27,7 @@ import itertools
 import os
 import random
 import threading
+import weakref
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
@@ -460,57 +461,86 @@ async def test_a_closed_documents_pending_lint_is_cancelled(own_gc):
         await pending
 
 
-async def test_the_lint_thread_collects_garbage_when_idle_never_inside_a_lint(own_gc):
-    """The server's lint thread (own_gc) turns automatic collection off and collects itself:
-    the young objects once idle, everything when the tracked objects grew by a quarter of what
-    the last full collection kept (server/documents.py's docstring)."""
-    on_thread: list[int] = []
-    worker: documents.Worker | None = None
+class _Collections:
+    """The collections the worker's thread runs (their generations), while in a ``with``."""
 
-    def seen(phase, info):
-        if phase == "stop" and worker is not None and threading.current_thread() is worker.thread:
-            on_thread.append(info["generation"])
+    def __init__(self, worker: documents.Worker):
+        self.worker, self.generations = worker, []
 
-    async def collected() -> None:
-        for _ in range(100):
-            if on_thread:
-                return
-            await asyncio.sleep(documents.IDLE_COLLECT / 4)
+    def _seen(self, phase, info) -> None:
+        if phase == "stop" and threading.current_thread() is self.worker.thread:
+            self.generations.append(info["generation"])
 
-    gc.callbacks.append(seen)
-    try:
-        worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
-        assert await worker.submit(gc.get_threshold).future == (documents.NEVER,) * 3
-        assert on_thread == []  # nothing collected inside the job
-        await collected()
-        assert on_thread == [1]  # the young generations, once the thread was idle
-        on_thread.clear()
-        worker.made = documents.COLLECT_FLOOR + 1  # as if a long lint had run
-        job = worker.submit(gc.get_threshold)
-        published: list[bool] = []  # what the job's waiter did before the collection began
-        job.future.add_done_callback(lambda _f: published.append(not on_thread))
-        assert await job.future == (documents.NEVER,) * 3
-        await collected()
-        assert on_thread[0] == 2  # a full collection, right after the job
-        assert published == [True]  # ... once the loop had handed the result to its waiters
-        assert worker.made == 0 and worker.survivors > 0
-    finally:
-        gc.callbacks.remove(seen)
+    def __enter__(self):
+        gc.callbacks.append(self._seen)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        gc.callbacks.remove(self._seen)
 
 
-async def test_a_lint_that_frees_what_it_replaces_makes_no_full_collection_due(own_gc):
-    """A job that makes many objects and frees them all (a lint replacing its predecessor, both
-    freed by reference counting) adds nothing to the growth that makes a full collection due
-    (before, every automatic young collection inside it counted as its whole budget of growth)."""
-    def churn() -> bool:
-        made = [[] for _ in range(3 * documents.COLLECT_FLOOR)]
-        del made
-        return True
+async def _idle(worker: documents.Worker) -> None:
+    """Until the worker has been idle long enough to sweep, and has swept."""
+    await asyncio.sleep(documents.IDLE_COLLECT * 1.5)
+    await worker.submit(lambda: None).future
 
+
+async def test_the_lint_thread_collects_only_when_the_objects_grew_never_inside_a_job(own_gc):
+    """The server's lint thread (own_gc) turns automatic collection off and sweeps itself: once
+    idle it freezes what the jobs made (no collection walks it), and runs a full collection only
+    when the tracked objects grew by a quarter of what the last full collection kept
+    (server/documents.py's docstring)."""
     worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
-    assert await worker.submit(churn).future
-    assert await worker.submit(lambda: worker.survivors).future == 0  # no full collection ran
-    assert not await worker.submit(worker._due).future
+    with _Collections(worker) as seen:
+        kept = await worker.submit(lambda: [[] for _ in range(1000)]).future
+        assert await worker.submit(gc.get_threshold).future == (documents.NEVER,) * 3
+        await _idle(worker)
+        assert seen.generations == []  # nothing collected: frozen
+        assert gc.get_freeze_count() >= len(kept)
+        worker.made = documents.COLLECT_FLOOR + 1  # as if documents had been opened
+        await _idle(worker)
+        assert seen.generations == [2]  # a full collection, at the pause
+        assert worker.made == 0 and worker.survivors > 0
+
+
+async def test_typing_in_a_long_script_makes_no_full_collection(own_gc):
+    """Each version's lint makes as many objects as the one it replaces frees: the server
+    retires the old lint and, after its publish, asks for a sweep (Documents.sent) — over many
+    edits the growth stays flat and no full collection runs (freeing the replaced lint after
+    the count was read counted every lint whole: a full collection after nearly every edit)."""
+    worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
+    big = documents.COLLECT_FLOOR // 2
+
+    def a_lint() -> list:
+        return [[] for _ in range(big)]
+
+    with _Collections(worker) as seen:
+        last = await worker.submit(a_lint).future
+        for _ in range(12):
+            new = await worker.submit(a_lint).future
+            worker.retire(last)  # Documents._keep
+            last = new
+            del new
+            worker.sweep_soon()  # after the publish
+        await worker.submit(lambda: None).future
+        assert seen.generations == []
+        assert worker.made < big * 1.1  # the first lint's objects, alive: growth of one lint
+
+
+async def test_the_replaced_lint_is_freed_after_the_newer_one_is_published(own_gc):
+    """The lint a newer version replaces outlives the newer one's waiters (the publish runs
+    first), and is freed on the lint thread once the server says it has sent the newer one."""
+    server, uri = _Server(), "file:///tmp/job.sbatch"
+    docs = documents.Documents(server)
+    text = (CASES / "F001.sbatch").read_text()
+    server.docs[uri] = _Doc(text, 1)
+    old = weakref.ref(await docs.current(uri))
+    server.docs[uri] = _Doc(text + "echo\n", 2)
+    new = await docs.current(uri)
+    assert new.version == 2 and old() is not None  # not freed before the publish
+    docs.sent()
+    await docs._lint_thread().submit(lambda: None).future
+    assert old() is None
 
 
 def test_a_fragment_placed_again_at_its_offset_shares_only_what_nothing_changes():

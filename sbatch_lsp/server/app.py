@@ -92,6 +92,7 @@ class SbatchLanguageServer(LanguageServer):
         self._published[uri] = linted.serial
         self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(
             uri=uri, diagnostics=linted.diagnostics, version=linted.version))
+        self.documents.sent()
 
     def relint_all(self) -> None:
         """After a settings change: pull clients are asked to pull again, push clients get new

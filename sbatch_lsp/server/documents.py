@@ -9,26 +9,26 @@ newer result, and a result for a version that is no longer current is never publ
 
 The lint thread also runs the cyclic garbage collector itself (``own_gc``); automatic
 collection is off. A dropped lint leaves no cyclic garbage (its shell model and facts hold their
-owners weakly: sbatch_lsp/backref.py), so reference counting frees the previous version's lint
-as soon as the new one replaces it, and a lint makes no cyclic temporaries either. What the
-collector may still find (the server's own cycles) is collected so: once the thread has been
-idle for ``IDLE_COLLECT`` seconds (a pause in typing), or right after a lint when the next one
-is already waiting, it collects the young objects (a few milliseconds); a full collection runs
-when the objects the collector tracks grew, since the last one, by more than a quarter of those
-that survived it (at least ``COLLECT_FLOOR``: CPython's own rule for a full collection, which
-bounds memory), at a pause or right after a lint. The growth is read from the collector's count
-(allocations less deallocations since the last collection): lints that free their predecessors
-add nothing to it, so a full collection runs when documents are opened, not while one is typed
-in (the typing benchmark's server: 5 full collections, 2.4 s in all, where counting every
-automatic young collection's budget as growth ran 18, 7.8 s, finding the same 226 objects; its
-memory the same). (Left to the automatic collector, with lints in reference cycles, young
-collections ran inside every lint and full ones, some 300k objects with 50 documents open,
-inside some keystroke's lint: the typing benchmark's p95 was 4× its p50.) A full collection due
-right after a lint waits (at most ``SETTLE_WAIT``) until the event loop has handed that lint's
-result to its waiters, which publish it: it holds the interpreter lock for tens of
-milliseconds, and the publish would wait behind it. The objects alive when the thread starts
-(modules, the server) are moved out of the collector's sight (``gc.freeze``): they live as
-long as the process.
+owners weakly: sbatch_lsp/backref.py), so reference counting frees a lint once it is replaced, and
+a lint makes no cyclic temporaries either. Two costs stay off the path from a keystroke to its
+diagnostics:
+
+- Freeing the replaced lint (tens of milliseconds for a long script) happens on the lint thread
+  after the publish of the lint that replaced it: the loop hands it over (``Worker.retire``) and,
+  once it has published, asks for a sweep (``Documents.sent``); a lint starting with something
+  still retired (a pull client, a stale lint nobody published) sweeps first.
+- No collection walks a finished lint: each sweep moves every tracked object out of the
+  collector's sight (``gc.freeze``, free of cost), so nothing is left for a young collection (a
+  young collection at a pause in typing walked the whole last lint: ~260 ms at 5,000 lines).
+
+A sweep adds the objects made since the previous one to the growth (the collector's count:
+allocations less deallocations since the last freeze, so a lint and the freeing of the lint it
+replaced cancel out) and, when the tracked objects grew since the last full collection by more
+than a quarter of those that survived it (at least ``COLLECT_FLOOR``: CPython's own rule for a
+full collection, which bounds memory), unfreezes everything and runs a full collection. So full
+collections run when documents are opened, not while one is typed in, and what the collector may
+still find (the server's own cycles, frozen meanwhile) is found then. Sweeps run after a publish
+and when the thread has been idle for ``IDLE_COLLECT`` seconds with something to sweep.
 """
 from __future__ import annotations
 
@@ -113,14 +113,12 @@ class _Job:
         self.cancellable = cancellable
 
 
-#: seconds the lint thread waits idle before it collects the garbage of the lints it ran
+#: seconds the lint thread waits idle before it frees what was retired and freezes the rest
 IDLE_COLLECT = 0.2
 #: growth in tracked objects since the last full collection that makes one due, at least
 COLLECT_FLOOR = 100_000
 #: a threshold no count reaches: collections run only when the thread asks
 NEVER = 1 << 30
-#: seconds a due full collection after a lint waits for the loop to send that lint's result
-SETTLE_WAIT = 0.05
 
 
 class Worker:
@@ -131,8 +129,9 @@ class Worker:
         self.loop = loop
         self.own_gc = own_gc
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.retired: list = []  # what the loop handed over to be freed here (retire)
         self.survivors = 0  # objects the collector tracked after its last full collection
-        self.made = 0  # growth in tracked objects before the young collections since then
+        self.made = 0  # growth in tracked objects since then, summed at each sweep
         self.thread = threading.Thread(target=self._run, name="sbatch-lint", daemon=True)
         self.thread.start()
 
@@ -143,32 +142,49 @@ class Worker:
         self.jobs.put(job)
         return job
 
+    def retire(self, obj) -> None:
+        """Hand ``obj`` (a lint a newer one replaced) over to be freed on the thread, at its
+        next sweep: freeing a long script's lint takes tens of milliseconds, which the loop
+        would spend before it publishes the newer one (on the loop, any thread)."""
+        self.retired.append(obj)
+
+    def sweep_soon(self) -> None:
+        """Sweep once the jobs already queued have run (on the loop: after a publish)."""
+        if self.own_gc:
+            self.submit(self._sweep)
+
     def _next(self) -> _Job:
-        if not self.own_gc or not gc.get_count()[0]:
+        if not self.own_gc or not (self.retired or gc.get_count()[0]):
             return self.jobs.get()
         try:
             return self.jobs.get(timeout=IDLE_COLLECT)
         except queue.Empty:
-            if not self._collect_if_due():
-                self._collect_young()
+            self._sweep()
             return self.jobs.get()
 
-    def _collect_young(self) -> None:
-        self.made += gc.get_count()[0]  # (allocations less deallocations since the last one)
-        gc.collect(1)
+    def _sweep(self) -> None:
+        """Free what was retired, then move every tracked object out of the collector's sight
+        (``gc.freeze``, at no cost: no collection walks them until a full one), adding the
+        objects made since the last sweep to the growth; then a full collection if due.
+
+        The growth is the collector's count (allocations less deallocations since the last
+        freeze, which zeroes it): the lint that made objects and the freeing of the lint it
+        replaced must fall between the same two freezes, in that order, for them to cancel (the
+        count never goes below zero: freed first, they would be lost and the new lint counted
+        whole). Retired lints are freed only here, after the lint that replaced them."""
+        self.retired.clear()
+        self.made += gc.get_count()[0]
+        gc.freeze()
+        if self._due():
+            gc.unfreeze()
+            gc.collect()
+            self.survivors, self.made = len(gc.get_objects()), 0
+            gc.freeze()
 
     def _due(self) -> bool:
         """Whether the tracked objects grew, since the last full collection, by more than a
         quarter of its survivors (at least ``COLLECT_FLOOR``)."""
-        return self.made + gc.get_count()[0] > max(COLLECT_FLOOR, self.survivors // 4)
-
-    def _collect_if_due(self) -> bool:
-        """A full collection when :meth:`_due`; whether it ran."""
-        if not self._due():
-            return False
-        gc.collect()
-        self.survivors, self.made = len(gc.get_objects()), 0
-        return True
+        return self.made > max(COLLECT_FLOOR, self.survivors // 4)
 
     def _run(self) -> None:
         if self.own_gc:
@@ -178,6 +194,8 @@ class Worker:
             job = self._next()
             if job.skip:
                 continue
+            if self.own_gc and self.retired and job.fn != self._sweep:
+                self._sweep()  # no publish asked for one since (a pull client, a stale lint)
             try:
                 args = job.args + ((lambda j=job: j.skip),) if job.cancellable else job.args
                 value, exc = job.fn(*args), None
@@ -185,27 +203,17 @@ class Worker:
                 value, exc = None, None
             except BaseException as e:  # noqa: BLE001  (reported through the future)
                 value, exc = None, e
-            settled = threading.Event()
             if not job.skip:
-                self.loop.call_soon_threadsafe(_settle, job.future, value, exc, settled)
-                if self.own_gc and self._due():
-                    # a full collection holds the interpreter lock for tens of milliseconds:
-                    # the loop sends this result (its waiters run first) before it starts
-                    settled.wait(SETTLE_WAIT)
-            if self.own_gc and not self._collect_if_due() and not self.jobs.empty():
-                self._collect_young()  # lints back to back (documents opened together)
+                self.loop.call_soon_threadsafe(_settle, job.future, value, exc)
 
 
-def _settle(future: asyncio.Future, value, exc, settled: threading.Event | None = None) -> None:
-    """Give ``future`` its outcome (on the loop); then, after the callbacks that outcome
-    scheduled (the coroutines awaiting it: the publish), set ``settled``."""
+def _settle(future: asyncio.Future, value, exc) -> None:
+    """Give ``future`` its outcome (on the loop)."""
     if not future.done():
         if exc is not None:
             future.set_exception(exc)
         else:
             future.set_result(value)
-    if settled is not None:
-        future.get_loop().call_soon(settled.set)
 
 
 class Documents:
@@ -252,7 +260,7 @@ class Documents:
         return await asyncio.shield(linted.cache[key])
 
     def forget(self, uri: str) -> None:
-        self._last.pop(uri, None)
+        self._retire(self._last.pop(uri, None))
         job = self._jobs.pop(uri, None)
         if job is not None:
             job[1].skip = True
@@ -291,7 +299,19 @@ class Documents:
 
     def _keep(self, uri: str, future: asyncio.Future) -> None:
         if not future.cancelled() and future.exception() is None and uri in self._jobs:
+            self._retire(self._last.get(uri))
             self._last[uri] = future.result()
+
+    def _retire(self, linted: Linted | None) -> None:
+        """Free ``linted`` on the lint thread, after the publish of what replaced it."""
+        if linted is not None and self._worker is not None:
+            self._worker.retire(linted)
+
+    def sent(self) -> None:
+        """The server published a lint's result: free what it replaced (on the lint thread,
+        now that the loop has sent it) and sweep."""
+        if self._worker is not None:
+            self._worker.sweep_soon()
 
     @staticmethod
     def _lint(uri, text, version, path, generation, settings, codec, opened,
