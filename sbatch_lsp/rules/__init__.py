@@ -17,6 +17,8 @@ then regenerate the README table (``python -m sbatch_lsp.catalogue --write READM
 """
 from __future__ import annotations
 
+import functools
+
 import importlib
 import pkgutil
 from dataclasses import dataclass
@@ -73,7 +75,14 @@ class Rule:
 def page_path(code: str) -> Path:
     """The installed Markdown page of rule ``code`` (``…/sbatch_lsp/rules_pages/SB201.md``),
     absolute; it may be missing only from a broken install."""
-    return (Path(__file__).resolve().parent.parent / PAGES / f"{code}.md").absolute()
+    return _pages() / f"{code}.md"
+
+
+@functools.cache
+def _pages() -> Path:
+    """The installed folder of the rule pages, absolute (resolved once: the server asks for
+    every diagnostic of every lint)."""
+    return (Path(__file__).resolve().parent.parent / PAGES).absolute()
 
 
 RULES: dict[str, Rule] = {}

@@ -24,8 +24,10 @@ class Positions:
         """The client position of a code-point offset (clamped to the text)."""
         line, col = self.source.position(offset)
         start = self.source.line_starts[line]
-        return t.Position(line=line, character=self.codec.client_num_units(
-            self.source.text[start:start + col]))
+        before = self.source.text[start:start + col]
+        # ASCII is one unit a character in every encoding (UTF-8, -16, -32)
+        units = col if before.isascii() else self.codec.client_num_units(before)
+        return t.Position(line=line, character=units)
 
     def range(self, start: int, end: int) -> t.Range:
         return t.Range(start=self.position(start), end=self.position(max(start, end)))
