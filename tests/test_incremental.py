@@ -479,10 +479,27 @@ class _Collections:
         gc.callbacks.remove(self._seen)
 
 
-async def _idle(worker: documents.Worker) -> None:
-    """Until the worker has been idle long enough to sweep, and has swept."""
-    await asyncio.sleep(documents.IDLE_COLLECT * 1.5)
-    await worker.submit(lambda: None).future
+def _counting_sweeps(worker: documents.Worker) -> list[int]:
+    """A list that grows by one at each of ``worker``'s sweeps."""
+    sweeps: list[int] = []
+    sweep = worker._sweep
+
+    def counted() -> None:
+        sweep()
+        sweeps.append(1)
+
+    worker._sweep = counted  # type: ignore[method-assign]
+    return sweeps
+
+
+async def _idle(sweeps: list[int]) -> None:
+    """Until the worker, idle, has swept once more (at most 30 s: a loaded machine)."""
+    before = len(sweeps)
+    for _ in range(300):
+        await asyncio.sleep(documents.IDLE_COLLECT / 2)
+        if len(sweeps) > before:
+            return
+    raise AssertionError("the idle worker never swept")
 
 
 async def test_the_lint_thread_collects_only_when_the_objects_grew_never_inside_a_job(own_gc):
@@ -491,14 +508,16 @@ async def test_the_lint_thread_collects_only_when_the_objects_grew_never_inside_
     when the tracked objects grew by a quarter of what the last full collection kept
     (server/documents.py's docstring)."""
     worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
+    sweeps = _counting_sweeps(worker)
     with _Collections(worker) as seen:
         kept = await worker.submit(lambda: [[] for _ in range(1000)]).future
         assert await worker.submit(gc.get_threshold).future == (documents.NEVER,) * 3
-        await _idle(worker)
+        await _idle(sweeps)
         assert seen.generations == []  # nothing collected: frozen
         assert gc.get_freeze_count() >= len(kept)
         worker.made = documents.COLLECT_FLOOR + 1  # as if documents had been opened
-        await _idle(worker)
+        await worker.submit(lambda: [[] for _ in range(1000)]).future
+        await _idle(sweeps)
         assert seen.generations == [2]  # a full collection, at the pause
         assert worker.made == 0 and worker.survivors > 0
 
