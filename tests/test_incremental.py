@@ -560,6 +560,14 @@ async def test_the_replaced_lint_is_freed_after_the_newer_one_is_published(own_g
     docs.sent()
     await docs._lint_thread().submit(lambda: None).future
     assert old() is None
+    last = weakref.ref(new)
+    del new
+    docs.forget(uri)  # closed: its last lint is freed too
+    for _ in range(300):
+        if last() is None:
+            break
+        await asyncio.sleep(0.1)
+    assert last() is None
 
 
 def test_a_fragment_placed_again_at_its_offset_shares_only_what_nothing_changes():

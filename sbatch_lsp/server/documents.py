@@ -260,7 +260,10 @@ class Documents:
         return await asyncio.shield(linted.cache[key])
 
     def forget(self, uri: str) -> None:
+        """The document was closed: drop its pending lint and free its last one (on the lint
+        thread, which may be waiting for work with nothing else to sweep)."""
         self._retire(self._last.pop(uri, None))
+        self.sent()
         job = self._jobs.pop(uri, None)
         if job is not None:
             job[1].skip = True
