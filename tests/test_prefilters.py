@@ -1,0 +1,47 @@
+"""Each rule's prefilter (a necessary condition for a finding, checked before the slow path)
+drops no finding: for every script the project holds and the cases below, the rule finds the
+same with the prefilter replaced by one that lets everything through."""
+import pytest
+
+from rule_pages import sample_scripts
+from sbatch_lsp.lint import job_of
+from sbatch_lsp.rules import RULES
+
+#: scripts that reach the slow paths through the indexes' less common entries
+CASES = [
+    # a credential carried through two assignments into `bash -c`, under xtrace
+    "#!/bin/bash\nset -x\nT=\"$HF_TOKEN\"\nCMD=\"tool --token $T\"\nsrun bash -c \"$CMD\"\n",
+    # a credential read by a sourced-looking chain defined after a first use
+    "#!/bin/bash\necho \"$A\"\nA=$B\nB=$GITHUB_TOKEN\necho \"$A\" \"$B\"\n",
+    # a credential-named assignment under xtrace, nothing read
+    "#!/bin/bash\nset -x\nexport WANDB_API_KEY=\"$(cat ~/.wandb)\"\npython t.py\n",
+]
+
+
+def _findings(rule: str, text: str) -> list:
+    job = job_of(text, "job.sbatch")
+    check = RULES[rule].check
+    assert check is not None
+    return [(d.start, d.end, d.message, d.severity) for d in check(job)]
+
+
+def _everything_sb502(job):
+    return {id(c) for c in job.script.walk()}
+
+
+PREFILTERS = {"SB502": ("sbatch_lsp.rules.credentials", "_credential_readers", _everything_sb502)}
+
+
+@pytest.mark.parametrize("rule", sorted(PREFILTERS))
+@pytest.mark.parametrize("text", sample_scripts() + CASES)
+def test_prefilter_drops_no_finding(rule, text, monkeypatch):
+    import importlib
+
+    fast = _findings(rule, text)
+    module, name, everything = PREFILTERS[rule]
+    monkeypatch.setattr(importlib.import_module(module), name, everything)
+    assert fast == _findings(rule, text)
+
+
+def test_the_cases_reach_the_slow_paths():
+    assert [len(_findings("SB502", t)) for t in CASES] == [1, 1, 1]
