@@ -15,6 +15,9 @@ CASES = [
     "#!/bin/bash\necho \"$A\"\nA=$B\nB=$GITHUB_TOKEN\necho \"$A\" \"$B\"\n",
     # a credential-named assignment under xtrace, nothing read
     "#!/bin/bash\nset -x\nexport WANDB_API_KEY=\"$(cat ~/.wandb)\"\npython t.py\n",
+    # `$?` read after a report, in a statement whose first command is not the reader
+    "#!/bin/bash\n#SBATCH --nodes=2\nsrun python t.py\necho done\nif [ $? -ne 0 ]; then exit 1; fi\n"
+    "srun python u.py\necho done; rc=$?\nexit $rc\n",
 ]
 
 
@@ -29,7 +32,29 @@ def _everything_sb502(job):
     return {id(c) for c in job.script.walk()}
 
 
-PREFILTERS = {"SB502": ("sbatch_lsp.rules.credentials", "_credential_readers", _everything_sb502)}
+def _every_command_reads(job):
+    """A VariableReads by which every command reads every name (and ``names`` holds every
+    name some word reads)."""
+    from sbatch_lsp.facts.reads import variable_reads
+
+    real = variable_reads(job)
+    commands = list(job.script.walk())
+
+    class Everything:
+        names = real.names
+
+        def of(self, name):
+            return real.of(name)
+
+        def commands(self, name):
+            return commands
+    return Everything()
+
+
+PREFILTERS = {
+    "SB502": ("sbatch_lsp.rules.credentials", "_credential_readers", _everything_sb502),
+    "SB222": ("sbatch_lsp.rules.lifecycle", "variable_reads", _every_command_reads),
+}
 
 
 @pytest.mark.parametrize("rule", sorted(PREFILTERS))
@@ -44,4 +69,5 @@ def test_prefilter_drops_no_finding(rule, text, monkeypatch):
 
 
 def test_the_cases_reach_the_slow_paths():
-    assert [len(_findings("SB502", t)) for t in CASES] == [1, 1, 1]
+    assert [len(_findings("SB502", t)) for t in CASES] == [1, 1, 1, 0]
+    assert [len(_findings("SB222", t)) for t in CASES] == [0, 0, 0, 2]
