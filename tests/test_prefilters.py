@@ -16,8 +16,11 @@ CASES = [
     # a credential-named assignment under xtrace, nothing read
     "#!/bin/bash\nset -x\nexport WANDB_API_KEY=\"$(cat ~/.wandb)\"\npython t.py\n",
     # `$?` read after a report, in a statement whose first command is not the reader
-    "#!/bin/bash\n#SBATCH --nodes=2\nsrun python t.py\necho done\nif [ $? -ne 0 ]; then exit 1; fi\n"
-    "srun python u.py\necho done; rc=$?\nexit $rc\n",
+    ("#!/bin/bash\n#SBATCH --nodes=2\nsrun python t.py\necho done\nif [ $? -ne 0 ]; then exit 1; fi\n"
+     "srun python u.py\necho done; rc=$?\nexit $rc\n"),
+    # a misspelt Slurm name in a command string and one in a here-document a step runs
+    ("#!/bin/bash\nsrun bash -c 'echo $SLURM_PROCID_x'\ncat > r.sh <<EOF\necho $SLURM_JOB_NUMNODES\n"
+     "EOF\nsrun bash r.sh\n"),
 ]
 
 
@@ -54,6 +57,7 @@ def _every_command_reads(job):
 PREFILTERS = {
     "SB502": ("sbatch_lsp.rules.credentials", "_credential_readers", _everything_sb502),
     "SB222": ("sbatch_lsp.rules.lifecycle", "variable_reads", _every_command_reads),
+    "SB219": ("sbatch_lsp.rules.tasks", "_unknown_slurm_reads", lambda job, known: True),
 }
 
 
@@ -69,5 +73,6 @@ def test_prefilter_drops_no_finding(rule, text, monkeypatch):
 
 
 def test_the_cases_reach_the_slow_paths():
-    assert [len(_findings("SB502", t)) for t in CASES] == [1, 1, 1, 0]
-    assert [len(_findings("SB222", t)) for t in CASES] == [0, 0, 0, 2]
+    assert [len(_findings("SB502", t)) for t in CASES] == [1, 1, 1, 0, 0]
+    assert [len(_findings("SB222", t)) for t in CASES] == [0, 0, 0, 2, 0]
+    assert [len(_findings("SB219", t)) for t in CASES] == [0, 0, 0, 0, 1]
