@@ -12,14 +12,18 @@ def test_index_equals_a_scan_of_every_word(text):
     job = job_of(text, "job.sbatch")
     reads = variable_reads(job)
     scanned: dict[str, list] = {}
-    early = set()
+    early: dict[str, list] = {}
     for cmd in job.script.walk():
         for w in cmd.all_words():
             for e in w.expansions:
                 if e.name:
                     scanned.setdefault(e.name, []).append((cmd, e))
-            early |= {e.name for e in w.early if e.name}
-    assert reads.names == set(scanned) | early
+            for e in w.early:
+                if e.name and cmd not in early.setdefault(e.name, []):
+                    early[e.name].append(cmd)
+    assert reads.names == set(scanned) | set(early)
+    for name, found in early.items():
+        assert [id(c) for c in reads.early_commands(name)] == [id(c) for c in found]
     for name, found in scanned.items():
         assert [(id(c), id(e)) for c, e in reads.of(name)] == [(id(c), id(e)) for c, e in found]
         assert [id(c) for c in reads.commands(name)] == \
@@ -48,3 +52,14 @@ def test_values_written_into_a_heredoc_are_names():
             "EOF\nsrun bash run.sh\n")
     reads = variable_reads(job_of(text, "job.sbatch"))
     assert "SLURM_PROCID" in reads.names and reads.of("SLURM_PROCID") == []
+
+
+def test_carrying_follows_assignments_at_any_depth_and_offset():
+    """The names whose value may carry a seed's: assigned from it, from one of those, …,
+    before or after the read (a superset: value_at decides which assignment a read sees)."""
+    text = ("#!/bin/bash\necho $B\nB=\"x $A\"\nA=$SEED\nC=(--opt \"$B\")\nD=$OTHER\n"
+            "E=$D\n")
+    reads = variable_reads(job_of(text, "job.sbatch"))
+    assert reads.carrying({"SEED"}) == {"SEED", "A", "B", "C"}
+    assert reads.carrying(set()) == set()
+    assert reads.carrying({"D"}) == {"D", "E"}

@@ -27,11 +27,14 @@ class VariableReads:
     """The expansions of one job's script by variable name (see the module docstring)."""
 
     def __init__(self, script: Script):
+        self._script = script
         #: name -> (command, expansion) in walk order, the command's argv before its prefix
         #: assignments' values (Command.all_words)
         self._by_name: dict[str, list[tuple[Command, Expansion]]] = {}
-        early: set[str] = set()
-        by_name = self._by_name
+        #: name -> the commands with a word the batch shell wrote its value into, in walk order
+        self._early: dict[str, list[Command]] = {}
+        self._assigned_from: dict[str, set[str]] | None = None
+        by_name, early = self._by_name, self._early
         for cmd in script.walk():
             words = cmd.words
             if cmd.assignments:
@@ -44,10 +47,13 @@ class VariableReads:
                             by_name[e.name] = [(cmd, e)]
                         else:
                             found.append((cmd, e))
-                if w.early:
-                    early.update(e.name for e in w.early if e.name)
+                for e in w.early:
+                    if e.name:
+                        into = early.setdefault(e.name, [])
+                        if not into or into[-1] is not cmd:
+                            into.append(cmd)
         #: every name read: by a command's words, or early in a nested word
-        self.names: frozenset[str] = frozenset(by_name) | early
+        self.names: frozenset[str] = frozenset(by_name) | frozenset(early)
 
     def of(self, name: str) -> list[tuple[Command, Expansion]]:
         """The (command, expansion) pairs that read ``name``, in walk order (empty when no
@@ -60,6 +66,34 @@ class VariableReads:
         for cmd, _ in self._by_name.get(name, ()):
             if not out or out[-1] is not cmd:
                 out.append(cmd)
+        return out
+
+    def early_commands(self, name: str) -> list[Command]:
+        """The commands of nested scripts with a word into which the batch shell wrote its
+        value of ``name`` (``Word.early``), each once, in walk order."""
+        return self._early.get(name, [])
+
+    def carrying(self, seeds: set[str]) -> set[str]:
+        """``seeds`` and every name that an assignment of the batch script gives a value
+        reading one of them, at any depth (``A="$SEED"``, then ``B="x $A"``), wherever and
+        whenever assigned: the names whose value may carry a seed's (a superset of what a rule
+        that follows values through ``Script.value_at`` meets). A new set."""
+        out = set(seeds)
+        if not out:
+            return out  # (no seed read: the assignments are not indexed)
+        if self._assigned_from is None:
+            self._assigned_from = {}
+            for a in self._script.assignments:
+                if a.value is not None:
+                    for e in a.value.expansions:
+                        if e.name:
+                            self._assigned_from.setdefault(e.name, set()).add(a.name)
+        todo = list(out)
+        while todo:
+            for name in self._assigned_from.get(todo.pop(), ()):
+                if name not in out:
+                    out.add(name)
+                    todo.append(name)
         return out
 
 

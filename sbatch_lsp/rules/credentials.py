@@ -114,21 +114,7 @@ def _credential_readers(job) -> set[int]:
     reads one of these (``CMD="… $HF_TOKEN"``, then ``A="$CMD"``, at any depth and offset: a
     superset of the chains it follows). No other command's words can carry a credential."""
     reads = variable_reads(job)
-    carriers = {name for name in reads.names if credential_name(name)}
-    if not carriers:
-        return set()  # (most scripts)
-    assigned_from: dict[str, set[str]] = {}  # name read -> the names assigned from it
-    for a in job.script.assignments:
-        if a.value is not None:
-            for e in a.value.expansions:
-                if e.name:
-                    assigned_from.setdefault(e.name, set()).add(a.name)
-    todo = list(carriers)
-    while todo:
-        for name in assigned_from.get(todo.pop(), ()):
-            if name not in carriers:
-                carriers.add(name)
-                todo.append(name)
+    carriers = reads.carrying({name for name in reads.names if credential_name(name)})
     return {id(cmd) for name in carriers for cmd, _ in reads.of(name)}
 
 
