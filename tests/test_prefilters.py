@@ -88,3 +88,20 @@ def test_the_cases_reach_the_slow_paths():
     assert found == {"SB502": [1, 1, 1, 0, 0, 0, 0], "SB222": [0, 0, 0, 2, 0, 0, 0],
                      "SB219": [0, 0, 0, 0, 1, 0, 0], "SB301": [0, 0, 0, 0, 0, 3, 0],
                      "SB303": [0, 0, 0, 0, 0, 0, 3]}
+
+
+class _Everything:
+    def __contains__(self, item):
+        return True
+
+
+@pytest.mark.parametrize("text", sample_scripts() + CASES)
+def test_installer_prefilter_drops_no_installer(text, monkeypatch):
+    """SB607's :func:`installer` answers the same for every command with its word test letting
+    every command through."""
+    import sbatch_lsp.rules.megatron_env as m
+
+    commands = list(job_of(text, "job.sbatch").script.walk())
+    fast = [m.installer(c) for c in commands]
+    monkeypatch.setattr(m, "INSTALLER_WORDS", _Everything())
+    assert fast == [m.installer(c) for c in commands]
