@@ -249,3 +249,15 @@ def test_image_credentials_are_not_printed(image):
     found = [d for d in lint(text, "x.sbatch").diagnostics if d.code in ("SB609", "SB610")]
     assert found and all("Xk9sPq2Lm7Zt" not in d.message and "bob" not in d.message
                          for d in found)
+
+
+def test_a_command_without_an_installer_word_is_not_unwrapped(monkeypatch):
+    """SB607 asks for every task command of every step: one holding none of ``install``,
+    ``sync``, ``run`` is no installer, known without unwrapping it (tests/test_prefilters.py
+    compares the answers with and without this test for every command of every sample)."""
+    import sbatch_lsp.rules.megatron_env as m
+
+    def unwrap(words):
+        raise AssertionError("unwrapped")
+    monkeypatch.setattr(m, "unwrap", unwrap)
+    assert installer(_first("timeout 1h python prepare.py --part 3\n")) is None

@@ -100,3 +100,22 @@ def test_agent_test_agrees_with_node_agent_through_wrappers(line):
     words = job_of(HEAD + line + "\n", "t.sbatch").script.commands[-1].words
     assert _agent_of(words) == node_agent(unwrap(words))
     assert (_agent_of(words) is not None) == ("--head" not in line and "python" not in line)
+
+
+def test_node_agents_reads_control_only_for_an_agent(monkeypatch):
+    """The batch shell's agents: the control facts (and the task commands' table) are read
+    only for a command that starts one; a script without any needs neither, and one with a
+    Ray worker in the batch shell and one in a step's tasks still finds both."""
+    import sbatch_lsp.facts.reach as reach
+
+    calm = job_of("#!/bin/bash\n#SBATCH --nodes=2\nsrun python t.py\necho done\n", "j.sbatch")
+
+    def control(job):
+        raise AssertionError("control read")
+    with monkeypatch.context() as m:
+        m.setattr(reach, "job_control", control)
+        assert reach.node_agents(calm) == ([], [])
+    job = job_of("#!/bin/bash\n#SBATCH --nodes=2\nray start --address=10.0.0.1:6379\n"
+                 "srun bash -c 'ray start --address=10.0.0.1:6379 --block'\n", "j.sbatch")
+    batch, tasks = reach.node_agents(job)
+    assert [a.command.start for a in batch] == [30] and len(tasks) == 1

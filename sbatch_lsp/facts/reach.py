@@ -156,8 +156,6 @@ def node_agents(job: Job) -> tuple[list[Agent], list[Agent]]:
 
 def _agents(job: Job) -> tuple[list[Agent], list[Agent]]:
     steps = [f.step for f in facts_of(job).steps]
-    in_tasks = {id(c) for st in steps for c in st.task_commands}
-    control = job_control(job)
     batch: list[Agent] = []
     tasks: list[Agent] = []
     for st in steps:  # `srun … ray start …` (the argv after srun's options) and `srun bash -c`
@@ -165,11 +163,14 @@ def _agents(job: Job) -> tuple[list[Agent], list[Agent]]:
             what = _agent_of(argv)
             if what is not None:
                 tasks.append(Agent(cmd, what))
+    in_tasks: set[int] | None = None  # (made for the first agent met: most scripts have none)
     for cmd in job.script.commands:  # (the batch script's own: walk()'s with cmd.script it)
-        if cmd.in_substitution or id(cmd) in in_tasks:
-            continue
         what = _agent_of(cmd.words)
-        if what is not None and control.tasks(cmd).in_batch_shell():
+        if what is None or cmd.in_substitution:
+            continue
+        if in_tasks is None:
+            in_tasks = {id(c) for st in steps for c in st.task_commands}
+        if id(cmd) not in in_tasks and job_control(job).tasks(cmd).in_batch_shell():
             batch.append(Agent(cmd, what))
     return batch, tasks
 

@@ -376,13 +376,15 @@ def _env(job: Job, ev: Evaluator, step: Step) -> dict[str, EnvVar]:
 
 def _env_one(job: Job, ev: Evaluator, step: Step, name: str) -> EnvVar | None:
     """``_env(job, ev, step).get(name)``, evaluating ``name`` only."""
-    mode, named = _export_mode(job, step)
     at = step.command.start
     a = next((a for a in reversed(job.derived(_by_name).get(name, ())) if _visible(a, at, step)),
              None)
     for p in step.command.assignments:  # `X=1 srun …`
         if p.name == name:
             a = p
+    if a is None and name not in step.exports()[1]:
+        return None  # (most lookups: no such variable; the step's mode is not needed)
+    mode, named = _export_mode(job, step)  # (``named`` is the step's own list, as above)
     var = _env_var(job, ev, step, mode, named, a) if a is not None else None
     if name in named:
         var = _named_var(step, mode, named, name, var) or var

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from operator import attrgetter
 
+from ..facts.reads import variable_reads
 from ..secrets import credential_name, credential_values, random_literal
 from ..shell.model import DOUBLE, UNQUOTED, Expansion, Word
 from . import Edit, Fix, Related, Severity, finding, rule
@@ -59,6 +60,9 @@ def exposed_credential(job):
         if a.command is not None and a.value is not None and credential_name(a.name) and (
                 a.value.value is None or random_literal(a.value.value)):
             assigned_by.setdefault(id(a.command), []).append(a)
+    readers = _credential_readers(job)
+    if not assigned_by and not readers:
+        return  # (most scripts: no credential assigned or read, nothing xtrace could print)
     # where xtrace was turned on: (start, end), or None while it is off
     first = job.source.line_text(0)
     xtrace = (0, len(first)) if XTRACE_SHEBANG.match(first) else None
@@ -82,8 +86,8 @@ def exposed_credential(job):
                               related=[Related(*xtrace, "xtrace is on from here")])
         if not cmd.words or name in ("export", "declare", "local", "readonly", "unset"):
             continue
-        if name in ("[", "[[", "test") and xtrace is None:
-            continue  # a builtin test: no process, nothing in `ps`
+        if name in ("[", "[[", "test") and xtrace is None or id(cmd) not in readers:
+            continue  # a builtin test: no process, nothing in `ps`; or no credential read
         for w in cmd.words[1:]:
             if not w.expansions:
                 continue  # a literal word carries no value
@@ -102,6 +106,16 @@ def exposed_credential(job):
 
 #: the deepest chain of ``A="… $B …"`` assignments followed to a credential
 MAX_CHAIN = 8
+
+
+def _credential_readers(job) -> set[int]:
+    """The ids of the commands of which :func:`_credential_reads` may find something in a
+    word: those that read a credential-named variable, or a variable some assignment of which
+    reads one of these (``CMD="… $HF_TOKEN"``, then ``A="$CMD"``, at any depth and offset: a
+    superset of the chains it follows). No other command's words can carry a credential."""
+    reads = variable_reads(job)
+    carriers = reads.carrying({name for name in reads.names if credential_name(name)})
+    return {id(cmd) for name in carriers for cmd, _ in reads.of(name)}
 
 
 def _credential_reads(job, w: Word, depth: int = 0) -> list[Expansion]:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..facts.exports import read_by_task_runtime, value_assignment
+from ..facts.reads import variable_reads
 from ..facts.steps import facts_of
 from ..facts.values import literal_elements
 from ..facts.wrappers import unwrap_all
@@ -123,6 +124,18 @@ class _Flow:
         return self.carried
 
 
+def _per_task_readers(job, per_task) -> set[int]:
+    """The ids of the commands in which SB301 may find a batch-shell value of a per-task
+    variable: those that read one, or a variable whose assigned value may carry one
+    (:meth:`VariableReads.carrying`: what :meth:`_Flow.taint` follows), and those of nested
+    scripts with a word the batch shell wrote one into (``Word.early``). Every expansion a hit
+    is made of is in such a command's words or in an assignment value its words hold."""
+    reads = variable_reads(job)
+    seeds = per_task & reads.names
+    return {id(cmd) for name in reads.carrying(seeds) for cmd, _ in reads.of(name)} | \
+        {id(cmd) for name in seeds for cmd in reads.early_commands(name)}
+
+
 def _element_option(value, at: int) -> str | None:
     """The option of the array-literal element of ``value`` (an assignment's ``(...)`` word)
     that holds offset ``at``: ``--opt`` for ``--opt=$X``, or the element before a bare ``$X``
@@ -159,6 +172,9 @@ def early_expanded_task_variable(job):
     batch shell's value (slurm-facts.md §6.3)."""
     flow = _Flow(job)
     per_task = flow.per_task
+    readers = _per_task_readers(job, per_task)
+    if not readers:
+        return  # (no per-task variable read anywhere)
     task_cmds = {id(c) for s in job.steps for c in s.task_commands}
     # Escaping (``\$VAR``) is right only where another shell re-reads the text: a ``bash -c``
     # or ``eval`` string. An unquoted ``$CMD`` is only word-split (no second expansion) and a
@@ -170,8 +186,8 @@ def early_expanded_task_variable(job):
     single = {id(f.step) for f in facts_of(job).steps if f.layout.tasks == 1}
     # 1. words of srun steps and of task scripts that carry batch-shell values
     for cmd in job.script.walk():
-        if id(cmd) not in step_of:  # neither an srun step nor one of its task commands
-            continue
+        if id(cmd) not in readers or id(cmd) not in step_of:
+            continue  # nothing per-task read, or neither an srun step nor one of its tasks
         batch = cmd.script is job.script
         for k, w in enumerate(cmd.words):
             if not w.early and not w.expansions:
@@ -201,8 +217,8 @@ def early_expanded_task_variable(job):
                     flow.hit(e, sev, a.value, f"sets {a.name} in every task to the same value")
     for a in job.script.assignments:
         if a.value is None or not a.value.expansions or a.command is None or \
-                id(a.command) in task_cmds:
-            continue  # (no expansion: taint carries nothing)
+                id(a.command) not in readers or id(a.command) in task_cmds:
+            continue  # (no expansion or none that may carry: taint carries nothing)
         if a.command.script is not job.script:
             continue
         for e in flow.taint(a.value):
@@ -363,8 +379,7 @@ def _overwritten_by_launchers(job, name: str) -> bool:
     shows."""
     launched = name in TORCHRUN_WORKER_ENV | IGNORED_BY_LAUNCHERS
     if name in IGNORED_BY_LAUNCHERS and any(
-            e.name == name for c in job.script.walk() if c.name not in ("echo", "printf")
-            for w in c.all_words() for e in w.expansions):
+            c.name not in ("echo", "printf") for c in variable_reads(job).commands(name)):
         return False  # the script passes it on itself (`--node-rank=$NODE_RANK`)
     steps = facts_of(job).steps
     if not steps or not all(launched and s.launcher in TORCHRUN_FAMILY or
@@ -422,6 +437,8 @@ def task_variable_not_expanded(job):
     run.py), so it stops with "invalid int value"; a program that takes it as a string runs with
     a wrong value. Only a shell inside the task (``bash -c '…'``) expands it per task."""
     per_task = per_task_variables()
+    if not _late_slurm_reads(job, per_task):
+        return  # (most scripts: no such variable escaped or single-quoted)
     for step in job.steps:
         met = unwrap_all(step.argv)
         if not met.argv or any((w.value or "").rsplit("/", 1)[-1] in RE_READERS
@@ -450,3 +467,13 @@ def task_variable_not_expanded(job):
                 f"command in a shell inside each task (`srun bash -c '{program} … "
                 f"${e.name} …'`), where ${e.name} is that task's own value",
                 severity=sev)
+
+
+def _late_slurm_reads(job, per_task) -> bool:
+    """Whether some word of the script reads a per-task or ``SLURM_*`` variable escaped or
+    single-quoted (facts/reads.py): what an SB303 finding is made of (an srun step's argv words
+    are words of the script, or elements of an array assignment's value, which is one)."""
+    reads = variable_reads(job)
+    return any(e.kind == "var" and e.quoting in ("single", "escaped")
+               for name in reads.names if name in per_task or name.startswith("SLURM_")
+               for _, e in reads.of(name))

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 
 from ..directives import OptionUse
 from ..facts.control import Background, Control, Wait, job_control, signal_name
+from ..facts.reads import variable_reads
 from ..job import Job, Step
 from ..shell.model import Command
 from . import Diagnostic, Edit, Fix, Related, Severity, finding, rule
@@ -118,8 +119,7 @@ def _cares_about_failure(job: Job, ctl: Control, at: int) -> bool:
 
 def _reads(job: Job, name: str) -> bool:
     """Whether any command of the script expands ``$name`` (``$?``, ``${PIPESTATUS[0]}``)."""
-    return any(e.name == name for c in job.script.walk() for w in c.all_words()
-               for e in w.expansions)
+    return bool(variable_reads(job).of(name))
 
 
 def _where_run(ctl: Control, cmd: Command, start: int, end: int) -> tuple[int, int]:
@@ -656,11 +656,16 @@ def status_read_too_late(job: Job) -> Iterator[Diagnostic]:
     ``rc=$?``, ``if [ $? -ne 0 ]``) after a step, with only report commands (``echo``,
     ``printf``, ``date``, ``cd``, ``export``…) between them, reads the last report's status:
     0, so the failure check never fires and ``exit $?`` ends the job COMPLETED."""
+    readers = {id(c) for c in variable_reads(job).commands("?")}
+    if not readers:
+        return  # no `$?` anywhere (a statement must start by reading it)
     ctl = job_control(job)
     statements = _statements(job)
     name = None
     for k, (_span, cmds) in enumerate(statements):
         first = cmds[0] if len(cmds) == 1 else min(cmds, key=lambda c: c.start)  # (most: one)
+        if id(first) not in readers:
+            continue
         reads = _status_reads(first)
         if not reads:
             continue

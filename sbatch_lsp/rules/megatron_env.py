@@ -39,11 +39,19 @@ PIP = re.compile(r"^pip(\d+(\.\d+)?)?$")
 PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 
 
+#: a word every command line :func:`installer` answers for holds: ``pip install``, ``python
+#: -m pip install``, ``uv sync``, ``uv pip install|sync``, and ``uv run`` (a wrapper named by
+#: its ``uv`` and ``run`` words)
+INSTALLER_WORDS = frozenset({"install", "sync", "run"})
+
+
 def installer(cmd: Command) -> tuple[str, list[Word]] | None:
     """What ``cmd`` runs when it is a package install, seen through its wrappers (``timeout``,
     ``env``, ``nohup``, … : facts/wrappers.py): (``"pip install"``, ``"uv sync"``, ``"uv pip
     install"`` or ``"uv pip sync"``; the words that name it), else None. Only literal words
     count; the program's directory is ignored (``.venv/bin/pip``)."""
+    if not any(w.value in INSTALLER_WORDS for w in cmd.words):
+        return None  # (most commands: SB607 asks for every task command of every step)
     words = unwrap(cmd.words)
     argv = [w.value for w in words]
     if not argv or argv[0] is None:

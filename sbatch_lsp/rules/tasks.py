@@ -27,6 +27,7 @@ from ..diagnostics import Diagnostic
 from ..directives import OptionUse
 from ..facts.arrays import ARRAY_JOB_VARS, array_variance, is_array, max_array_index
 from ..facts.layout import Component, count_of, parse_count
+from ..facts.reads import variable_reads
 from ..facts.slurm_names import base_name, known_names
 from ..facts.steps import StepFacts, facts_of
 from ..shell.model import Command, Word, command_words
@@ -577,6 +578,8 @@ def misspelt_slurm_variable(job) -> Iterator[Diagnostic]:
     ``SLURM_ARRAY_TASK_ID_out``), the same words in another order, or one or two characters
     off. Bash expands an unset variable to the empty string, silently."""
     known = known_names()
+    if not _unknown_slurm_reads(job, known):
+        return  # (most scripts: every SLURM_* name read is one Slurm sets)
     scripts = list(_scripts(job))  # (one walk of the commands for both)
     assigned = {a.name for s in scripts for a in s.assignments}
     seen: set[int] = set()
@@ -597,6 +600,13 @@ def misspelt_slurm_variable(job) -> Iterator[Diagnostic]:
             yield finding("SB219", e.start, e.end,
                           f"`${e.name}` is not a variable Slurm sets and the script never "
                           f"assigns it: it expands to nothing; {message}")
+
+
+def _unknown_slurm_reads(job, known: frozenset[str]) -> bool:
+    """Whether the script reads a ``SLURM_*``/``SLURMD_*`` name that is not ``known``: what
+    a finding needs (facts/reads.py has every name its words read)."""
+    return any(name.startswith(("SLURM_", "SLURMD_")) and base_name(name) not in known
+               for name in variable_reads(job).names)
 
 
 def _scripts(job):
