@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 from . import options as opts
@@ -23,7 +23,7 @@ from .facts.layout import count_of, gpu_count, parse_count
 from .facts.provenance import Provenance, is_completed_elsewhere, provenance_of
 from .facts.values import expand_arrays
 from .facts.wrappers import MAX_WRAPPERS, WRAPPER_NAMES, base, skip_wrapper, wrapper_at
-from .launchers import Launch, find_launch
+from .launchers import Launch, find_launch, may_launch
 from .shell.model import Command, Script, Word
 from .shell.parse import shell_string_index
 from .source import Source
@@ -221,29 +221,38 @@ class Job:
 
     # ---- steps ------------------------------------------------------------------------
     def _steps(self) -> None:
+        """The script's steps and launches, in one walk: a command string's commands come after
+        the command that runs it, so its step (``by_task``, ``by_srun``) is known when they are
+        read."""
+        by_task: dict[int, Step] = {}
+        by_srun: dict[int, Step] = {}
         for cmd in self.script.walk():
             if not cmd.words or cmd.in_substitution:
                 continue
             step = self.step_for(cmd)
             if step is not None:
                 self.steps.append(step)
-        by_task = {id(c): s for s in self.steps for c in s.task_commands}
-        by_srun = {id(s.command): s for s in self.steps}
-        for cmd in self.script.walk():
-            if not cmd.words or cmd.in_substitution or cmd.calls is not None:
+                by_srun[id(cmd)] = step
+                for c in step.task_commands:
+                    by_task[id(c)] = step
+            if cmd.calls is not None:
                 continue  # (a call whose words a function's body now holds is read there)
-            step = by_srun.get(id(cmd))
             if step is not None:
                 if step.task_scripts:
                     continue  # the nested commands are visited on their own
-                launch = find_launch(expand_arrays(step.argv, cmd.script or self.script))
+                words = step.argv
             else:
-                launch = find_launch(expand_arrays(cmd.words, cmd.script or self.script))
+                words = cmd.words
+            if not words or not may_launch(words[0]):
+                continue  # (most commands)
+            launch = find_launch(expand_arrays(words, cmd.script or self.script))
+            if launch is None:
+                continue
+            if step is None:
                 step = by_task.get(id(cmd))
                 if step is None and any(id(a) in by_srun for a in cmd.ancestors()):
                     continue  # inside a step, but not what its tasks run (a wrapper's string)
-            if launch is not None:
-                self.launches.append(LaunchSite(launch, cmd, step))
+            self.launches.append(LaunchSite(launch, cmd, step))
 
     def step_for(self, cmd: Command) -> Step | None:
         """The srun step that ``cmd`` starts, with its effective layout, or None when ``cmd``
@@ -278,8 +287,8 @@ class Job:
         """What each task of the step runs."""
         argv = step.argv  # after srun's options, arrays of them expanded
         nested = cmd.nested
-        idx = shell_string_index(argv)
-        if nested and (idx is not None or any(s.kind in ("split", "file") for s in nested)):
+        if nested and (shell_string_index(argv) is not None or
+                       any(s.kind in ("split", "file") for s in nested)):
             for s in nested:
                 step.task_scripts.append(s)
                 step.task_commands.extend(s.walk())
@@ -440,9 +449,11 @@ def _read_srun_options(words: list[Word], start: int, may_hold_options: Callable
     return o.values, o.words, o.hidden, o.end
 
 
+@lru_cache(maxsize=4096)  # (option names as typed: bounded)
 def _srun_lookup(name: str, long: bool) -> tuple[str, bool | None]:
     """srun's option ``name``: its canonical long name and whether it takes a required argument
-    (None: srun does not know it; srun refuses it, the walk guesses)."""
+    (None: srun does not know it; srun refuses it, the walk guesses). Memoised: a function of
+    the option tables alone, asked for every option of every step."""
     table = opts.srun_options()
     if long:
         res = opts.resolve_long(name, table)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .diagnostics import Related
 from .facts.argv import walk
 from .facts.wrappers import base as _base
-from .facts.wrappers import unwrap
+from .facts.wrappers import WRAPPER_NAMES, unwrap
 from .shell.model import Word
 
 #: torchrun options -> whether they take a value (run.py get_args_parser)
@@ -196,8 +196,26 @@ def python_options(argv: list[Word]) -> tuple[str | None, int, str | None, int]:
     return None, i, None, i
 
 
+#: the command names :func:`find_launch` reads a launch from (besides python's, ``PYTHON``)
+LAUNCHER_NAMES = frozenset({"torchrun", "accelerate", "colossalai", "deepspeed", "mpirun",
+                            "mpiexec", "orterun"})
+
+
+def may_launch(first: Word) -> bool:
+    """Whether a command whose first word is ``first`` may start a launcher: it names one,
+    python or a wrapper, or it is an array expansion (``"${CMD[@]}"``) whose elements may. When
+    False, :func:`find_launch` finds nothing in the command's words, arrays expanded or not (a
+    cheap test for most commands)."""
+    if "[@]" in first.text:
+        return True
+    name = _base(first)
+    return name in LAUNCHER_NAMES or name in WRAPPER_NAMES or PYTHON.match(name) is not None
+
+
 def find_launch(words: list[Word]) -> Launch | None:
     """The launcher that ``words`` (an argv, wrappers included) starts, or None."""
+    if not words or not may_launch(words[0]):
+        return None
     argv = unwrap(words)
     if not argv:
         return None

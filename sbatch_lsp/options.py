@@ -49,6 +49,7 @@ SRUN_SHORT = {
 }
 
 
+@lru_cache(maxsize=256)  # (asked once per step of a script: the profile's release)
 def version_key(version: str) -> tuple[int, int]:
     """``"22.05"`` -> (22, 5); ``"<=14.03"`` -> (14, 3); ``"master"`` -> (99, 0).
 

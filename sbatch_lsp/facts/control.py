@@ -32,7 +32,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..shell.model import Command, Script
 from ..shell.parse import tree_sitter_parse
@@ -290,8 +290,10 @@ class _Tree:
         return self.text[s - self.base:e - self.base]
 
 
-@dataclass(frozen=True, slots=True)  # (kept in the chunk recordings: small, never changed)
-class _Ctx:
+class _Ctx(NamedTuple):
+    """Where the walk stands (kept in the chunk recordings: small, never changed; a tuple, made
+    a few times faster than a frozen dataclass: every replay moves each chunk's own)."""
+
     tasks: Tasks = EVERY_TASK
     in_loop: bool = False
     in_subshell: bool = False
@@ -332,8 +334,8 @@ class _Reader:
         #: by_start's keys ascending, and those of commands in nested strings (bisected: a
         #: scan per string or per background job made a long script quadratic)
         self.starts = sorted(self.by_start)
-        self.nested_starts = [k for k in self.starts
-                              if any(c.script is not script for c in self.by_start[k])]
+        self.nested_starts = sorted({c.start for cmd in script.commands for inner in cmd.nested
+                                     for c in inner.walk()})
         self.of: dict[int, CommandControl] = {}
         self.backgrounds: list[Background] = []
         self.waits: list[Wait] = []
@@ -346,11 +348,6 @@ class _Reader:
         self.batch = True
         #: a generated body's start -> the span of its last top-level statement
         self.body_last: dict[int, tuple[int, int]] = {}
-
-    # -- model commands
-    def _model(self, start: int, end: int) -> Command | None:
-        found = self.by_start.get(start)
-        return found[0] if found else None
 
     # -- what the walk finds: applied at once, or recorded and replayed
     def emit(self, kind: int, s: int, e: int, ctx: _Ctx, extra: Any = None) -> None:
@@ -642,7 +639,8 @@ class _Reader:
         ``set``, ``wait`` or ``trap``, whether they read ``$!``, and for a variable assignment
         the variable that keeps ``$!`` or ""), what it sets (``set``, ``wait``, ``trap``, a
         saved ``$!``)."""
-        cmd = self._model(s, e)
+        found = self.by_start.get(s)  # (the model command that starts there)
+        cmd = found[0] if found else None
         if cmd is not None:
             cc = self.of.setdefault(id(cmd), CommandControl())
             cc.tasks, cc.in_loop, cc.in_subshell = ctx.tasks, ctx.in_loop, ctx.in_subshell
@@ -968,7 +966,7 @@ def control_of(script: Script, text: str) -> Control:
             if before and w not in before[-1].waits:
                 before[-1].waits.append(w)
     calls: dict[str, list[Command]] = {}
-    for cmd in script.walk():
+    for cmd in script.walk() if reader.functions else ():
         if cmd.name in reader.functions:
             calls.setdefault(cmd.name, []).append(cmd)
     return Control(script, reader.of, reader.backgrounds, reader.waits, reader.pipelines,

@@ -108,10 +108,10 @@ def gpu_count(text: str | None) -> int | None:
     return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Request:
     """One count as requested: ``given`` when the option is present, ``value`` when it is a
-    literal (or resolves to one)."""
+    literal (or resolves to one). Never changed, hashable."""
 
     given: bool = False
     value: int | None = None
@@ -230,7 +230,7 @@ def _gpus_per_node(eff: dict[str, OptionUse], comp: Component) -> int | None:
     return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class StepRequest:
     """An srun step's own layout options: each a Request; ``node_count_tasks`` is True when
     its ``--ntasks`` names the node count even though that count is not a literal

@@ -17,7 +17,7 @@ mpirun(1)).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ..backref import Owner
 from ..job import Job, LaunchSite, Step
@@ -111,15 +111,20 @@ def _build(job: Job) -> Facts:
     for site in job.launches:
         if site.step is not None:
             sites.setdefault(id(site.step), []).append(site)
-    steps = [_step(job, comps, ev, s, sites.get(id(s), []))
+    layouts: dict[StepRequest, Layout] = {}  # (steps often ask alike: one layout each)
+    steps = [_step(job, comps, ev, s, sites.get(id(s), []), layouts)
              for s in sorted(job.steps, key=lambda s: s.srun.start)]
     return Facts(comps, steps, ev)
+
+
+#: an option the step does not give
+_NOT_GIVEN = Request()
 
 
 def _request(job: Job, step: Step, name: str) -> tuple[Request, str | None]:
     w = step.options.get(name)
     if w is None:
-        return Request(), None
+        return _NOT_GIVEN, None
     value, symbol = count_of(w, job.script)
     return Request(True, value), symbol
 
@@ -132,7 +137,9 @@ def _het_group(step: Step) -> int | None:
 
 
 def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
-          sites: list[LaunchSite]) -> StepFacts:
+          sites: list[LaunchSite], layouts: dict[StepRequest, Layout]) -> StepFacts:
+    """The facts of ``step``; ``layouts`` holds the layout of each request met so far (a
+    request names its component: :func:`step_layout` is a function of it)."""
     group = _het_group(step)
     comp = comps[group] if group is not None and group < len(comps) else None
     nodes, nodes_symbol = _request(job, step, "nodes")
@@ -158,7 +165,9 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
         layout = Layout(None, None, None, None, "the step's --het-group is not one component",
                         None)
     else:
-        layout = step_layout(comp, request)
+        found = layouts.get(request)
+        layout = found if found is not None else layouts.setdefault(request,
+                                                                     step_layout(comp, request))
     gpn, gpt = _gpus(step, comp, layout)
     image = step.options.get("container-image") or step.options.get("container-name")
     site = next((s for s in sites if s.launch.kind != "python"), None)
@@ -166,11 +175,10 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
     if site is None and any(s.launch.kind == "python" for s in sites):
         launcher = "srun"
     script = site.command.script if site is not None and site.command.script else job.script
-    agents = agents_per_node(job, site.command, layout.max_per_node, layout.nodes) \
-        if site is not None and isinstance(layout.tasks_per_node, int) else None
-    world, per_node = _world(site.launch if site else None, launcher,
-                             replace(layout, tasks_per_node=agents) if agents is not None
-                             else layout, gpn, script)
+    even = layout.tasks_per_node if isinstance(layout.tasks_per_node, int) else None
+    agents = agents_per_node(job, site.command, even, layout.nodes) \
+        if site is not None and even is not None else even
+    world, per_node = _world(site.launch if site else None, launcher, layout, agents, gpn, script)
     facts = StepFacts(step, job.source.line_of(step.srun.start) + 1, layout, gpn, gpt,
                       (image.value or image.text) if image is not None else None,
                       launcher, site.launch if site else None, world, per_node)
@@ -216,13 +224,13 @@ def _gpus(step: Step, comp: Component | None,
     return comp.gpus_per_node, comp.gpus_per_task
 
 
-def _world(la: Launch | None, launcher: str | None, layout: Layout, gpn: int | None,
-           script: Script) -> tuple[int | None, int | None]:
+def _world(la: Launch | None, launcher: str | None, layout: Layout, agents: int | None,
+           gpn: int | None, script: Script) -> tuple[int | None, int | None]:
     """(world size, ranks per node) of a step's launch; None where a count is unknown (also the
-    world size of a launcher started several times per node, which forms no world). A
-    count given through a variable is followed to its literal assignment in the script that
-    expands it (``--nproc_per_node $GPUS_PER_NODE`` after ``GPUS_PER_NODE=8``)."""
-    agents = layout.tasks_per_node if isinstance(layout.tasks_per_node, int) else None
+    world size of a launcher started several times per node, which forms no world). ``agents``
+    is how many tasks of one node run the launch (None when unknown). A count given through a
+    variable is followed to its literal assignment in the script that expands it
+    (``--nproc_per_node $GPUS_PER_NODE`` after ``GPUS_PER_NODE=8``)."""
     if launcher == "srun":
         return layout.tasks, agents
     if la is None or la.hidden:
