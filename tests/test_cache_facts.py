@@ -114,6 +114,7 @@ def test_options_in_an_array_are_read_for_the_home_view():
     ("timeout 3h uv sync", ["info"]),                # through a wrapper
     ("timeout 3h uv run --no-sync python t.py", []),
     ("echo uv sync", []),                            # not uv's own command
+    ("/opt/bin/uv run python t.py", ["info"]),       # by a path
 ])
 def test_uv_evidence_is_read_per_command(task, expected):
     assert sb401(HEAD + f"srun {task}\n") == expected
@@ -145,3 +146,15 @@ def test_the_hf_prefilter_reads_every_form():
                  "import datasets", "from_pretraıned"):
         assert may_name_hf(text), text
     assert not may_name_hf("python train.py --out /lustre/x\nsrun hostname")
+
+
+def test_a_step_is_read_only_for_the_caches_its_words_may_name():
+    """_cache_uses asks _evidence only for the kinds _kinds_named() gives a step's text."""
+    from sbatch_lsp.facts.caches import HF_CACHE, NEMO_CACHE, UV_CACHE, _kinds_named
+
+    assert _kinds_named("python\nprepare.py\n--out\n/lustre/run/3") == ()
+    assert _kinds_named("/opt/bin/uv\nsync") == (UV_CACHE,)
+    assert _kinds_named("python\n/opt/NeMo/finetune.py\ndataset=squad") == (NEMO_CACHE,)
+    assert _kinds_named("python\nt.py\n--model_name_or_path\nx/y") == (HF_CACHE,)
+    assert _kinds_named("python\n/opt/ⓝemo/x.py") == (NEMO_CACHE,)  # not ASCII: NEMO decides
+    assert _kinds_named("uv\nrun\npeft_nemo.py") == (HF_CACHE, NEMO_CACHE, UV_CACHE)

@@ -1,6 +1,8 @@
 """The framework config reader (facts/framework.py) and the release-dependent SB403/SB6xx
 behaviour: where each value is read from, the world size, the Megatron-Core release."""
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sbatch_lsp.config import Config, ConfigError, Profile, from_table
 from sbatch_lsp.diagnostics import Severity
@@ -336,3 +338,63 @@ def test_sb608_bridge_recipe_without_the_shape_gives_no_weights():
                   "model.num_layers=16\n", tpn=8)
     (msg,) = [d.message for d in lint(text, "job.sbatch").diagnostics if d.code == "SB608"]
     assert "8 expert(s)" in msg and "parameters per GPU" not in msg
+
+
+# ---- the prefilter: a command none of whose words can tell is not read -----------------------
+TELLING_PARTS = ["--", "-", "_", "=", ".", "+", "/", "2", "$", '"', "'", " ", "(", ")", "tensor",
+                 "model", "parallel", "size", "num", "layers", "train", "trainer", "er", "ſ",
+                 "Megatron", "NeMo", "nemo", "bridge", "recipe", "Recipes", "scripts",
+                 "performance", "pretrain", "py", "K", "ı", "İ", "deepspeed", "swiglu"]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(TELLING_PARTS), max_size=8).map("".join))
+def test_the_telling_prefilter_never_hides_a_setting_or_an_entry_point(text):
+    """_framework_runs skips a command when _telling() is False for every word: a word it is
+    False for gives read_settings no setting and matches no entry point regex."""
+    from sbatch_lsp.facts.framework import (BRIDGE_ENTRY, NEMO_ENTRY, _telling,
+                                            read_settings)
+    from sbatch_lsp.shell.model import Script, Word
+
+    word = Word(text, 0, len(text), text)
+    if read_settings([word, Word("2", len(text) + 1, len(text) + 2, "2")], Script()) or \
+            BRIDGE_ENTRY.search(text) or NEMO_ENTRY.search(text):
+        assert _telling(text)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(TELLING_PARTS + ["#", "\n", "`"]), max_size=10).map("".join))
+def test_an_assignment_value_that_may_not_tell_expands_to_no_telling_word(text):
+    """_framework_runs expands a ``$NAME`` word only when _may_tell() holds for one of NAME's
+    values: each word such a value gives answers False to _telling()."""
+    from sbatch_lsp.facts.framework import _literal_words, _may_tell, _telling
+    from sbatch_lsp.shell.model import Word
+
+    for value in (text, f"({text})", f'"{text}"'):
+        words = _literal_words(Word(value, 10, 10 + len(value), None)) or []
+        if any(_telling(w.value if w.value is not None else w.text) for w in words):
+            assert _may_tell(value), words
+
+
+def test_the_prefilter_reads_each_way_a_run_shows():
+    from sbatch_lsp.facts.framework import _may_tell, _telling
+
+    for text in ("--num-layers", "--num_layers=4", "++model.tensor_model_parallel_size=2",
+                 "trainer.devices=8", "run_recipe.py", "/opt/Megatron-Bridge/x.py",
+                 "scripts/performance/llm/pretrain.py", "recipes/llama3.py", "NeMo/x.py",
+                 "megatron_gpt_sft.py"):
+        assert _telling(text), text
+    for text in ("srun", "--ntasks-per-node=1", "python", "pretrain_gpt.py", "--part",
+                 '"$STAGE_3"', "/lustre/run/3", "train.py"):
+        assert not _telling(text), text
+    assert _may_tell('"--tp 2"') and _may_tell("$BASE/x") and not _may_tell('"/lustre/run/3"')
+
+
+def test_runs_found_through_a_value_and_through_an_entry_point_alone():
+    # settings only in a value two references away; an entry point with no setting at all
+    text = script('PAR="--tensor-model-parallel-size 4"\nARGS="$PAR --num-layers 8"\n'
+                  "srun python train.py $ARGS\n"
+                  "srun python /opt/Megatron-Bridge/scripts/performance/run.py\n", nodes=2)
+    _, found_runs = runs(text)
+    assert sorted((r.kind, r.size("tp") or 0, r.size("layers") or 0) for r in found_runs) == \
+        [("bridge", 0, 0), ("megatron-core", 4, 8)]

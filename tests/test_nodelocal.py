@@ -42,6 +42,11 @@ def sb401(body: str, head: str = HEAD) -> list[tuple[int, str]]:
     ("mkdir -p /tmp/$USER/ckpt\nsrun python t.py --save /tmp/$USER/ckpt\n", [(5, "warning")]),
     # an earlier step on every node runs a script not read here: it may prepare it
     (VENV + "srun bash setup_env.sh\nsrun python train.py\n", [(7, "info")]),
+    # through a wrapper, by a path, by a versioned interpreter
+    ("timeout 600 cp -r /project/ds $SLURM_TMPDIR/ds\nsrun python t.py --data $SLURM_TMPDIR/ds\n",
+     [(5, "error")]),
+    ("/usr/bin/mkdir -p /tmp/ckpt\nsrun python t.py --save /tmp/ckpt\n", [(5, "warning")]),
+    ("python3.11 -m venv /dev/shm/env\nsrun /dev/shm/env/bin/python t.py\n", [(5, "error")]),
 ])
 def test_reported(body, expected):
     assert sb401(body) == expected
@@ -107,3 +112,30 @@ def test_srun_options_each_node_opens():
     assert sb401(body) == [(5, "error")]
     body = "mkdir -p /tmp/$USER/logs\nsrun --output=/tmp/$USER/logs/run.log python t.py\n"
     assert sb401(body) == []
+
+
+def test_a_command_no_preparation_can_come_from_is_not_read():
+    """_uses reads only the commands _may_prepare() keeps: those a wrapper may hide a tool in,
+    and the tools themselves (by basename; any ``python…``)."""
+    from sbatch_lsp.facts.nodelocal import _may_prepare
+    from sbatch_lsp.lint import job_of
+
+    job = job_of(HEAD + "echo x\nexport A=/tmp/x\nB=1\ncp a /tmp/b\ntimeout 5 echo x\n"
+                 "/bin/mkdir /tmp/c\npython3.12 -m venv /tmp/e\n", "job.sbatch")
+    assert [c.words[0].text for c in job.script.commands if _may_prepare(c)] == \
+        ["cp", "timeout", "/bin/mkdir", "python3.12"]
+
+
+def test_a_path_without_expansions_is_read_once_per_text():
+    """path_of() of a word with no `$` depends on its text alone: read once, then kept."""
+    from sbatch_lsp.facts.nodelocal import _literal_path, path_of
+    from sbatch_lsp.lint import job_of
+
+    job = job_of(HEAD + "D=/lustre/x\ncp a '/tmp//data/'\ncp b '/tmp//data/' \"$D\"\n",
+                 "job.sbatch")
+    first, second = [c for c in job.script.commands if c.words and c.words[0].text == "cp"]
+    _literal_path.cache_clear()
+    assert path_of(job, first.words[2], job.script, first.start) == "/tmp/data"
+    assert path_of(job, second.words[2], job.script, second.start) == "/tmp/data"
+    assert path_of(job, second.words[3], job.script, second.start) == "/lustre/x"
+    assert (_literal_path.cache_info().misses, _literal_path.cache_info().hits) == (1, 1)

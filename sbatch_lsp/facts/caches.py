@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..directives import OptionUse
 from ..job import Job, Step
@@ -171,11 +172,26 @@ def cache_uses(job: Job) -> list[CacheUse]:
 def _cache_uses(job: Job) -> list[CacheUse]:
     out = []
     for step in sorted(job.steps, key=lambda s: s.srun.start):
-        for kind in CACHES:
+        # (most steps name no cache's library: no kind to read)
+        for kind in _kinds_named("\n".join(w.value or w.text for c in step.task_commands
+                                           for w in c.words)):
             ev = _evidence(kind, step)
             if ev is not None:
                 out.append(_use(job, step, kind, ev))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _kinds_named(text: str) -> tuple[CacheKind, ...]:
+    """The caches (in :data:`CACHES` order) whose use the words of a step's task commands may
+    show, ``text`` being their values (their texts when they have none) joined by newlines:
+    :func:`_evidence` finds none of the others. Hugging Face: :func:`may_name_hf`; NeMo:
+    :data:`NEMO` may match (:data:`NEMO_TEXTS`); uv: a word is ``uv`` or ends so
+    (:func:`_uv_filling` reads a ``uv`` word by its basename)."""
+    return tuple(kind for kind, named in (
+        (HF_CACHE, may_name_hf(text)),
+        (NEMO_CACHE, not text.isascii() or any(k in text.lower() for k in NEMO_TEXTS)),
+        (UV_CACHE, "uv" in text)) if named)
 
 
 def _evidence(kind: CacheKind, step: Step) -> Word | None:
@@ -186,9 +202,6 @@ def _evidence(kind: CacheKind, step: Step) -> Word | None:
     if kind is NEMO_CACHE:
         # the task commands' words in order: a NeMo word, then (there or later) a data word
         words = [(w, w.value or w.text) for c in step.task_commands for w in c.words]
-        joined = "\n".join(t for _, t in words)
-        if joined.isascii() and not any(k in joined.lower() for k in NEMO_TEXTS):
-            return None  # most steps name neither NeMo nor Megatron-Bridge (found without NEMO)
         first = next((k for k, (_, t) in enumerate(words) if NEMO.search(t)), None)
         if first is not None and any(NEMO_DATA.search(t) for _, t in words[first:]):
             return words[first][0]
@@ -224,9 +237,6 @@ def _hub_evidence(step: Step) -> Word | None:
     Hub or its cache is used. A local model alone still leaves the data to the framework."""
     local_data = False
     first: Word | None = None
-    if not may_name_hf("\n".join(w.value or w.text for c in step.task_commands
-                                  for w in c.words)):
-        return None  # most steps name no Hugging Face library at all
     for c in step.task_commands:
         words = c.words
         for k, w in enumerate(words):

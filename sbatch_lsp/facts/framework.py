@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from weakref import WeakKeyDictionary
 
 from ..job import Step
@@ -92,6 +93,16 @@ JOB_NODES = {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}
 JOB_GPUS = {"SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE"}
 REF = re.compile(r'^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)(\[[@*]\])?\}?"?$')
 MAX_DEPTH = 4
+#: the groups an override (:data:`OVERRIDE`: ``GROUP.key=value``) starts with
+OVERRIDE_GROUPS = ("model.", "train.", "trainer.")
+#: a text each entry point regex needs (:data:`BRIDGE_ENTRY`: run_recipe.py, megatron.bridge,
+#: scripts/performance/, recipes/; :data:`NEMO_ENTRY`: megatron_…_sft.py, nemo/), in lower case
+#: to search a lowered ASCII text (ENTRY_TEXT_FOLDED: any text, case-folded as they fold it)
+ENTRY_TEXT = re.compile(r"megatron|nemo|recipe|scripts/performance/")
+ENTRY_TEXT_FOLDED = re.compile(ENTRY_TEXT.pattern, re.IGNORECASE)
+#: the texts whose :func:`_telling` and :func:`_may_tell` answers are kept (each: the words and
+#: assignment values of a few thousand lines; the language server asks them again per edit)
+TEXTS_KEPT = 8192
 #: settings only Megatron's parallel layout has: a program with none of them and no Megatron,
 #: NeMo or Bridge entry point is not read as a Megatron run
 SIGNATURE = {"tp", "pp", "cp", "ep", "etp", "vpp", "vpp_layers"}
@@ -456,7 +467,12 @@ def _framework_runs(job) -> list[FrameworkRun]:
     candidates += [(s.argv, s) for s in job.steps if id(s) not in covered]
     candidates += [(argv, None) for argv in _ray_jobs(job)]
     seen: set[tuple[int, int]] = set()
+    telling = {a.name for a in job.script.assignments
+               if a.value is not None and _may_tell(a.value.text)}
     for argv, step in candidates:
+        if not any(_telling(w.value) if w.value is not None else
+                   (_telling(w.text) or _reference(w.text) in telling) for w in argv):
+            continue  # (most commands: the run test below would fail, found without expanding)
         words = expand(argv, job.script)
         launch = find_launch(words)
         program = launch.program if launch is not None and launch.kind == "torchrun" else \
@@ -477,6 +493,49 @@ def _framework_runs(job) -> list[FrameworkRun]:
         world, native = _world(job, program, settings, launch, step)
         runs.append(FrameworkRun(kind, anchor, settings, world, launch, native, program, step))
     return runs
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _telling(text: str) -> bool:
+    """Whether a word whose value (its text when it has none) is ``text`` may make a command
+    a framework run: a setting :func:`read_settings` reads (a ``--flag`` Megatron knows, an
+    override) or a word an entry point regex matches (:func:`_kind`). False only when it
+    cannot: a command whose expanded words all answer False is no run (its settings are empty
+    and its kind is neither ``bridge`` nor ``nemo``)."""
+    if text.startswith("--"):
+        name = text[2:].partition("=")[0]
+        if name in MEGATRON_FLAGS or name.replace("_", "-") in MEGATRON_FLAGS:
+            return True
+    return ("=" in text and text.lstrip("+").startswith(OVERRIDE_GROUPS)) or \
+        _names_entry(text)
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _may_tell(text: str) -> bool:
+    """Whether an assignment's value written ``text`` may give :func:`expand` a word for which
+    :func:`_telling` is True. Each word :func:`_literal_words` reads is a slice of ``text``
+    with quotes dropped, or keeps a ``$``/`````: so False only when ``text`` without quotes
+    holds no ``--``, no override (a group and a ``=``) and no entry point's text, and no
+    expansion to follow further."""
+    if "$" in text or "`" in text:
+        return True
+    bare = text.replace('"', "").replace("'", "")
+    return "--" in bare or ("=" in bare and any(g in bare for g in OVERRIDE_GROUPS)) or \
+        _names_entry(bare)
+
+
+def _names_entry(text: str) -> bool:
+    """Whether :data:`ENTRY_TEXT_FOLDED` matches in ``text`` (an ASCII text: lowered, without
+    case folding, which is faster)."""
+    if text.isascii():
+        return ENTRY_TEXT.search(text.lower()) is not None
+    return ENTRY_TEXT_FOLDED.search(text) is not None
+
+
+def _reference(text: str) -> str | None:
+    """The name a bare ``$NAME``/``"${NAME[@]}"`` word refers to (:data:`REF`), else None."""
+    m = REF.match(text)
+    return m.group(1) if m else None
 
 
 def _settled(settings: dict[str, Setting], script: Script, use: int) -> dict[str, Setting]:

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..job import Job, Step
 from ..launchers import PYTHON
@@ -39,7 +41,7 @@ from .containers import VARIABLE, container_of, spelled_of, under
 from .control import job_control
 from .reach import opaque_command
 from .steps import StepFacts, facts_of, passes_variable
-from .wrappers import base, unwrap
+from .wrappers import WRAPPER_NAMES, base, unwrap
 
 
 class Made(enum.IntEnum):
@@ -120,6 +122,20 @@ def path_of(job: Job, word: Word, script: Script, at: int) -> str | None:
     batch-shell value spliced into a command string spelled back as ``$NAME``, and in a command
     string a step runs, the batch shell's values exported at offset ``at`` (its tasks inherit
     them). None when nothing is known of it."""
+    if not word.early and "$" not in word.text:
+        return _literal_path(word.text, word.value)  # (most words: nothing to substitute)
+    return _path_of(job, word, script, at)
+
+
+@lru_cache(maxsize=8192)
+def _literal_path(text: str, value: str | None) -> str | None:
+    """:func:`path_of` of a word with this text and value and neither a ``$`` nor a batch-shell
+    value in it: no variable to look up, so a function of the two alone."""
+    return _path_of(None, Word(text, 0, len(text), value), Script(), 0)
+
+
+def _path_of(job: Job | None, word: Word, script: Script, at: int) -> str | None:
+    """:func:`path_of`; ``job`` may be None for a word without ``$`` (nothing is read in it)."""
     if word.early:
         text = word.value if word.value is not None else word.text
         for e in word.early:
@@ -134,6 +150,7 @@ def path_of(job: Job, word: Word, script: Script, at: int) -> str | None:
     def value(m: re.Match) -> str:
         name = m.group(1) or m.group(2)
         a, where = script.value_at(name, word.start), script
+        assert job is not None  # (a `$` is in the word)
         if a is None and script is not job.script and job.exported(name, at):
             a, where = job.script.value_at(name, at), job.script
         if a is None or a.value is None or a.append:
@@ -184,6 +201,8 @@ TAKES = {
     "mkdir": frozenset({"-m", "--mode", "--context"}),
 }
 CONDA = frozenset({"conda", "mamba", "micromamba"})
+#: the commands :func:`_targets` reads, by basename (and ``python…``: ``python -m venv``)
+TOOLS = CONDA | {"virtualenv", "uv", "cp", "mv", "rsync", "tar", "unzip", "mkdir"}
 
 
 def _operands(words: list[Word], start: int,
@@ -191,6 +210,9 @@ def _operands(words: list[Word], start: int,
     """Options and operands of ``words[start:]`` as GNU ``getopt_long`` reads them with
     permutation (options may follow operands, ``--`` ends them): the options' values by name
     without dashes (:func:`argv.walk`), and the operands in order."""
+    if not any(literal_start(w).startswith("-") for w in words[start:]):
+        return {}, words[start:]  # no option, nor `--` (most commands: found without walk)
+
     def lookup(name: str, long: bool) -> tuple[str, bool | None]:
         return name, ("--" if long else "-") + name in takes
 
@@ -231,7 +253,7 @@ def preparations(job: Job, cmd: Command, at: int | None = None) -> list[Prepared
     …): the paths its words name, spelled by :func:`path_of` (``at``: where the batch shell's
     values are read, for a command a step runs)."""
     argv = unwrap(cmd.words)
-    if not argv:
+    if not argv or not _tool(argv[0]):
         return []
     script = cmd.script or job.script
     where = cmd.start if at is None else at
@@ -255,6 +277,23 @@ def preparations(job: Job, cmd: Command, at: int | None = None) -> list[Prepared
         out.append(Prepared(path, Made.UNNAMED if root and made is not Made.ENVIRONMENT
                             else made, cmd, tool, word))
     return out
+
+
+def _tool(word: Word) -> bool:
+    """Whether a command whose first word (past its wrappers) is ``word`` may be one
+    :func:`_targets` reads (:data:`TOOLS`, or a ``python…`` that :data:`PYTHON` may match)."""
+    name = base(word)
+    return name in TOOLS or name.startswith("python")
+
+
+def _may_prepare(cmd: Command) -> bool:
+    """Whether :func:`preparations` may find something in ``cmd``: False only for a command
+    whose first word names neither a wrapper (:func:`wrappers.wrapped`) nor one of
+    :func:`_tool`'s (most commands: found without unwrapping)."""
+    if not cmd.words:
+        return False
+    name = base(cmd.words[0])
+    return name in TOOLS or name in WRAPPER_NAMES or name.startswith("python")
 
 
 def _targets(job: Job, cmd: Command,
@@ -353,13 +392,16 @@ def _deactivates(cmd: Command) -> bool:
 
 
 # ---- the batch shell, the steps ---------------------------------------------------------------
-def _shell_commands(job: Job) -> list[Command]:
+def _shell_commands(job: Job, keep: Callable[[Command], bool] | None = None) -> list[Command]:
     """The commands of the batch script outside the steps and the command substitutions, in
     script order: those the batch shell runs itself unless a task-id guard it fails is around
-    them (``job_control(job).tasks(cmd).in_batch_shell()`` tells)."""
+    them (``job_control(job).tasks(cmd).in_batch_shell()`` tells). Only those ``keep`` keeps
+    when it is given (asked first: it is cheaper than the test of a command's ancestors)."""
     in_step = {id(s.command) for s in job.steps}
     out = []
     for cmd in job.script.walk():
+        if keep is not None and not keep(cmd):
+            continue
         if not cmd.words and not cmd.assignments or cmd.in_substitution or \
                 cmd.calls is not None or id(cmd) in in_step:
             continue
@@ -424,14 +466,13 @@ def _span(job: Job, sf: StepFacts) -> tuple[int | None, bool]:
 
 def _uses(job: Job) -> list[NodeLocalUse]:
     control = job_control(job)
-    shell = _shell_commands(job)
-    # the batch shell's own commands; the control-flow test only where a command prepares
-    # something (most scripts prepare nothing on node-local storage: no test at all)
-    prepared = [p for c in shell for ps in [preparations(job, c)]
+    # the batch shell's own commands that may prepare something; the control-flow test only
+    # where one does (most scripts prepare nothing on node-local storage: no test at all)
+    prepared = [p for c in _shell_commands(job, _may_prepare) for ps in [preparations(job, c)]
                 if ps and control.tasks(c).in_batch_shell() for p in ps]
     if not prepared:
         return []
-    batch = [c for c in shell if control.tasks(c).in_batch_shell()]
+    batch = [c for c in _shell_commands(job) if control.tasks(c).in_batch_shell()]
     activations = [(c, act) for c in batch for act in [activation(job, c)] if act is not None]
     out: list[NodeLocalUse] = []
     done: set[str] = set()
