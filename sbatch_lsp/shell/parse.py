@@ -152,7 +152,8 @@ def chunk_fragment(chunk_text: str, read_simple: bool = True) -> Fragment | None
     (an SB003 message naming the chunk's lines: it is read in place instead)."""
     builder = _Builder(TextMap(chunk_text), "batch", read_simple)
     builder.reader = getattr(read_chunk, "__wrapped__", read_chunk)  # the fragment keeps it
-    chunk = Chunk(0, chunk_text.count("\n"), 0, len(chunk_text), parser="none")
+    chunk = Chunk(0, chunk_text.count("\n"), 0, len(chunk_text), parser="none",
+                  conditional=CONDITIONAL.match(chunk_text) is not None)
     builder._read(chunk, builder.text, 0)
     if builder.script.internal_errors:
         return None
@@ -170,6 +171,9 @@ class _Builder:
         self.reader: Callable[[str, bool], ChunkReading] = read_chunk
         # the parsers never see carriage returns (sbatch refuses them anyway; SB100 reports)
         self.text = tmap.text.replace("\r", " ")
+        #: whether the commands are in the order :func:`parse` sorts them: a script placed
+        #: from fragments only is (each fragment's are, and its chunks follow each other)
+        self.ordered = True
 
     # ---- chunks -------------------------------------------------------------------------
     def build(self) -> Script:
@@ -186,14 +190,17 @@ class _Builder:
         for ch in chunks:
             s = line_starts[ch.start - 1]
             e = line_starts[ch.end] - 1 if ch.end < len(line_starts) else len(text)
+            fragment = chunk_fragment(self.tmap.text[s:e], self.read_simple) if memo else None
+            if fragment is not None:  # (memo: this text's offsets are the original ones)
+                self.script.chunks.append(Chunk(ch.start - 1, ch.end - 1, s, e, fragment.parser,
+                                                fragment.error, fragment.conditional))
+                fragment.place(self.script, s)
+                continue
+            self.ordered = False
             chunk = Chunk(ch.start - 1, ch.end - 1, *self.tmap.orig_span(s, e), parser="none",
                           conditional=CONDITIONAL.match(self.tmap.text, s, e) is not None)
             self.script.chunks.append(chunk)
-            fragment = chunk_fragment(self.tmap.text[s:e], self.read_simple) if memo else None
-            if fragment is not None:
-                fragment.place(self.script, chunk, s)
-            else:
-                self._read(chunk, text[s:e], s)
+            self._read(chunk, text[s:e], s)
         return self.script
 
     def _read(self, chunk: Chunk, chunk_text: str, s: int) -> None:
@@ -504,8 +511,10 @@ def parse(tmap: TextMap, kind: str = "batch", read_simple: bool = True) -> Scrip
     :func:`.fast.read` instead of bashlex; the model is the same (tests/test_fast_reader.py),
     only faster.
     """
-    script = _Builder(tmap, kind, read_simple).build()
-    script.commands.sort(key=lambda c: (c.start, -c.end))
+    builder = _Builder(tmap, kind, read_simple)
+    script = builder.build()
+    if not builder.ordered:
+        script.commands.sort(key=lambda c: (c.start, -c.end))
     return script
 
 
