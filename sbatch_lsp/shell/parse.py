@@ -530,11 +530,13 @@ def parse_script(text: str, path: str | None = None) -> Script:
     sourced.import_sourced(script, path, _parse_sourced)
     found = generated.runs(script, text)
     _inline_bodies(script, tmap, [r for r in found if r.place != generated.TASKS])
-    # an inlined body's own `srun … bash <<EOF` (a generated script that starts a step so)
-    seen = {id(r.command) for r in found}
-    found += [r for c in script.commands if id(c) not in seen
-              for r in (generated.stdin_run(c, text),) if r is not None and
-              r.place == generated.TASKS]
+    if script.bodies:
+        # an inlined body's own `srun … bash <<EOF` (a generated script that starts a step so;
+        # the script's other commands were asked in runs())
+        seen = {id(r.command) for r in found}
+        found += [r for c in script.commands if id(c) not in seen
+                  for r in (generated.stdin_run(c, text),) if r is not None and
+                  r.place == generated.TASKS]
     _substitute_calls(script)
     for r in found:
         doc = r.written.doc
@@ -566,6 +568,7 @@ def _substitute_calls(script: Script) -> None:
     the call (``Command.call`` names it; :func:`_copy_for`), so each call is its own command
     and an srun in it its own step. Not done for a ``$3`` the call does not pass, nor after a ``shift`` or
     ``set`` whose words are not literal."""
+    copied = False
     for name, (start, end) in script.functions.items():
         if name is None:
             continue
@@ -590,7 +593,9 @@ def _substitute_calls(script: Script) -> None:
         for call, (words_list, _) in zip(calls, copies, strict=True):
             for cmd, words in zip(body, words_list, strict=True):
                 script.commands.append(_copy_for(cmd, words, call))
-    script.commands.sort(key=lambda c: (c.start, -c.end))
+        copied = True
+    if copied:  # (the copies sit at their calls)
+        script.commands.sort(key=lambda c: (c.start, -c.end))
 
 
 def _copy_for(cmd: Command, words: list[Word], call: Command) -> Command:
@@ -788,7 +793,7 @@ def _unquoted_variable(w: Word) -> str | None:
 
 def _splits(w: Word, lookup) -> bool:
     """Whether ``w`` is an unquoted variable whose known value holds several words."""
-    name = _unquoted_variable(w)
+    name = _unquoted_variable(w) if w.text[:1] == "$" else None  # (most words: not one)
     val = lookup(name, w.start) if name else None
     return val is not None and re.search(r"\s", val.text.strip()) is not None
 
