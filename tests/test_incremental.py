@@ -235,13 +235,13 @@ def test_a_placed_fragment_shares_no_mutable_object_with_the_memo():
     list, dict or set a placed object holds is its own (the build and the facts mutate them),
     whatever fields the model's classes gain."""
     from sbatch_lsp.shell.fragments import Fragment
-    from sbatch_lsp.shell.model import Chunk, Script
+    from sbatch_lsp.shell.model import Script
 
     text = ('X=1 srun --export=ALL "$A" ${B:-x} > out.log 2>&1 <<EOF\nbody $C\nEOF\n')
     fragment = parse.chunk_fragment.__wrapped__(text)
     assert isinstance(fragment, Fragment)
     script = Script()
-    fragment.place(script, Chunk(0, 2, 10, 10 + len(text), "none"), 10)
+    fragment.place(script, 10)
     pairs = list(zip(fragment.commands, script.commands, strict=True))
     pairs += [(a, b) for c, d in pairs for a, b in zip(c.words, d.words, strict=True)]
     pairs += [(a.target, b.target) for c, d in pairs[:len(fragment.commands)]
@@ -575,7 +575,7 @@ def test_a_fragment_placed_again_at_its_offset_shares_only_what_nothing_changes(
     and here-documents are the first placement's objects, and its commands and assignments
     new (the build and the facts change them: nested scripts, a call's words, the script);
     placed at another offset (a chunk an edit moved) every object is new."""
-    from sbatch_lsp.shell.model import Chunk, Script
+    from sbatch_lsp.shell.model import Script
 
     text = 'X=1 srun --export=ALL "$A" ${B:-x} > out.log 2>&1 <<EOF\nbody $C\nEOF\n'
     fragment = parse.chunk_fragment.__wrapped__(text)
@@ -583,7 +583,7 @@ def test_a_fragment_placed_again_at_its_offset_shares_only_what_nothing_changes(
     placed = []
     for base in (10, 10, 11):
         script = Script()
-        fragment.place(script, Chunk(0, 2, base, base + len(text), "none"), base)
+        fragment.place(script, base)
         placed.append(script)
     first, again, moved = (s.commands[0] for s in placed)
     assert again is not first and again.assignments[0] is not first.assignments[0]

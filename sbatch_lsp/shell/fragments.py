@@ -17,140 +17,180 @@ once built (a word with its expansions, a redirection, a here-document, and a co
 of words, redirections and here-documents) are shared with the fragment's previous placement
 when that was at the same offset: the chunks before an edit keep their offsets, so an edit
 makes, and later frees, only those objects of the chunks it changed or moved.
+
+A fragment lists its objects once and links them by position (a command's assignments and
+here-documents, an assignment's command, the script's lists), so a placement is a pass over
+lists, with no lookup by identity.
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NamedTuple
 
 from .model import Assignment, Chunk, Command, Expansion, Heredoc, Redirect, Script, Word
+
+_new = object.__new__
+_set = object.__setattr__
+#: where a Command keeps its weak reference to its script (model.Command.script, a BackRef)
+_SCRIPT_SLOT = vars(Command)["script"].slot
+
+
+class _Links(NamedTuple):
+    """How a fragment's objects refer to each other, by position: for each command its prefix
+    assignments (in :attr:`Fragment.assignments`) and here-documents (in
+    :attr:`Fragment.heredocs`); for each assignment its command (in :attr:`Fragment.commands`,
+    -1 for none); and the script's lists of assignments and here-documents."""
+
+    prefix: tuple[tuple[int, ...], ...]
+    docs: tuple[tuple[int, ...], ...]
+    owner: tuple[int, ...]
+    listed: tuple[int, ...]
+    listed_docs: tuple[int, ...]
+
+
+class _Placed(NamedTuple):
+    """What a placement at one offset made that nothing changes once built, by position: each
+    command's (words, here-documents, redirections) lists, each assignment's value word, each
+    here-document."""
+
+    lists: list[tuple[list[Word], list[Heredoc], list[Redirect]]]
+    values: list[Word | None]
+    docs: list[Heredoc]
 
 
 @dataclass(frozen=True)
 class Fragment:
     """What one chunk's reading added to a script, offsets relative to the chunk's start: the
-    commands (in the order the build made them), the assignments and here-documents the
-    script lists (shared with the commands' own lists, as in a built script), the functions
-    defined (name -> span, in definition order), the multi-line strings (``data_spans``), and
-    how the chunk was read (``Chunk.parser``/``Chunk.error``). Its own objects are never
-    mutated; ``last`` holds ``(base, objects)``: the offset of the last placement and what it
-    made that nothing changes once built (:class:`_Copy`'s ``shared``)."""
+    commands (in the order :func:`sbatch_lsp.shell.parse.parse` sorts a script's: by start,
+    the longer first), every assignment (the commands' prefix ones and the others the script
+    lists) and here-document once, how they link (:class:`_Links`), the functions defined
+    (name -> span, in definition order), the multi-line strings (``data_spans``), how the
+    chunk was read (``Chunk.parser``/``Chunk.error``) and whether it is a conditional compound
+    (``Chunk.conditional``). Its own objects are never mutated; ``last`` holds ``(base,
+    placed)``: the offset of the last placement and what it made that nothing changes once
+    built (:class:`_Placed`)."""
 
     commands: tuple[Command, ...]
     assignments: tuple[Assignment, ...]
     heredocs: tuple[Heredoc, ...]
+    links: _Links
     functions: tuple[tuple[str | None, tuple[int, int]], ...]
     data_spans: tuple[tuple[int, int], ...]
     parser: str
     error: str | None
-    last: list[tuple[int, dict[int, Any]]] = field(
-        default_factory=lambda: [(-1, {})], compare=False, repr=False)
+    conditional: bool
+    last: list[tuple[int, _Placed | None]] = field(
+        default_factory=lambda: [(-1, None)], compare=False, repr=False)
 
     @classmethod
     def of(cls, script: Script, chunk: Chunk) -> "Fragment":
         """The fragment of ``script``, a script built from one chunk's text alone (offsets
         relative to it), whose reading is recorded in ``chunk``. Detaches its commands from
         ``script`` (the fragment keeps no script alive)."""
-        for cmd in script.commands:
+        commands = sorted(script.commands, key=lambda c: (c.start, -c.end))
+        assignments = _distinct([a for c in commands for a in c.assignments] +
+                                script.assignments)
+        heredocs = _distinct([h for c in commands for h in c.heredocs] + script.heredocs)
+        where = {id(x): k for k, x in enumerate(commands)}
+        where.update((id(x), k) for k, x in enumerate(assignments))
+        where.update((id(x), k) for k, x in enumerate(heredocs))
+        owners = [a.command for a in assignments]
+        links = _Links(tuple(tuple(where[id(a)] for a in c.assignments) for c in commands),
+                       tuple(tuple(where[id(h)] for h in c.heredocs) for c in commands),
+                       tuple(where[id(c)] if c is not None else -1 for c in owners),
+                       tuple(where[id(a)] for a in script.assignments),
+                       tuple(where[id(h)] for h in script.heredocs))
+        for cmd in commands:
             cmd.script = None
-        return cls(tuple(script.commands), tuple(script.assignments), tuple(script.heredocs),
+        return cls(tuple(commands), tuple(assignments), tuple(heredocs), links,
                    tuple(script.functions.items()), tuple(script.data_spans), chunk.parser,
-                   chunk.error)
+                   chunk.error, chunk.conditional)
 
-    def place(self, script: Script, chunk: Chunk, base: int) -> None:
+    def place(self, script: Script, base: int) -> None:
         """Append copies of this fragment's objects to ``script``, every offset moved by
-        ``base`` (the chunk's start in the script's text), and record the reading in
-        ``chunk``. The copies' commands belong to ``script``; the objects nothing changes are
-        the last placement's when it was at ``base`` too."""
-        at, kept = self.last[0]
-        copy = _Copy(base, script, kept if at == base else {})
-        script.commands.extend(copy.command(c) for c in self.commands)
-        script.assignments.extend(copy.assignment(a) for a in self.assignments)
-        script.heredocs.extend(copy.heredoc(h) for h in self.heredocs)
+        ``base`` (the chunk's start in the script's text). The copies' commands belong to
+        ``script``; the objects nothing changes are the last placement's when it was at
+        ``base`` too."""
+        at, placed = self.last[0]
+        if at != base or placed is None:
+            placed = self._moved(base)
+            self.last[0] = (base, placed)
+        ref = weakref.ref(script)
+        commands = []
+        for c, (words, docs, redirects) in zip(self.commands, placed.lists, strict=True):
+            # (a copy of the fields: a Command's ``__init__`` sets a dozen)
+            fields = c.__dict__.copy()
+            fields["words"], fields["heredocs"], fields["redirects"] = words, docs, redirects
+            fields["start"] += base
+            fields["end"] += base
+            fields["nested"], fields["assignments"] = [], []
+            fields[_SCRIPT_SLOT] = ref
+            new = _new(Command)
+            new.__dict__ = fields
+            commands.append(new)
+        script.commands += commands
+        links = self.links
+        if self.assignments:
+            owned = [Assignment(a.name, value, a.start + base, a.end + base, a.exported, a.local,
+                                a.append, commands[k] if k >= 0 else None)
+                     for a, value, k in zip(self.assignments, placed.values, links.owner,
+                                            strict=True)]
+            for new, mine in zip(commands, links.prefix, strict=True):
+                if mine:
+                    new.assignments = [owned[k] for k in mine]
+            script.assignments += [owned[k] for k in links.listed]
+        if links.listed_docs:
+            script.heredocs += [placed.docs[k] for k in links.listed_docs]
         for name, (s, e) in self.functions:
             script.functions[name] = (s + base, e + base)
-        script.data_spans.extend((s + base, e + base) for s, e in self.data_spans)
-        chunk.parser, chunk.error = self.parser, self.error
-        self.last[0] = (base, copy.shared)
+        if self.data_spans:
+            script.data_spans += [(s + base, e + base) for s, e in self.data_spans]
+
+    def _moved(self, base: int) -> _Placed:
+        """New words, here-documents and redirections for a placement at ``base``."""
+        docs = [Heredoc(h.start + base, h.end + base, h.quoted, h.text) for h in self.heredocs]
+        lists = [([_word(w, base) for w in c.words], [docs[k] for k in mine],
+                  [_redirect(r, base) for r in c.redirects])
+                 for c, mine in zip(self.commands, self.links.docs, strict=True)]
+        values = [_word(a.value, base) if a.value is not None else None
+                  for a in self.assignments]
+        return _Placed(lists, values, docs)
 
 
-_new = object.__new__
-_set = object.__setattr__
+def _distinct(objects: list) -> list:
+    """``objects`` without the repeats of an object met before (by identity), in order."""
+    seen: set[int] = set()
+    out = []
+    for x in objects:
+        if id(x) not in seen:
+            seen.add(id(x))
+            out.append(x)
+    return out
 
 
-class _Copy:
-    """Copies of a fragment's objects moved by ``base``; an object met twice (an assignment in
-    both its command's list and the script's, a here-document in both) is copied once. The
-    objects nothing changes once built come from ``kept`` (what a placement at the same
-    ``base`` made: by the id of the fragment's command, its (words, here-documents,
-    redirections) lists; by the id of an assignment, its value word) when there; ``shared``
-    gathers them all for the next placement."""
+def _word(w: Word, base: int) -> Word:
+    """A copy of ``w`` and of its expansions moved by ``base``. An Expansion (frozen: its
+    ``__init__`` sets each field through ``object.__setattr__``) is made from a copy of its
+    fields with the offsets changed."""
+    expansions = []
+    for x in w.expansions:
+        moved = x.__dict__.copy()
+        moved["start"] += base
+        moved["end"] += base
+        e = _new(Expansion)
+        _set(e, "__dict__", moved)
+        expansions.append(e)
+    return Word(w.text, w.start + base, w.end + base, w.value, expansions, list(w.early))
 
-    def __init__(self, base: int, script: Script, kept: dict[int, Any]):
-        self.base = base
-        self.script = script
-        self.made: dict[int, Any] = {}
-        self.kept = kept
-        self.shared: dict[int, Any] = {}
 
-    def word(self, w: Word) -> Word:
-        """A copy of ``w`` and of its expansions moved by ``base``. An Expansion (frozen: its
-        ``__init__`` sets each field through ``object.__setattr__``, most of a placement's
-        time) is made from a copy of its fields with the offsets changed."""
-        b = self.base
-        expansions = []
-        for x in w.expansions:
-            moved = x.__dict__.copy()
-            moved["start"] += b
-            moved["end"] += b
-            e = _new(Expansion)
-            _set(e, "__dict__", moved)
-            expansions.append(e)
-        return Word(w.text, w.start + b, w.end + b, w.value, expansions, list(w.early))
-
-    def heredoc(self, h: Heredoc) -> Heredoc:
-        made = self.made.get(id(h))
-        if made is None:
-            made = self.made[id(h)] = Heredoc(h.start + self.base, h.end + self.base, h.quoted,
-                                              h.text)
-        return made
-
-    def command(self, c: Command) -> Command:
-        made = self.made.get(id(c))
-        if made is not None:
-            return made
-        b = self.base
-        lists = self.kept.get(id(c))
-        if lists is None:
-            lists = ([self.word(w) for w in c.words], [self.heredoc(h) for h in c.heredocs],
-                     [Redirect(r.op, r.fd, self.word(r.target), r.start + b, r.end + b)
-                      for r in c.redirects])
-        else:  # the script's list of here-documents holds the same objects
-            for h, kept in zip(c.heredocs, lists[1], strict=True):
-                self.made[id(h)] = kept
-        self.shared[id(c)] = lists
-        # (a copy of the fields, as for an Expansion: a Command's ``__init__`` sets a dozen)
-        fields = c.__dict__.copy()
-        fields["words"], fields["heredocs"], fields["redirects"] = lists
-        fields["start"] += b
-        fields["end"] += b
-        fields["nested"] = []
-        new = _new(Command)
-        new.__dict__ = fields
-        new.script = self.script
-        self.made[id(c)] = new
-        new.assignments = [self.assignment(a) for a in c.assignments]
-        return new
-
-    def assignment(self, a: Assignment) -> Assignment:
-        made = self.made.get(id(a))
-        if made is None:
-            b = self.base
-            value = self.kept.get(id(a))
-            if value is None and a.value is not None:
-                value = self.word(a.value)
-            self.shared[id(a)] = value
-            made = self.made[id(a)] = Assignment(
-                a.name, value, a.start + b, a.end + b, a.exported, a.local, a.append,
-                self.command(a.command) if a.command is not None else None)
-        return made
+def _redirect(r: Redirect, base: int) -> Redirect:
+    """A copy of ``r`` moved by ``base`` (frozen: made from a copy of its fields, as an
+    Expansion)."""
+    moved = r.__dict__.copy()
+    moved["target"] = _word(r.target, base)
+    moved["start"] += base
+    moved["end"] += base
+    new = _new(Redirect)
+    _set(new, "__dict__", moved)
+    return new

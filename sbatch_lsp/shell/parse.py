@@ -152,7 +152,8 @@ def chunk_fragment(chunk_text: str, read_simple: bool = True) -> Fragment | None
     (an SB003 message naming the chunk's lines: it is read in place instead)."""
     builder = _Builder(TextMap(chunk_text), "batch", read_simple)
     builder.reader = getattr(read_chunk, "__wrapped__", read_chunk)  # the fragment keeps it
-    chunk = Chunk(0, chunk_text.count("\n"), 0, len(chunk_text), parser="none")
+    chunk = Chunk(0, chunk_text.count("\n"), 0, len(chunk_text), parser="none",
+                  conditional=CONDITIONAL.match(chunk_text) is not None)
     builder._read(chunk, builder.text, 0)
     if builder.script.internal_errors:
         return None
@@ -170,6 +171,9 @@ class _Builder:
         self.reader: Callable[[str, bool], ChunkReading] = read_chunk
         # the parsers never see carriage returns (sbatch refuses them anyway; SB100 reports)
         self.text = tmap.text.replace("\r", " ")
+        #: whether the commands are in the order :func:`parse` sorts them: a script placed
+        #: from fragments only is (each fragment's are, and its chunks follow each other)
+        self.ordered = True
 
     # ---- chunks -------------------------------------------------------------------------
     def build(self) -> Script:
@@ -186,14 +190,17 @@ class _Builder:
         for ch in chunks:
             s = line_starts[ch.start - 1]
             e = line_starts[ch.end] - 1 if ch.end < len(line_starts) else len(text)
+            fragment = chunk_fragment(self.tmap.text[s:e], self.read_simple) if memo else None
+            if fragment is not None:  # (memo: this text's offsets are the original ones)
+                self.script.chunks.append(Chunk(ch.start - 1, ch.end - 1, s, e, fragment.parser,
+                                                fragment.error, fragment.conditional))
+                fragment.place(self.script, s)
+                continue
+            self.ordered = False
             chunk = Chunk(ch.start - 1, ch.end - 1, *self.tmap.orig_span(s, e), parser="none",
                           conditional=CONDITIONAL.match(self.tmap.text, s, e) is not None)
             self.script.chunks.append(chunk)
-            fragment = chunk_fragment(self.tmap.text[s:e], self.read_simple) if memo else None
-            if fragment is not None:
-                fragment.place(self.script, chunk, s)
-            else:
-                self._read(chunk, text[s:e], s)
+            self._read(chunk, text[s:e], s)
         return self.script
 
     def _read(self, chunk: Chunk, chunk_text: str, s: int) -> None:
@@ -504,8 +511,10 @@ def parse(tmap: TextMap, kind: str = "batch", read_simple: bool = True) -> Scrip
     :func:`.fast.read` instead of bashlex; the model is the same (tests/test_fast_reader.py),
     only faster.
     """
-    script = _Builder(tmap, kind, read_simple).build()
-    script.commands.sort(key=lambda c: (c.start, -c.end))
+    builder = _Builder(tmap, kind, read_simple)
+    script = builder.build()
+    if not builder.ordered:
+        script.commands.sort(key=lambda c: (c.start, -c.end))
     return script
 
 
@@ -521,11 +530,13 @@ def parse_script(text: str, path: str | None = None) -> Script:
     sourced.import_sourced(script, path, _parse_sourced)
     found = generated.runs(script, text)
     _inline_bodies(script, tmap, [r for r in found if r.place != generated.TASKS])
-    # an inlined body's own `srun … bash <<EOF` (a generated script that starts a step so)
-    seen = {id(r.command) for r in found}
-    found += [r for c in script.commands if id(c) not in seen
-              for r in (generated.stdin_run(c, text),) if r is not None and
-              r.place == generated.TASKS]
+    if script.bodies:
+        # an inlined body's own `srun … bash <<EOF` (a generated script that starts a step so;
+        # the script's other commands were asked in runs())
+        seen = {id(r.command) for r in found}
+        found += [r for c in script.commands if id(c) not in seen
+                  for r in (generated.stdin_run(c, text),) if r is not None and
+                  r.place == generated.TASKS]
     _substitute_calls(script)
     for r in found:
         doc = r.written.doc
@@ -557,6 +568,7 @@ def _substitute_calls(script: Script) -> None:
     the call (``Command.call`` names it; :func:`_copy_for`), so each call is its own command
     and an srun in it its own step. Not done for a ``$3`` the call does not pass, nor after a ``shift`` or
     ``set`` whose words are not literal."""
+    copied = False
     for name, (start, end) in script.functions.items():
         if name is None:
             continue
@@ -581,7 +593,9 @@ def _substitute_calls(script: Script) -> None:
         for call, (words_list, _) in zip(calls, copies, strict=True):
             for cmd, words in zip(body, words_list, strict=True):
                 script.commands.append(_copy_for(cmd, words, call))
-    script.commands.sort(key=lambda c: (c.start, -c.end))
+        copied = True
+    if copied:  # (the copies sit at their calls)
+        script.commands.sort(key=lambda c: (c.start, -c.end))
 
 
 def _copy_for(cmd: Command, words: list[Word], call: Command) -> Command:
@@ -779,7 +793,7 @@ def _unquoted_variable(w: Word) -> str | None:
 
 def _splits(w: Word, lookup) -> bool:
     """Whether ``w`` is an unquoted variable whose known value holds several words."""
-    name = _unquoted_variable(w)
+    name = _unquoted_variable(w) if w.text[:1] == "$" else None  # (most words: not one)
     val = lookup(name, w.start) if name else None
     return val is not None and re.search(r"\s", val.text.strip()) is not None
 
