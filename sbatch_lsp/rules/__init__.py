@@ -18,7 +18,6 @@ then regenerate the README table (``python -m sbatch_lsp.catalogue --write READM
 from __future__ import annotations
 
 import functools
-
 import importlib
 import pkgutil
 from dataclasses import dataclass

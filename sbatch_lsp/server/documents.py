@@ -311,8 +311,8 @@ class Documents:
             self._worker.retire(linted)
 
     def sent(self) -> None:
-        """The server published a lint's result: free what it replaced (on the lint thread,
-        now that the loop has sent it) and sweep."""
+        """Ask the lint thread to sweep: free what was retired, once the loop is done with it
+        (after a publish; after a document is closed)."""
         if self._worker is not None:
             self._worker.sweep_soon()
 
