@@ -440,7 +440,7 @@ class _Builder:
 
     def _word(self, s: int, e: int) -> Word:
         word = scan_word(self.tmap, s, e)
-        if "\n" in self.tmap.text[s:e]:
+        if "\n" in word.text:
             self.script.data_spans.append((word.start, word.end))
         return word
 

@@ -124,6 +124,12 @@ def _match_paren(text: str, i: int, end: int) -> int:
     return end if k < 0 else k + 1
 
 
+#: the characters :meth:`_Scanner.run` reacts to outside quotes and inside double quotes (the
+#: others it adds to the value as they stand)
+_UNQUOTED_SPECIAL = re.compile(r"[\\'\"$`]")
+_DOUBLE_SPECIAL = re.compile(r"[\\\"$`]")
+
+
 class _Scanner:
     def __init__(self, tmap: TextMap, start: int, end: int, heredoc: bool = False):
         self.heredoc = heredoc  # an unquoted here-document body: `"` and `'` are literal
@@ -135,8 +141,8 @@ class _Scanner:
         self.literal = True
 
     def add(self, name, kind, quoting, s, e, nested=False):
-        os_, oe = self.map.orig_span(s, e)
-        early = self.map.early_around(s, e)
+        os_, oe = self.map.orig_span(s, e) if self.map.offsets is not None else (s, e)
+        early = self.map.early_around(s, e) if self.map.early else None
         self.expansions.append(Expansion(name, kind, quoting, os_, oe, self.t[s:e], nested, early))
 
     def inner_refs(self, s: int, e: int, quoting: str, arith: bool = False) -> None:
@@ -240,8 +246,7 @@ class _Scanner:
                     continue
                 if c == "~" and i == self.start:
                     self.literal = False
-                self.value.append(c)
-                i += 1
+                i = self._plain(i, _UNQUOTED_SPECIAL)
                 continue
             # inside double quotes
             if c == '"' and not self.heredoc:
@@ -268,8 +273,15 @@ class _Scanner:
             if c in "$`":
                 i = self.expansion(i, DOUBLE)
                 continue
-            self.value.append(c)
-            i += 1
+            i = self._plain(i, _DOUBLE_SPECIAL)
+
+    def _plain(self, i: int, special: re.Pattern) -> int:
+        """Add the character at ``i`` and the ones after it up to the next ``special`` one to
+        the value (as they stand); return the index of that one (``end`` if none)."""
+        m = special.search(self.t, i + 1, self.end)
+        j = m.start() if m else self.end
+        self.value.append(self.t[i:j])
+        return j
 
     def expansion(self, i: int, quoting: str) -> int:
         """A ``$…`` or backquote at ``i`` that this shell expands; returns the index after it."""
@@ -316,15 +328,13 @@ _QUOTED_OR_EXPANDED = re.compile(r"[\\'\"$`]")
 def scan_word(tmap: TextMap, start: int, end: int) -> Word:
     """Read the word ``tmap.text[start:end]``: its expansions (with original offsets) and value."""
     text = tmap.text[start:end]
-    os_, oe = tmap.orig_span(start, end)
+    os_, oe = tmap.orig_span(start, end) if tmap.offsets is not None else (start, end)
+    early = tmap.early_in(start, end) if tmap.early else []
     if not _QUOTED_OR_EXPANDED.search(text) and not text.startswith("~"):
-        word = Word(text, os_, oe, text, [])  # nothing to remove or expand: its own value
-    else:
-        sc = _Scanner(tmap, start, end)
-        sc.run()
-        word = Word(text, os_, oe, "".join(sc.value) if sc.literal else None, sc.expansions)
-    word.early = tmap.early_in(start, end)
-    return word
+        return Word(text, os_, oe, text, [], early)  # nothing to remove or expand: its own value
+    sc = _Scanner(tmap, start, end)
+    sc.run()
+    return Word(text, os_, oe, "".join(sc.value) if sc.literal else None, sc.expansions, early)
 
 
 Lookup = Callable[[str, int], "TextMap | None"]
