@@ -54,6 +54,8 @@ RESERVED = {"if", "then", "elif", "else", "fi", "for", "while", "until", "do", "
 #: a redirection operator at the start of a token: ``>``, ``>>``, ``2>``, ``&>``, ``>&2``, ``<``,
 #: ``<<<`` (a here-string: its word is a target like any other)
 REDIRECT = re.compile(r"(?:\d*(?:>>|>\||<>|>&|<&|<<<|>|<)|&>>?)")
+#: the characters a redirection operator or here-document can start with
+_REDIRECT_FIRST = frozenset("0123456789<>&")
 #: a ``>&``/``<&`` target: a descriptor number or ``-``, then a blank, newline, operator, the
 #: ``)`` closing a ``$(…)`` or the end (``echo x >&2`` as a compound command's last line)
 DUP_TARGET = re.compile(r"(?:\d+|-)(?=[\s;&|)]|$)")
@@ -88,9 +90,15 @@ class Token(NamedTuple):
     heredoc: bool = False
 
 
-#: characters that end the subset inside a word (``;``, ``&``, ``|`` end the word instead)
-_SPECIAL = frozenset("\\`()<>")
 _BLANK = " \t"
+#: a run of characters that stand for themselves in a word outside quotes (any but blanks,
+#: newlines, operators, quotes, ``$``, backquotes, parentheses, ``<``, ``>``, backslashes)
+_PLAIN = re.compile(r"[^ \t\n;&|'\"$`()<>\\]*")
+#: a run of characters that stand for themselves inside double quotes
+_PLAIN_QUOTED = re.compile(r'[^"\\`$]*')
+#: blanks, and blanks and newlines
+_BLANKS = re.compile(r"[ \t]*")
+_BLANKS_NL = re.compile(r"[ \t\n]*")
 #: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``, ``(``
 #: for a subshell)
 COMPOUND = frozenset({"if", "for", "while", "{", "()", "function", "("})
@@ -264,22 +272,23 @@ class _Reader:
         newlines too; inside ``$(...)`` a newline, backslash-newline or comment leaves the
         subset."""
         text, n = self.text, self.n
-        while i < n:
+        skip = (_BLANKS_NL if newlines and not subst else _BLANKS).match
+        while True:
+            i = skip(text, i).end()  # type: ignore[union-attr]  # (matches "")
+            if i >= n:
+                return i
             c = text[i]
-            if subst and (c == "\n" or text.startswith("\\\n", i)):
+            if subst and (c in "\n#" or text.startswith("\\\n", i)):
                 raise _Outside  # bashlex drops what follows a newline inside `$(…)`
-            if c in _BLANK or newlines and c == "\n":
+            if c == "\n" and newlines:
                 i += 1
             elif c == "\\" and text.startswith("\\\n", i):
                 i += 2
             elif c == "#":
-                if subst:
-                    raise _Outside
                 j = text.find("\n", i)
                 i = n if j < 0 else j
             else:
-                break
-        return i
+                return i
 
     # ---- compound commands ----------------------------------------------------------------
     def _reserved(self, i: int) -> str | None:
@@ -431,28 +440,36 @@ class _Reader:
         inner: list[Command] = []
         docs: list[tuple[int, int, str, bool]] = []  # here-documents (see ``pending``)
         first_word: str | None = None
+        words = 0
         while True:
-            i = self._blanks(i, subst, newlines=False)
-            if i >= n or text[i] in ";&|\n" or text[i] == "#" or self._closes(i, subst):
+            i = _BLANKS.match(text, i).end()  # type: ignore[union-attr]  # (matches "")
+            if i < n and text[i] in "\\#\n":  # (a backslash-newline, a comment; a newline
+                i = self._blanks(i, subst, newlines=False)  # inside `$(…)`)
+            if i >= n:
+                break
+            c = text[i]
+            if c in ";&|\n" or c == ")" and self._closes(i, subst):
                 break
             start = i
-            doc = _HEREDOC.match(text, i)
-            if doc is not None and not subst:
-                if self.compound:  # (bashlex reads the body of one inside a compound command
-                    raise _Outside  # as commands)
-                docs.append((doc.end(), start, doc.group(2), bool(doc.group(1))))
-                tokens.append(Token(start, doc.end(), True, True))
-                i = doc.end()
-                continue
-            end = self._redirect(i, subst, inner)
-            if end is not None:
-                tokens.append(Token(start, end, True))
-                i = end
-                continue
+            if c in _REDIRECT_FIRST:
+                doc = _HEREDOC.match(text, i)
+                if doc is not None and not subst:
+                    if self.compound:  # (bashlex reads the body of one inside a compound
+                        raise _Outside  # command as commands)
+                    docs.append((doc.end(), start, doc.group(2), bool(doc.group(1))))
+                    tokens.append(Token(start, doc.end(), True, True))
+                    i = doc.end()
+                    continue
+                end = self._redirect(i, subst, inner)
+                if end is not None:
+                    tokens.append(Token(start, end, True))
+                    i = end
+                    continue
             if SUBSCRIPT.match(text, i):
                 raise _Outside
             if first_word is None and not tokens and text.startswith(("[[ ", "[[\t"), i):
                 i = self._conditional(i, subst, tokens, inner)
+                words += 1
                 break
             end = self._word_end(i, subst, inner)
             if end == i:
@@ -460,8 +477,9 @@ class _Reader:
             if first_word is None and not _assignment_like(text, i, end):
                 first_word = text[i:end]
             tokens.append(Token(start, end, False))
+            words += 1
             i = end
-        if not any(not t.redirect for t in tokens) or first_word in RESERVED:
+        if not words or first_word in RESERVED:
             raise _Outside
         self.pending += [(out, len(out), *doc) for doc in docs]
         out.append(Command(tuple(tokens), subst, False, self.function))
@@ -497,7 +515,11 @@ class _Reader:
         text, n = self.text, self.n
         self.continued = False
         start = i
-        while i < n:
+        plain = _PLAIN.match
+        while True:
+            i = plain(text, i).end()  # type: ignore[union-attr]  # (matches "")
+            if i >= n:
+                return i
             c = text[i]
             if c in " \t\n;&|":
                 return i
@@ -522,16 +544,17 @@ class _Reader:
             elif c == "\\" and i > start and text.startswith(("\\\n ", "\\\n\t"), i) \
                     and not self.in_substitution:
                 return i + 2  # (bashlex's word holds the backslash-newline that ends it)
-            elif c in _SPECIAL:
+            else:  # (`<`, `>`, a `(` or `)` not read above, a backslash at the end)
                 raise _Outside
-            else:
-                i += 1
-        return i
 
     def _double_quoted(self, i: int, inner: list[Command]) -> int:
         """Offset after the ``"`` closing the double-quoted text starting at ``i``."""
         text, n = self.text, self.n
-        while i < n:
+        plain = _PLAIN_QUOTED.match
+        while True:
+            i = plain(text, i).end()  # type: ignore[union-attr]  # (matches "")
+            if i >= n:
+                raise _Outside
             c = text[i]
             if c == '"':
                 return i + 1
@@ -544,8 +567,7 @@ class _Reader:
             if c == "`":
                 i = self._backquoted(i, inner)
                 continue
-            i = self._dollar(i, True, inner) if c == "$" else i + 1
-        raise _Outside
+            i = self._dollar(i, True, inner)  # (`$`: what the plain run stops at last)
 
     def _dollar(self, i: int, quoted: bool, inner: list[Command]) -> int:
         """Offset after the ``$`` at ``i`` and what it expands: ``$NAME`` reads on as plain word
@@ -620,13 +642,13 @@ def _no_code(text: str, s: int, e: int) -> bool:
     return not any(c in "'\"\\`\n#" for c in text[s:e])
 
 
+#: letters, digits and underscores (as ``str.isalnum`` sees them, ``_``), then ``=`` or ``+=``
+_NAME_EQUALS = re.compile(r"\w+\+?=")
+
+
 def _assignment_like(text: str, s: int, e: int) -> bool:
     """Whether the word ``text[s:e]`` starts with ``NAME=`` or ``NAME+=`` (a prefix assignment)."""
-    j = s
-    while j < e and (text[j].isalnum() or text[j] == "_"):
-        j += 1
-    return j > s and not text[s].isdigit() and (text.startswith("=", j) or
-                                                  text.startswith("+=", j))
+    return _NAME_EQUALS.match(text, s, e) is not None and not text[s].isdigit()
 
 
 def read(text: str) -> Reading | None:
