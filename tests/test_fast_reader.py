@@ -240,7 +240,11 @@ TRICKY = [
     # `$$(`, comments right after `;` or `&`, until
     "a $$(b)", 'echo $$ "$$" $$x', "a;#b c", "a &#b", "a; # b", "a;#", "for x in 1 2;# 3\ndo a; done",
     "until a; do b; done 2>&1 | tee log", "until [ -f x ]; do sleep 5; done", "until a\ndo b; done",
-    "until a $(b); do c & done",
+    "until a $(b); do c & done", "a;&>f b", "a; &>f b",
+    # backslashes inside backquotes (bash removes one before `$`, a backquote or a backslash)
+    "X=`expr $a \\* $b`", 'echo `sed -e "s/\\..*$//g" f` x', "echo `a \\\\ b`", "echo `a \\$b`",
+    "echo `ls raw/SRR*\\.fq | head -1` x", "n=`grep -c -e ' \\(pass\\|FAIL\\) ' $f`",
+    "echo `a\\`", "echo `a \\` b`",
 ]
 
 #: chunks read by the fast path only behind the masks (bashlex reads the masked text)
@@ -281,13 +285,14 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "if a; then b\nelif c; then d\nelif e; then f\nfi", "( cd x && make ) &",
                  "find . -exec rm {} \\;", "srun \\\n  python x.py\\\n  --lr 1",
                  "a |& tee log", "echo a>b", "cat<<<x", "a &>> log", "a 2>& 1",
-                 "bash -c 'echo $(hostname)'", "until a; do b; done"]:
+                 "bash -c 'echo $(hostname)'", "until a; do b; done", "X=`expr $a \\* $b`"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
                  "a && ", "a |&& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",
                  "diff <(a) <(b)", "time srun x", "a >2>f", "a >#c", "a &>#c", "echo a<(b)",
                  "> f X=1 cmd", "echo [[ 2 ]]", "cd ~$(whoami)/x", "echo 'a'$(x)'b'",
-                 "X='$(a)'", "echo '$(x)'1", "a $$(b)", "a;#b c", "a &#b",
+                 "X='$(a)'", "echo '$(x)'1", "a $$(b)", "a;#b c", "a &#b", "a;&>f b",
+                 "echo `a \\$b`", "echo `a \\\\ b`",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
                  "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))", "(a) b", "x=$( (a) )"]:
         assert fast.read(text) is None, text

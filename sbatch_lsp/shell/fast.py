@@ -102,6 +102,9 @@ _BLANK = " \t"
 _PLAIN = re.compile(r"[^ \t\n;&|'\"$`()<>\\]*")
 #: a command substitution bashlex reads inside single quotes (see ``_Reader._word_end``)
 _QUOTED_CODE = re.compile(r"\$\(|`")
+#: a backslash that bash removes inside backquotes (before ``$``, a backquote or a backslash),
+#: or one at their end (before the closing backquote)
+_BACKQUOTE_ESCAPE = re.compile(r"\\(?:[$`\\]|$)")
 #: a run of characters that stand for themselves inside double quotes
 _PLAIN_QUOTED = re.compile(r'[^"\\`$]*')
 #: blanks, and blanks and newlines
@@ -206,7 +209,7 @@ class _Reader:
             if c == "\n" and self.pending:
                 i = self._bodies(i)
                 pipeline_start = len(out)
-            elif c == "\n" or c == ";" and two != ";;":
+            elif c == "\n" or c == ";" and two not in (";;", ";&"):  # (`;&`: a case operator)
                 i += 1
                 pipeline_start = len(out)
             elif two in ("&&", "||"):
@@ -635,12 +638,14 @@ class _Reader:
 
     def _backquoted(self, i: int, inner: list[Command]) -> int:
         """Offset after the backquoted command substitution at ``i``, its commands added to
-        ``inner`` (as for ``$(…)``); one holding a backslash (its own quoting rules), a
-        newline, a ``$(…)`` or another substitution leaves the subset."""
+        ``inner`` (as for ``$(…)``); one holding a newline, a ``$(…)``, another substitution
+        or a backslash before ``$``, a backquote or a backslash (bash removes that backslash
+        before it reads the command: bash(1), "Command Substitution"; before any other
+        character the backslash stays, and the command reads as written) leaves the subset."""
         text = self.text
         j = text.find("`", i + 1)
-        if j < 0 or self.in_substitution or self.continued or any(
-                c in "\\\n" for c in text[i + 1:j]) or "$(" in text[i + 1:j]:
+        if j < 0 or self.in_substitution or self.continued or "\n" in text[i + 1:j] \
+                or "$(" in text[i + 1:j] or _BACKQUOTE_ESCAPE.search(text, i + 1, j):
             raise _Outside
         sub = _Reader(text[:j])
         sub.in_substitution, sub.function = True, self.function
