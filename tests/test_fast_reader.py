@@ -221,6 +221,30 @@ TRICKY = [
     # `|&`
     "a b |& tee log", "( a ) |& tee x", "a |&\n b", "x=$(a |& b)", "a |& b &", "a |& b && c",
     "for i in 1; do a; done |& tee l", "a|&b", "a |&& b", "a | & b",
+    # `&>`/`&>>` after a word, `>& N` with a blank, a redirection right after a word
+    "echo a &>> log", "a&>f b", "a &> /dev/null && b", "a 2>& 1 &", "a >& 1", "a 2>& -",
+    "a >& f", "a &>#c", "a >#c", "tr 'a' 'b'> f", "echo $x>f", 'echo "a"<f', "cat<<<x",
+    "echo a2>f", "echo a<b>c", "echo a>&2", "echo ${x}>>f", "exec {fd}>f", 'echo "a"2>f',
+    "cat<<EOF\nx\nEOF", "x=$(a<f) y=`b>g`", "echo a>f<g", "a >2>f", "a <<<x2>&1", "a <<<2>&1",
+    "echo a<(b)", "a >(b)", "if a; then b>f; fi", "for x in a>b; do c; done", "[[ a<b ]]",
+    "echo $((1<2))>f", "arr=(a<b)", "mapfile -t A < <(ls)", "cat<<EOF | a>f\nx\nEOF",
+    # `NAME=` after a redirection, `[[` as an argument, a tilde prefix holding a substitution
+    "> f X=1 cmd", "X=1 > f Y=2 c", "> f cmd X=1", "<<<x X=1", "echo [[ 2 ]]", "a [[\nb",
+    "cd ~$(whoami)/x", "echo ~`d`", "echo ~/$(b)", "echo a~$(b)", "X=~$(a)",
+    # `$(…)` and backquotes inside single quotes (bashlex reads them as code unless the word
+    # starts and ends with a single quote, and then reads no command in it at all)
+    "bash -c 'echo $(hostname)'", "awk -F/ '{print $(NF-1)}'", "echo '`x`' '$(y)z'",
+    "echo 'a'$(x)'b'", "echo '$(x)'1", "X='$(a)'", "echo 'a'\"$(x)\"'b'", "echo \"a\"'$(x)'",
+    "srun -N1 bash -c 'a $(b)' &", "echo 'a'`b`'c' d", "x=$(echo '$(a)')", "echo '$(a'",
+    "f() { bash -c 'x $(y)'; }", "echo 'a'b'$(x)'", "echo '$(x)''b'",
+    # `$$(`, comments right after `;` or `&`, until
+    "a $$(b)", 'echo $$ "$$" $$x', "a;#b c", "a &#b", "a; # b", "a;#", "for x in 1 2;# 3\ndo a; done",
+    "until a; do b; done 2>&1 | tee log", "until [ -f x ]; do sleep 5; done", "until a\ndo b; done",
+    "until a $(b); do c & done", "a;&>f b", "a; &>f b",
+    # backslashes inside backquotes (bash removes one before `$`, a backquote or a backslash)
+    "X=`expr $a \\* $b`", 'echo `sed -e "s/\\..*$//g" f` x', "echo `a \\\\ b`", "echo `a \\$b`",
+    "echo `ls raw/SRR*\\.fq | head -1` x", "n=`grep -c -e ' \\(pass\\|FAIL\\) ' $f`",
+    "echo `a\\`", "echo `a \\` b`",
 ]
 
 #: chunks read by the fast path only behind the masks (bashlex reads the masked text)
@@ -260,11 +284,15 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "echo 'multi\nline'", "function f { a; }", "echo {}", "cat <<EOF\nx\nEOF",
                  "if a; then b\nelif c; then d\nelif e; then f\nfi", "( cd x && make ) &",
                  "find . -exec rm {} \\;", "srun \\\n  python x.py\\\n  --lr 1",
-                 "a |& tee log"]:
+                 "a |& tee log", "echo a>b", "cat<<<x", "a &>> log", "a 2>& 1",
+                 "bash -c 'echo $(hostname)'", "until a; do b; done", "X=`expr $a \\* $b`"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
                  "a && ", "a |&& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",
-                 "echo a>b", "diff <(a) <(b)", "time srun x",
+                 "diff <(a) <(b)", "time srun x", "a >2>f", "a >#c", "a &>#c", "echo a<(b)",
+                 "> f X=1 cmd", "echo [[ 2 ]]", "cd ~$(whoami)/x", "echo 'a'$(x)'b'",
+                 "X='$(a)'", "echo '$(x)'1", "a $$(b)", "a;#b c", "a &#b", "a;&>f b",
+                 "echo `a \\$b`", "echo `a \\\\ b`",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
                  "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))", "(a) b", "x=$( (a) )"]:
         assert fast.read(text) is None, text

@@ -8,7 +8,8 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 - words (quotes, also over several lines, backslash escapes (inside double quotes, and outside
   quotes before any character but a newline), ``$NAME``,
   ``${...}`` with subscripts and plain operands, ``$((...))``, array values ``NAME=(...)``,
-  braces ``{}``/``a{b,c}`` (bashlex does no brace expansion), redirections and here-strings),
+  braces ``{}``/``a{b,c}`` (bashlex does no brace expansion), redirections and here-strings,
+  also right after a word (``tr a b> f``, ``cat<<<x``, ``a &>> log``, ``2>& 1``)),
   plus ``$(...)`` and backquotes holding a list of their own (unquoted or inside double
   quotes; not nested: bashlex does not report the commands of a ``$(...)`` inside another);
   arithmetic, array values and parameter operands are opaque to bashlex behind its masks
@@ -24,7 +25,7 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 - here-documents with a plain delimiter (``<<EOF``, ``<<- END``; a quoted one behind the masks)
   outside compound commands and ``$(...)``, their bodies gathered at the next newline as
   bashlex gathers them (bashlex reads the body of one inside a compound command as commands);
-- ``if``/``elif``/``else``, ``for NAME in``, ``while``, ``{ … }``, ``( … )`` and function
+- ``if``/``elif``/``else``, ``for NAME in``, ``while``/``until``, ``{ … }``, ``( … )`` and function
   definitions (``NAME()``, ``function NAME``, ``function NAME()``; the function's span holds the
   redirections after its body, as bashlex's does).
 
@@ -34,7 +35,12 @@ shell/parse.read_chunk also hands it the masked text bashlex would be given (she
 :func:`read` returns ``None`` for anything else (``case``, a backslash-newline inside a word,
 backslashes inside backquotes, comments inside ``$(...)``,
 and the spots where bashlex's reading is off: a ``$(...)`` after a backslash-newline in the same
-word, or inside an assignment's single quotes, which bashlex reads as a command) and the caller
+word; one inside single quotes in a word that does not start and end with one, which bashlex
+reads as a command, and one outside them in a word that does, whose commands bashlex does not
+report; ``NAME=…`` after a redirection, which bashlex reads as the command name; ``[[`` as an
+argument, which bashlex's mask rewrites; a ``~`` prefix holding a substitution, which bashlex
+reads as one tilde part; a comment right after ``;`` or ``&``, whose words bashlex reads as a
+command) and the caller
 hands the chunk to bashlex, the parser of record. The commands come in bashlex's walk order (a command, then the
 commands of its substitutions, then the next command) with bashlex's spans, so the shell model is
 the same: tests/test_fast_reader.py checks it chunk by chunk against bashlex on every page example,
@@ -54,6 +60,8 @@ RESERVED = {"if", "then", "elif", "else", "fi", "for", "while", "until", "do", "
 #: a redirection operator at the start of a token: ``>``, ``>>``, ``2>``, ``&>``, ``>&2``, ``<``,
 #: ``<<<`` (a here-string: its word is a target like any other)
 REDIRECT = re.compile(r"(?:\d*(?:>>|>\||<>|>&|<&|<<<|>|<)|&>>?)")
+#: the characters a redirection operator or here-document can start with
+_REDIRECT_FIRST = frozenset("0123456789<>&")
 #: a ``>&``/``<&`` target: a descriptor number or ``-``, then a blank, newline, operator, the
 #: ``)`` closing a ``$(…)`` or the end (``echo x >&2`` as a compound command's last line)
 DUP_TARGET = re.compile(r"(?:\d+|-)(?=[\s;&|)]|$)")
@@ -88,12 +96,23 @@ class Token(NamedTuple):
     heredoc: bool = False
 
 
-#: characters that end the subset inside a word (``;``, ``&``, ``|`` end the word instead)
-_SPECIAL = frozenset("\\`()<>")
 _BLANK = " \t"
+#: a run of characters that stand for themselves in a word outside quotes (any but blanks,
+#: newlines, operators, quotes, ``$``, backquotes, parentheses, ``<``, ``>``, backslashes)
+_PLAIN = re.compile(r"[^ \t\n;&|'\"$`()<>\\]*")
+#: a command substitution bashlex reads inside single quotes (see ``_Reader._word_end``)
+_QUOTED_CODE = re.compile(r"\$\(|`")
+#: a backslash that bash removes inside backquotes (before ``$``, a backquote or a backslash),
+#: or one at their end (before the closing backquote)
+_BACKQUOTE_ESCAPE = re.compile(r"\\(?:[$`\\]|$)")
+#: a run of characters that stand for themselves inside double quotes
+_PLAIN_QUOTED = re.compile(r'[^"\\`$]*')
+#: blanks, and blanks and newlines
+_BLANKS = re.compile(r"[ \t]*")
+_BLANKS_NL = re.compile(r"[ \t\n]*")
 #: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``, ``(``
 #: for a subshell)
-COMPOUND = frozenset({"if", "for", "while", "{", "()", "function", "("})
+COMPOUND = frozenset({"if", "for", "while", "until", "{", "()", "function", "("})
 #: a word in command position: group 1 the word, group 2 set for a function head ``NAME ()``
 _HEAD = re.compile(r"([^\s;&|()<>]+)(?=[\s;&|()<>]|$)([ \t]*\([ \t]*\))?")
 #: ``function NAME``, ``function NAME()``: group 1 the name
@@ -185,10 +204,12 @@ class _Reader:
                 break
             c = text[i]
             two = text[i:i + 2]
+            if two in (";#", "&#"):
+                raise _Outside  # (bashlex reads the comment's words as a command)
             if c == "\n" and self.pending:
                 i = self._bodies(i)
                 pipeline_start = len(out)
-            elif c == "\n" or c == ";" and two != ";;":
+            elif c == "\n" or c == ";" and two not in (";;", ";&"):  # (`;&`: a case operator)
                 i += 1
                 pipeline_start = len(out)
             elif two in ("&&", "||"):
@@ -264,22 +285,23 @@ class _Reader:
         newlines too; inside ``$(...)`` a newline, backslash-newline or comment leaves the
         subset."""
         text, n = self.text, self.n
-        while i < n:
+        skip = (_BLANKS_NL if newlines and not subst else _BLANKS).match
+        while True:
+            i = skip(text, i).end()  # type: ignore[union-attr]  # (matches "")
+            if i >= n:
+                return i
             c = text[i]
-            if subst and (c == "\n" or text.startswith("\\\n", i)):
+            if subst and (c in "\n#" or text.startswith("\\\n", i)):
                 raise _Outside  # bashlex drops what follows a newline inside `$(…)`
-            if c in _BLANK or newlines and c == "\n":
+            if c == "\n" and newlines:
                 i += 1
             elif c == "\\" and text.startswith("\\\n", i):
                 i += 2
             elif c == "#":
-                if subst:
-                    raise _Outside
                 j = text.find("\n", i)
                 i = n if j < 0 else j
             else:
-                break
-        return i
+                return i
 
     # ---- compound commands ----------------------------------------------------------------
     def _reserved(self, i: int) -> str | None:
@@ -322,7 +344,7 @@ class _Reader:
             i = self._for_words(i, out)
             i = self._group(i, "do", ("done",), out)
             i = self._word(i, "done")
-        elif word == "while":  # (bashlex refuses `until` unmasked)
+        elif word in ("while", "until"):
             i = self._group(i, word, ("do",), out)
             if not self.text[:i].rstrip(_BLANK).endswith(";"):
                 raise _Outside  # `while COND` + newline + `do`: bashlex drops COND's commands
@@ -410,15 +432,15 @@ class _Reader:
         if text.startswith("(", redirect.end()):  # with `<`: it leaves the subset below)
             raise _Outside
         k = redirect.end()
-        if op.endswith("&"):  # `>&2`, `<&0`, `2>&-`: a descriptor, not a word
+        while k < self.n and text[k] in _BLANK:
+            k += 1
+        if op.endswith("&"):  # `>&2`, `<&0`, `2>&-`, `>& 1`: a descriptor, not a word
             target = DUP_TARGET.match(text, k)
             if not target or text.startswith("\\\n", target.end()):
                 raise _Outside
             return target.end()
-        while k < self.n and text[k] in _BLANK:
-            k += 1
         end = self._word_end(k, subst, inner)
-        if end == k:
+        if end == k or text.startswith("#", k):  # (no target: a comment)
             raise _Outside
         return end
 
@@ -431,37 +453,53 @@ class _Reader:
         inner: list[Command] = []
         docs: list[tuple[int, int, str, bool]] = []  # here-documents (see ``pending``)
         first_word: str | None = None
+        words = 0
         while True:
-            i = self._blanks(i, subst, newlines=False)
-            if i >= n or text[i] in ";&|\n" or text[i] == "#" or self._closes(i, subst):
+            i = _BLANKS.match(text, i).end()  # type: ignore[union-attr]  # (matches "")
+            if i < n and text[i] in "\\#\n":  # (a backslash-newline, a comment; a newline
+                i = self._blanks(i, subst, newlines=False)  # inside `$(…)`)
+            if i >= n:
                 break
+            c = text[i]
+            if c in ";|\n" or c == "&" and not text.startswith("&>", i) \
+                    or c == ")" and self._closes(i, subst):
+                break  # (`&>`, `&>>`: a redirection)
             start = i
-            doc = _HEREDOC.match(text, i)
-            if doc is not None and not subst:
-                if self.compound:  # (bashlex reads the body of one inside a compound command
-                    raise _Outside  # as commands)
-                docs.append((doc.end(), start, doc.group(2), bool(doc.group(1))))
-                tokens.append(Token(start, doc.end(), True, True))
-                i = doc.end()
-                continue
-            end = self._redirect(i, subst, inner)
-            if end is not None:
-                tokens.append(Token(start, end, True))
-                i = end
-                continue
+            if c in _REDIRECT_FIRST:
+                doc = _HEREDOC.match(text, i)
+                if doc is not None and not subst:
+                    if self.compound:  # (bashlex reads the body of one inside a compound
+                        raise _Outside  # command as commands)
+                    docs.append((doc.end(), start, doc.group(2), bool(doc.group(1))))
+                    tokens.append(Token(start, doc.end(), True, True))
+                    i = doc.end()
+                    continue
+                end = self._redirect(i, subst, inner)
+                if end is not None:
+                    tokens.append(Token(start, end, True))
+                    i = end
+                    continue
             if SUBSCRIPT.match(text, i):
                 raise _Outside
-            if first_word is None and not tokens and text.startswith(("[[ ", "[[\t"), i):
-                i = self._conditional(i, subst, tokens, inner)
-                break
+            if c == "[" and text.startswith(("[[ ", "[[\t", "[[\n"), i):
+                if first_word is not None or tokens:  # (bashlex's mask rewrites a `[[` word
+                    raise _Outside  # anywhere)
+                if text[i + 2] != "\n":
+                    i = self._conditional(i, subst, tokens, inner)
+                    words += 1
+                    break
             end = self._word_end(i, subst, inner)
             if end == i:
                 raise _Outside
-            if first_word is None and not _assignment_like(text, i, end):
-                first_word = text[i:end]
+            if first_word is None:
+                if not _assignment_like(text, i, end):
+                    first_word = text[i:end]
+                elif len(tokens) > words:  # (bashlex reads `NAME=…` after a redirection as
+                    raise _Outside  # the command's name)
             tokens.append(Token(start, end, False))
+            words += 1
             i = end
-        if not any(not t.redirect for t in tokens) or first_word in RESERVED:
+        if not words or first_word in RESERVED:
             raise _Outside
         self.pending += [(out, len(out), *doc) for doc in docs]
         out.append(Command(tuple(tokens), subst, False, self.function))
@@ -493,27 +531,42 @@ class _Reader:
 
     def _word_end(self, i: int, subst: bool, inner: list[Command]) -> int:
         """End of the word starting at ``i`` (``i`` itself for none); substitutions in it add
-        their commands to ``inner``."""
+        their commands to ``inner``.
+
+        bashlex reads single quotes its own way (bashlex/subst.py): a word that starts and
+        ends with ``'`` holds no command at all (``'a'$(b)'c'`` neither), and in any other
+        word the text between single quotes is read as if unquoted (``x='$(b)'`` runs ``b``);
+        a word where that makes a difference leaves the subset."""
         text, n = self.text, self.n
         self.continued = False
         start = i
-        while i < n:
+        commands = len(inner)
+        code_in_quotes = False  # `$(` or a backquote inside single quotes
+        plain = _PLAIN.match
+        while True:
+            i = plain(text, i).end()  # type: ignore[union-attr]  # (matches "")
+            if i >= n:
+                break
             c = text[i]
             if c in " \t\n;&|":
-                return i
+                break
             if c == "'":
                 j = text.find("'", i + 1)
-                if j < 0 or "$(" in text[i:j] or "`" in text[i:j]:
-                    raise _Outside  # (bashlex reads `$(…)` in an assignment's quotes as code)
+                if j < 0:
+                    raise _Outside
+                code_in_quotes = code_in_quotes or _QUOTED_CODE.search(text, i, j) is not None
                 i = j + 1
             elif c == '"':
                 i = self._double_quoted(i + 1, inner)
-            elif c == "$":
-                i = self._dollar(i, False, inner)
-            elif c == "`":
-                i = self._backquoted(i, inner)
+            elif c == "$" or c == "`":
+                if text[start] == "~" and (c == "`" or text.startswith("$(", i)) \
+                        and "/" not in text[start:i]:
+                    raise _Outside  # (bashlex reads `~$(a)/` as one tilde prefix: no commands)
+                i = self._dollar(i, False, inner) if c == "$" else self._backquoted(i, inner)
             elif c == ")" and (subst or self.subshells):
-                return i
+                break
+            elif c in "<>" and not text.startswith("(", i + 1) and not text[start:i].isdigit():
+                break  # a redirection follows (after digits only, `2>`, it starts there)
             elif c == "(" and ARRAY_HEAD.fullmatch(text, start, i) \
                     and not text.startswith("((", i):
                 i = self._array_end(i)
@@ -521,17 +574,26 @@ class _Reader:
                 i += 2
             elif c == "\\" and i > start and text.startswith(("\\\n ", "\\\n\t"), i) \
                     and not self.in_substitution:
-                return i + 2  # (bashlex's word holds the backslash-newline that ends it)
-            elif c in _SPECIAL:
+                i += 2  # (bashlex's word holds the backslash-newline that ends it)
+                break
+            else:  # (`<(`, `>(`, `N>` as a target, a `(` or `)` not read above, a backslash
+                # at the end)
                 raise _Outside
-            else:
-                i += 1
+        if i - start > 1 and text[start] == "'" and text[i - 1] == "'":
+            if len(inner) > commands:
+                raise _Outside  # (bashlex reports no command in it)
+        elif code_in_quotes:
+            raise _Outside  # (bashlex reads the quoted text as code)
         return i
 
     def _double_quoted(self, i: int, inner: list[Command]) -> int:
         """Offset after the ``"`` closing the double-quoted text starting at ``i``."""
         text, n = self.text, self.n
-        while i < n:
+        plain = _PLAIN_QUOTED.match
+        while True:
+            i = plain(text, i).end()  # type: ignore[union-attr]  # (matches "")
+            if i >= n:
+                raise _Outside
             c = text[i]
             if c == '"':
                 return i + 1
@@ -544,8 +606,7 @@ class _Reader:
             if c == "`":
                 i = self._backquoted(i, inner)
                 continue
-            i = self._dollar(i, True, inner) if c == "$" else i + 1
-        raise _Outside
+            i = self._dollar(i, True, inner)  # (`$`: what the plain run stops at last)
 
     def _dollar(self, i: int, quoted: bool, inner: list[Command]) -> int:
         """Offset after the ``$`` at ``i`` and what it expands: ``$NAME`` reads on as plain word
@@ -573,16 +634,18 @@ class _Reader:
             return end + 1
         if not quoted and text.startswith(("$'", '$"'), i):
             raise _Outside
-        return i + 1
+        return i + (2 if text.startswith("$$", i) else 1)  # (`$$(`: no substitution)
 
     def _backquoted(self, i: int, inner: list[Command]) -> int:
         """Offset after the backquoted command substitution at ``i``, its commands added to
-        ``inner`` (as for ``$(…)``); one holding a backslash (its own quoting rules), a
-        newline, a ``$(…)`` or another substitution leaves the subset."""
+        ``inner`` (as for ``$(…)``); one holding a newline, a ``$(…)``, another substitution
+        or a backslash before ``$``, a backquote or a backslash (bash removes that backslash
+        before it reads the command: bash(1), "Command Substitution"; before any other
+        character the backslash stays, and the command reads as written) leaves the subset."""
         text = self.text
         j = text.find("`", i + 1)
-        if j < 0 or self.in_substitution or self.continued or any(
-                c in "\\\n" for c in text[i + 1:j]) or "$(" in text[i + 1:j]:
+        if j < 0 or self.in_substitution or self.continued or "\n" in text[i + 1:j] \
+                or "$(" in text[i + 1:j] or _BACKQUOTE_ESCAPE.search(text, i + 1, j):
             raise _Outside
         sub = _Reader(text[:j])
         sub.in_substitution, sub.function = True, self.function
@@ -620,13 +683,13 @@ def _no_code(text: str, s: int, e: int) -> bool:
     return not any(c in "'\"\\`\n#" for c in text[s:e])
 
 
+#: letters, digits and underscores (as ``str.isalnum`` sees them, ``_``), then ``=`` or ``+=``
+_NAME_EQUALS = re.compile(r"\w+\+?=")
+
+
 def _assignment_like(text: str, s: int, e: int) -> bool:
     """Whether the word ``text[s:e]`` starts with ``NAME=`` or ``NAME+=`` (a prefix assignment)."""
-    j = s
-    while j < e and (text[j].isalnum() or text[j] == "_"):
-        j += 1
-    return j > s and not text[s].isdigit() and (text.startswith("=", j) or
-                                                  text.startswith("+=", j))
+    return _NAME_EQUALS.match(text, s, e) is not None and not text[s].isdigit()
 
 
 def read(text: str) -> Reading | None:
