@@ -27,6 +27,7 @@ Facts behind it:
 """
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
@@ -614,12 +615,19 @@ class _Reader:
             self.emit(_CMD, s, e, ctx)
             return
         kids = node.named_children
-        words = [tree.text_of(c) for c in kids
+        whole = tree.text_of(node)
+        texts = (tree.text_of(c) for c in kids
                  if c.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect",
-                                   "variable_assignment")]
+                                   "variable_assignment"))
+        # the tail reads the name, and the arguments only when they may hold `$!` or the
+        # command is set/wait/trap: the other words' texts are not taken
+        words = list(texts) if "$!" in whole or "${!}" in whole else \
+            list(itertools.islice(texts, 1)) if node.type == "command" else []
+        if words[:1] in (["set"], ["wait"], ["trap"]):
+            words += texts
         self.emit(_CMD, s, e, ctx, _command_tail(
             words, node.type == "command",
-            tree.text_of(node) if node.type == "variable_assignment" else None))
+            whole if node.type == "variable_assignment" else None))
         # nested command strings: bash -c '…' bodies and $CMD values
         for c in kids:
             if c.type in ("raw_string", "string"):
