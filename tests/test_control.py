@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sbatch_lsp.facts.control import control_of
+from sbatch_lsp.facts.control import control_of, plain_events, walked_events
 from sbatch_lsp.lint import lint
 from sbatch_lsp.shell.parse import parse_script
 
@@ -208,3 +208,61 @@ def test_shebang_flags_turn_errexit_on():
     _, ctl = _control("#!/bin/bash -x\nfalse | true\n")
     assert not ctl.option_on(ctl.errexit, 10)
 
+
+
+# ---- the plain-chunk shortcut gives the full path's recording ------------------------------
+
+def _chunk_texts(text: str) -> list[str]:
+    script = parse_script(text)
+    return [text[c.start:c.end] for c in script.chunks]
+
+
+def _same_as_walked(chunk: str) -> bool:
+    """Whether the shortcut declines ``chunk`` or records what the full path (tree-sitter and
+    the walk) records; True when it took the shortcut is told apart by the caller."""
+    plain = plain_events(chunk)
+    assert plain is None or plain == walked_events(chunk), chunk
+    return plain is not None
+
+
+def test_plain_chunks_are_recorded_without_tree_sitter():
+    for chunk in ("srun python x.py", "export A=1 B", 'A="$x"', "A=1 B='y'",
+                  'python x.py --y "$Z" > log 2>&1  # run', "unset A B",
+                  'echo $! > pid', "srun \\\n  python x.py"):
+        assert _same_as_walked(chunk), chunk
+    # left to the full path: compounds, lists, words tree-sitter-bash splits oddly
+    for chunk in ("if true; then a; fi", "a && b", "a | b", "a &", "set -e", "wait $p",
+                  "A=$B/$C.x", "cmd q - 2>&1", "cmd \\\n", "echo `x`", "a=(1 2)"):
+        assert not _same_as_walked(chunk), chunk
+
+
+def test_plain_shortcut_equals_the_full_path_on_every_script():
+    """Every chunk of every script the project holds, of the generated corpus and of the real
+    corpus (CORPUS_DIR)."""
+    import sbatch_corpus
+    from rule_pages import sample_scripts
+    from shell_models import real_corpus
+
+    texts = [p.values[0] for p in sample_scripts()]
+    texts += [data.decode("utf-8", "replace") for _name, data in sbatch_corpus.cases()]
+    texts += [text for _name, text in real_corpus()]
+    taken = sum(_same_as_walked(chunk) for text in texts for chunk in _chunk_texts(text))
+    assert taken > 100
+
+
+def test_plain_shortcut_equals_the_full_path_on_generated_words():
+    """Words of every kind the shortcut reads, in every statement shape it reads."""
+    import random
+
+    parts = ["a", "/", "$b", "${c}", '"d"', "'e'", '"$f"', "$(g)", "-", ".x", "$1", '"a b"',
+             "$@", "=", ":", "%", "${h:-x}", '"$(i j)"', "~", "*", ",", "@", "+", "!", "#",
+             "é", "\u200b", "${#a[@]}", "${x%%.*}", "--", "\\", "$!"]
+    forms = ["A=%s", "A=%s cmd q", "echo %s q", "echo q %s", "export A=%s q", "local %s",
+             "A=1 B=%s", "B=%s A=1", "cmd %s > f", "cmd q %s 2>&1", "%s q", "unset %s",
+             "declare -x A=%s", 'cmd x %s >> "$log" 2>&1', "set %s", "wait %s"]
+    rng = random.Random(11)
+    taken = 0
+    for _ in range(3000):
+        word = "".join(rng.choice(parts) for _ in range(rng.randint(1, 4)))
+        taken += _same_as_walked(rng.choice(forms) % word)
+    assert taken > 1000

@@ -27,6 +27,7 @@ Facts behind it:
 """
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
@@ -614,18 +615,19 @@ class _Reader:
             self.emit(_CMD, s, e, ctx)
             return
         kids = node.named_children
-        words = [tree.text_of(c) for c in kids
+        whole = tree.text_of(node)
+        texts = (tree.text_of(c) for c in kids
                  if c.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect",
-                                   "variable_assignment")]
-        name = words[0] if words and node.type == "command" else None
-        rest = " ".join(words[1:])
-        saved = None  # `pid=$!`: the variable that keeps a background job's pid
-        if node.type == "variable_assignment":
-            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\]|\+)?=\(?\s*[\"']?\$\{?!\}?"
-                             r"[\"']?\s*\)?", tree.text_of(node))
-            saved = m.group(1) if m else ""
-        self.emit(_CMD, s, e, ctx, (name, words[1:] if name in ("set", "wait", "trap") else None,
-                                    "$!" in rest or "${!}" in rest, saved))
+                                   "variable_assignment"))
+        # the tail reads the name, and the arguments only when they may hold `$!` or the
+        # command is set/wait/trap: the other words' texts are not taken
+        words = list(texts) if "$!" in whole or "${!}" in whole else \
+            list(itertools.islice(texts, 1)) if node.type == "command" else []
+        if words[:1] in (["set"], ["wait"], ["trap"]):
+            words += texts
+        self.emit(_CMD, s, e, ctx, _command_tail(
+            words, node.type == "command",
+            whole if node.type == "variable_assignment" else None))
         # nested command strings: bash -c '…' bodies and $CMD values
         for c in kids:
             if c.type in ("raw_string", "string"):
@@ -820,6 +822,28 @@ class _Reader:
         return None
 
 
+#: ``pid=$!`` and its spellings (``pids[$i]=$!``, ``pids+=("$!")``): group 1 the variable
+#: that keeps a background job's pid
+SAVED_PID = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\]|\+)?=\(?\s*[\"']?\$\{?!\}?"
+                       r"[\"']?\s*\)?")
+
+
+def _command_tail(words: list[str], command: bool, assignment: str | None
+                  ) -> tuple[str | None, list[str] | None, bool, str | None]:
+    """What a command node hands :meth:`_Reader._apply_command` (its ``tail``) from the texts
+    of its named children (``words``: redirections and prefix assignments left out), whether it
+    is a simple command (not a declaration, ``unset`` or test: then it has a name) and, for a
+    variable assignment, its text."""
+    name = words[0] if words and command else None
+    rest = " ".join(words[1:])
+    saved = None  # `pid=$!`: the variable that keeps a background job's pid
+    if assignment is not None:
+        m = SAVED_PID.fullmatch(assignment)
+        saved = m.group(1) if m else ""
+    return (name, words[1:] if name in ("set", "wait", "trap") else None,
+            "$!" in rest or "${!}" in rest, saved)
+
+
 def _option_on(table: list[tuple[int, bool]], at: int) -> bool:
     """The state a ``set -o``/``+o`` table (offset, on) gives at offset ``at`` (off before any)."""
     state = False
@@ -903,7 +927,13 @@ def chunk_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     recorded as :meth:`_Reader.emit` receives it, offsets relative to the chunk, with the span of
     its last statement; None when its reading needs the rest of the script (:class:`_Impure`:
     it is walked in place). A pure function of the text, so an edit walks only the chunks whose
-    text it changed; the recording is never changed (:meth:`_Reader.replay` moves copies)."""
+    text it changed; the recording is never changed (:meth:`_Reader.replay` moves copies).
+    A plain chunk (most of them: :func:`plain_events`) is recorded without tree-sitter."""
+    return plain_events(text) or walked_events(text)
+
+
+def walked_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
+    """:func:`chunk_events` of ``text`` read by tree-sitter and walked (for every chunk)."""
     recorder = _Recorder(Script(), "")
     tree = _Tree(text, 0, _never, top=True, memo=False)  # (the recording is kept, not the tree)
     try:
@@ -912,6 +942,127 @@ def chunk_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
         return None
     assert recorder.recorded is not None
     return tuple(recorder.recorded), _last_statement(tree)
+
+
+# ---- plain chunks: one simple command, a declaration or assignments, read without tree-sitter
+
+#: a word part: printable ASCII text without quotes, operators, braces, brackets, ``#`` or
+#: ``$`` …
+_BARE = r"[!%*+,\-./0-9:=?@A-Z^_a-z~]+"
+#: … a ``$NAME``; ``$1``, ``$@``… at the end of a word or string (tree-sitter-bash ends
+#: ``$1:$1`` after the second ``$``); a ``${…}`` of such text, brackets and ``#`` allowed; a
+#: ``$(…)`` holding only plain text and ``$NAME``s …
+_EXPANSION = (r"\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!](?=[\s\"]|$)"
+              r"|\{[!#%*+,\-./0-9:=?@A-Z\[\]^_a-z~]+\}"
+              r"|\((?>(?:[^()'\"`\\$#\n]+|\$[A-Za-z_][A-Za-z0-9_]*)*)\))")
+#: … a double-quoted string of text, escapes and those expansions, or a single-quoted one
+_DOUBLE = rf'"(?>(?:[^"\\`$]+|\\[^\n]|{_EXPANSION})*)"'
+_SINGLE = r"'[^']*'"
+#: a word (atomic: a word is never split to let a match succeed)
+_WORD = rf"(?>(?:{_BARE}|{_EXPANSION}|{_DOUBLE}|{_SINGLE})+)"
+#: an output or input redirection to a word (``> log``, ``2>>err``, ``&> out``, ``< in``) or
+#: a descriptor copy (``2>&1``)
+_REDIRECTION = rf"[0-9]*>&(?:[0-9]+|-)|(?:[0-9]*(?:>>?|<)|&>>?)[ \t]*{_WORD}"
+#: a redirection (group ``redirect``) or a word
+_TOKEN = re.compile(rf"(?P<redirect>{_REDIRECTION})|{_WORD}")
+#: a plain chunk (:func:`plain_events`): blank and comment lines, then tokens (group 1)
+#: separated by blanks and line continuations, then a comment and blank and comment lines
+#: (no line continuation at the end: tree-sitter-bash would read the next line on)
+_PLAIN = re.compile(rf"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*"
+                    rf"((?>{_REDIRECTION}|{_WORD})(?:[ \t]+(?:\\\n[ \t]*)*(?>{_REDIRECTION}|{_WORD}))*+)"
+                    r"[ \t]*(?:(?<=[ \t])#[^\n]*)?(?:\n[ \t]*(?:#[^\n]*)?)*")
+#: a word that is one quoted string (tree-sitter's ``string``/``raw_string`` node)
+_STRING_WORD = re.compile(rf"{_DOUBLE}|{_SINGLE}")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+#: a command name tree-sitter-bash reads as one word: plain text, or one variable or array
+#: expansion, quoted or not
+_COMMAND_NAME = re.compile(r'[\w./~][\w./~+-]*|("?)\$(?:[A-Za-z_]\w*|\{[A-Za-z_]\w*(?:\[[@*]\])?\})\1')
+#: what a declaration (``export``, ``local``…) or ``unset`` names: an option or a variable
+#: (its assignments are read apart)
+_DECLARED = re.compile(r"-[A-Za-z]+|[A-Za-z_][A-Za-z0-9_]*")
+#: first words that make the statement something else than a simple command (tree-sitter-bash
+#: keywords), and commands whose arguments the walk reads (tree-sitter-bash splits some words
+#: oddly: left to it)
+_NOT_SIMPLE = frozenset({"if", "then", "elif", "else", "fi", "for", "while", "until", "do",
+                         "done", "case", "esac", "select", "function", "time", "coproc", "in",
+                         "set", "wait", "trap"})
+_DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_UNSET = frozenset({"unset", "unsetenv"})
+
+
+def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
+    """:func:`walked_events` of a plain chunk, read without tree-sitter; None when the chunk is
+    not plain. Plain: between blank and comment lines, one statement of words (plain text,
+    ``$NAME``/``${…}``/``$(…)`` of plain text, quoted strings of those) separated by blanks and
+    line continuations, which is a simple command (prefix assignments allowed) maybe followed by
+    redirections to words, a declaration (``export``, ``local``…) or ``unset``, or assignments
+    alone. Its walk emits the command (each assignment, for assignments alone) and the quoted
+    strings among its arguments, in the statement's context (tests/test_control.py compares
+    the two on every chunk the project holds and on generated ones)."""
+    plain = _PLAIN.fullmatch(text)
+    if plain is None:
+        return None
+    words: list[tuple[int, int]] = []
+    end = 0  # of the statement's last word before a redirection
+    redirected = False
+    for token in _TOKEN.finditer(text, *plain.span(1)):
+        if token.lastgroup:
+            redirected = True
+        elif redirected:
+            return None  # a word after a redirection (tree-sitter puts it into the redirection)
+        else:
+            words.append(token.span())
+            end = token.end()
+    if not words or words[0][0] != plain.start(1):
+        return None
+    statement = plain.span(1)
+    ctx = _Ctx(EVERY_TASK, False, False, False, None, statement)
+    assignments = 0
+    for s, e in words:
+        m = _ASSIGNMENT.match(text, s, e)
+        if m is None:
+            break
+        dollars = text.count("$", m.end(), e)
+        if dollars and (dollars > 1 or "'" in text[m.end():e] or '"' in text[m.end():e]) and \
+                not _STRING_WORD.fullmatch(text, m.end(), e):
+            return None  # (tree-sitter-bash ends `A=$B/$C.x`, `A='b'/$C` at the last `$`)
+        assignments += 1
+    events: list[tuple] = []
+    if assignments == len(words):  # `A=1`, `A=1 B="$x"`: each a variable_assignment node
+        if redirected:
+            return None
+        for s, e in words:
+            value = text.index("=", s) + 1
+            events.append((_CMD, s, e, ctx, _command_tail(
+                [text[s:value]] + ([text[value:e]] if e > value else []), False, text[s:e])))
+            if e > value and text[value] in "'\"" and _STRING_WORD.fullmatch(text, value, e):
+                events.append((_STRING, value, e, ctx, text[value] == "'"))
+        return tuple(events), statement
+    first = text[words[assignments][0]:words[assignments][1]]
+    if first in _NOT_SIMPLE or not _COMMAND_NAME.fullmatch(first):
+        return None
+    kids = words[assignments:]
+    texts = [text[s:e] for s, e in kids]
+    if any(w == "-" or w[0] == "=" for w in texts):
+        return None  # (tree-sitter-bash leaves `-` out of the command, reads `==` apart)
+    if first in _DECLARATIONS or first in _UNSET:  # `export A=1 B`: a declaration_command
+        if assignments or redirected:
+            return None
+        if first in _DECLARATIONS:  # (its assignments are no words of the walk's)
+            kids = [(s, e) for s, e in kids[1:] if not _ASSIGNMENT.match(text, s, e)]
+            texts = [text[s:e] for s, e in kids]
+        else:
+            kids, texts = kids[1:], texts[1:]
+        if not all(_DECLARED.fullmatch(w) for w in texts):
+            return None
+        events.append((_CMD, *statement, ctx, _command_tail(texts, False, None)))
+    else:
+        events.append((_CMD, statement[0], end, ctx, _command_tail(texts, True, None)))
+        kids = kids[1:]
+    for s, e in kids:  # the arguments that are one quoted string
+        if text[s] in "'\"" and _STRING_WORD.fullmatch(text, s, e):
+            events.append((_STRING, s, e, ctx, text[s] == "'"))
+    return tuple(events), statement
 
 
 def _moved_ctx(ctx: _Ctx, base: int) -> _Ctx:
