@@ -43,3 +43,19 @@ def test_a_command_on_the_last_line():
     block = read_directives(Source("#SBATCH -N 1\necho x"))
     assert block.scan_end_line == 1
     assert block.late_lines == [] and block.lookalikes == []
+
+
+def test_the_uses_of_an_option_by_component_in_order():
+    # all() and get() answer from an index of the accepted uses; each answer is the block's own
+    # reading (refused and other components' uses left out) and all() a list the caller owns
+    block = read_directives(Source("#!/bin/bash\n#SBATCH -N 1 --nodes=3 --ntasks=x\n"
+                                   "#SBATCH --nodes --bogus\n#SBATCH hetjob\n#SBATCH -N 2\n"))
+    assert [u.value for u in block.all("nodes")] == ["1", "3", "--bogus"]
+    assert [u.value for u in block.all("nodes", 1)] == ["2"]
+    assert block.get("nodes") is block.all("nodes")[-1] and block.get("mem") is None
+    for name in {u.name for u in block.options if u.name}:
+        for component in (0, 1):
+            assert block.all(name, component) == [
+                u for u in block.options if u.name == name and u.ok and u.component == component]
+    block.all("nodes").clear()
+    assert len(block.all("nodes")) == 3
