@@ -169,6 +169,10 @@ class DirectiveBlock:
         return self.lines[-1].line if self.lines else None
 
 
+#: a token of a directive line without quotes, backslashes and ``#`` (:func:`tokenize`)
+_PLAIN_TOKEN = re.compile(r"[^ \t\r\f\v]+")
+
+
 def tokenize(source: Source, line: int, start: int, end: int, escaped_space: bool) -> DirectiveLine:
     """Split the directive text ``source.text[start:end]`` (after ``#SBATCH``) into tokens.
 
@@ -177,6 +181,15 @@ def tokenize(source: Source, line: int, start: int, end: int, escaped_space: boo
     text = source.text
     tokens: list[Token] = []
     dl = DirectiveLine(line=line, start=start, end=end, tokens=tokens)
+    segment = text[start:end]
+    if "'" not in segment and '"' not in segment and "\\" not in segment and "#" not in segment:
+        # (most lines) no quote, escape or comment: the tokens are the runs of non-blanks
+        for m in _PLAIN_TOKEN.finditer(text, start, end):
+            if m.group()[0] == ":":
+                dl.fatal = "Unexpected `:`"
+                break
+            tokens.append(Token(m.group(), m.start(), m.end(), line))
+        return dl
     i = start
     while i < end:
         while i < end and text[i] in " \t\r\f\v":

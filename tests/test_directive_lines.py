@@ -2,7 +2,9 @@
 every line down to the first command, then only the lines a search of the text finds)."""
 from __future__ import annotations
 
-from sbatch_lsp.directives import read_directives
+import pytest
+
+from sbatch_lsp.directives import read_directives, tokenize
 from sbatch_lsp.source import Source
 
 TEXT = ("#!/bin/bash\n"
@@ -59,3 +61,19 @@ def test_the_uses_of_an_option_by_component_in_order():
                 u for u in block.options if u.name == name and u.ok and u.component == component]
     block.all("nodes").clear()
     assert len(block.all("nodes")) == 3
+
+
+
+@pytest.mark.parametrize("line, tokens, fatal", [
+    ("#SBATCH  --time=1:00\t-N\v2 ", [("--time=1:00", 9, 20), ("-N", 21, 23), ("2", 24, 25)],
+     None),
+    ("#SBATCH\xa0-N 2", [("\xa0-N", 7, 10), ("2", 11, 12)], None),  # only ASCII blanks split
+    ("#SBATCH -N 2 :x y", [("-N", 8, 10), ("2", 11, 12)], "Unexpected `:`"),
+    ("#SBATCH -J 'a b' # note", [("-J", 8, 10), ("a b", 11, 16)], None),  # (quotes, comment)
+])
+def test_directive_tokens(line, tokens, fatal):
+    # a line without quotes, backslashes and `#` is read by a search for runs of non-blanks;
+    # it must read as the character-by-character reader does
+    dl = tokenize(Source(line), 0, len("#SBATCH"), len(line), True)
+    assert [(t.text, t.start, t.end) for t in dl.tokens] == tokens
+    assert dl.fatal == fatal
