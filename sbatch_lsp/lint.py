@@ -99,14 +99,13 @@ _CHECKED = tuple(_CHECKS)
 def _lint(text: str, path: str, config: Config | None,
           superseded: Callable[[], bool] | None) -> LintResult:
     config = config or Config()
-    source = Source(text, path)
     if config.exclude or config.per_file_ignores:
         if config.excluded(path):  # the configuration's exclude: every face leaves it alone
-            return LintResult(source, [])
+            return LintResult(Source(text, path), [])
         config = config.for_path(path)
     if not is_job_script(text, path):
-        return LintResult(source, [])
-    job = job_of(text, path, config)
+        return LintResult(Source(text, path), [])
+    job = job_of(text, path, config)  # (which builds the Source the result holds)
     source, script = job.source, job.script
     diags: list[Diagnostic] = []
     for code in config.enabled_among(_CHECKED):
