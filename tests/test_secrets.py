@@ -144,3 +144,17 @@ def test_candidate_lines_hold_every_line_a_prefilter_passes_on_random_texts(text
     from sbatch_lsp.secrets import candidate_lines
 
     assert set(_passing(text)) <= set(candidate_lines(text))
+
+
+def test_alternatives_grouped_by_first_character_find_the_same_spans():
+    import re
+
+    from sbatch_lsp.secrets import _by_first_character
+
+    alternatives = ["A3T", "AC[a-z0-9]{4}", "ACCA", r"\.[a-z]{2}\.", "sk-", r"\.x", "AKC"]
+    grouped = re.compile(_by_first_character(alternatives))
+    assert grouped.pattern == r"A(?:3T|C[a-z0-9]{4}|CCA|KC)|\.(?:[a-z]{2}\.|x)|sk-"
+    plain = re.compile("|".join(alternatives))
+    for text in [*_lines_to_prefilter(), "ACCAbb ACcdef .ab. .x sk-A3T", "AKC.xx.x"]:
+        assert [m.span() for m in grouped.finditer(text)] == \
+            [m.span() for m in plain.finditer(text)], text
