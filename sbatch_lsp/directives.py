@@ -125,7 +125,7 @@ class DirectiveBlock:
     strays: list[Token] = field(default_factory=list)
     scan_end_line: int | None = None
     fatal: str | None = None
-    #: the accepted uses by (name, component), built on the first :meth:`all` or :meth:`get`
+    #: the accepted uses by (name, component), built by the first :meth:`all` or :meth:`get`
     #: (the rules ask about 80 times per script); the block is complete when
     #: :func:`read_directives` returns and is not changed afterwards
     _accepted: dict[tuple[str, int], list[OptionUse]] | None = field(
@@ -134,21 +134,21 @@ class DirectiveBlock:
     def all(self, name: str, component: int = 0) -> list[OptionUse]:
         """Every accepted use of long option ``name`` in a heterogeneous ``component`` (0, the
         batch step's, for ordinary jobs), in order (a new list)."""
-        return list(self._uses(name, component))
+        return list((self._accepted or self._index()).get((name, component), ()))
 
     def get(self, name: str) -> OptionUse | None:
         """The effective use of ``name``: the last one wins (slurm-facts.md §2)."""
-        uses = self._uses(name, 0)
+        uses = (self._accepted or self._index()).get((name, 0))
         return uses[-1] if uses else None
 
-    def _uses(self, name: str, component: int) -> list[OptionUse]:
-        """The indexed accepted uses of ``name`` in ``component`` (not to be changed)."""
-        if self._accepted is None:
-            self._accepted = {}
-            for o in self.options:
-                if o.ok and o.name is not None:
-                    self._accepted.setdefault((o.name, o.component), []).append(o)
-        return self._accepted.get((name, component), [])
+    def _index(self) -> dict[tuple[str, int], list[OptionUse]]:
+        """The accepted uses by (name, component), built now (an empty index is built again
+        on each call: a block without accepted options)."""
+        self._accepted = {}
+        for o in self.options:
+            if o.ok and o.name is not None:
+                self._accepted.setdefault((o.name, o.component), []).append(o)
+        return self._accepted
 
     def effective(self, component: int = 0) -> dict[str, OptionUse]:
         """Each option's effective use in a heterogeneous ``component``, by canonical long name:
