@@ -125,16 +125,30 @@ class DirectiveBlock:
     strays: list[Token] = field(default_factory=list)
     scan_end_line: int | None = None
     fatal: str | None = None
+    #: the accepted uses by (name, component), built by the first :meth:`all` or :meth:`get`
+    #: (the rules ask about 80 times per script); the block is complete when
+    #: :func:`read_directives` returns and is not changed afterwards
+    _accepted: dict[tuple[str, int], list[OptionUse]] | None = field(
+        default=None, init=False, repr=False, compare=False)
 
     def all(self, name: str, component: int = 0) -> list[OptionUse]:
         """Every accepted use of long option ``name`` in a heterogeneous ``component`` (0, the
-        batch step's, for ordinary jobs), in order."""
-        return [o for o in self.options if o.name == name and o.ok and o.component == component]
+        batch step's, for ordinary jobs), in order (a new list)."""
+        return list((self._accepted or self._index()).get((name, component), ()))
 
     def get(self, name: str) -> OptionUse | None:
         """The effective use of ``name``: the last one wins (slurm-facts.md §2)."""
-        uses = self.all(name)
+        uses = (self._accepted or self._index()).get((name, 0))
         return uses[-1] if uses else None
+
+    def _index(self) -> dict[tuple[str, int], list[OptionUse]]:
+        """The accepted uses by (name, component), built now (an empty index is built again
+        on each call: a block without accepted options)."""
+        self._accepted = {}
+        for o in self.options:
+            if o.ok and o.name is not None:
+                self._accepted.setdefault((o.name, o.component), []).append(o)
+        return self._accepted
 
     def effective(self, component: int = 0) -> dict[str, OptionUse]:
         """Each option's effective use in a heterogeneous ``component``, by canonical long name:
@@ -155,6 +169,10 @@ class DirectiveBlock:
         return self.lines[-1].line if self.lines else None
 
 
+#: a token of a directive line without quotes, backslashes and ``#`` (:func:`tokenize`)
+_PLAIN_TOKEN = re.compile(r"[^ \t\r\f\v]+")
+
+
 def tokenize(source: Source, line: int, start: int, end: int, escaped_space: bool) -> DirectiveLine:
     """Split the directive text ``source.text[start:end]`` (after ``#SBATCH``) into tokens.
 
@@ -163,6 +181,15 @@ def tokenize(source: Source, line: int, start: int, end: int, escaped_space: boo
     text = source.text
     tokens: list[Token] = []
     dl = DirectiveLine(line=line, start=start, end=end, tokens=tokens)
+    segment = text[start:end]
+    if "'" not in segment and '"' not in segment and "\\" not in segment and "#" not in segment:
+        # (most lines) no quote, escape or comment: the tokens are the runs of non-blanks
+        for m in _PLAIN_TOKEN.finditer(text, start, end):
+            if m.group()[0] == ":":
+                dl.fatal = "Unexpected `:`"
+                break
+            tokens.append(Token(m.group(), m.start(), m.end(), line))
+        return dl
     i = start
     while i < end:
         while i < end and text[i] in " \t\r\f\v":

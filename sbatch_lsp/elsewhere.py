@@ -99,10 +99,10 @@ def read_text(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> str | Non
     is absent, not a regular file, unreadable or larger than ``limit`` bytes. Memoised by
     (path, modification time, size); recorded (:func:`recording`) either way."""
     name = os.fspath(path)
-    text, digest = _read(name, limit)
+    text, dep = _read(name, limit)
     reads = _recorder.get()
     if reads is not None:
-        reads.files.setdefault((name, limit), FileRead(name, limit, digest))
+        reads.files.setdefault((name, limit), dep)
     return text
 
 
@@ -124,32 +124,33 @@ def current(dep: FileRead | FolderListing) -> str:
     """The digest ``dep``'s file or listing has now (compare with ``dep.digest``): one
     ``stat`` when the file or folder is unchanged since this process last read it."""
     if isinstance(dep, FileRead):
-        return _read(dep.path, dep.limit)[1]
+        return _read(dep.path, dep.limit)[1].digest
     names = _matching(dep.folder, dep.pattern)
     return MISSING if names is None else _names_digest(names)
 
 
-def _read(path: str, limit: int) -> tuple[str | None, str]:
-    """(text or None, digest) of ``path`` read under ``limit``."""
+def _read(path: str, limit: int) -> tuple[str | None, FileRead]:
+    """(text or None, the read as recorded) of ``path`` read under ``limit``."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
-        return None, MISSING
+        return None, FileRead(path, limit, MISSING)
     if st.st_size > limit or not S_ISREG(st.st_mode):
-        return None, MISSING
+        return None, FileRead(path, limit, MISSING)
     return _read_memo(path, st.st_mtime_ns, st.st_size, limit)
 
 
 @lru_cache(maxsize=1024)
-def _read_memo(path: str, mtime_ns: int, size: int, limit: int) -> tuple[str | None, str]:
+def _read_memo(path: str, mtime_ns: int, size: int, limit: int) -> tuple[str | None, FileRead]:
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except (OSError, ValueError):
-        return None, MISSING
+        return None, FileRead(path, limit, MISSING)
     if len(data) > limit:  # grew past the limit since the stat
-        return None, MISSING
-    return data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest()
+        return None, FileRead(path, limit, MISSING)
+    return (data.decode("utf-8", errors="replace"),
+            FileRead(path, limit, hashlib.sha256(data).hexdigest()))
 
 
 def _matching(folder: str, pattern: str) -> tuple[str, ...] | None:

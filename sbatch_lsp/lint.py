@@ -91,31 +91,33 @@ def lint(text: str, path: str = "<stdin>", config: Config | None = None,
     return result
 
 
+#: the check of each rule that has one, by code, in registry order
+_CHECKS = {code: r.check for code, r in RULES.items() if r.check is not None}
+_CHECKED = tuple(_CHECKS)
+
+
 def _lint(text: str, path: str, config: Config | None,
           superseded: Callable[[], bool] | None) -> LintResult:
     config = config or Config()
-    source = Source(text, path)
     if config.exclude or config.per_file_ignores:
         if config.excluded(path):  # the configuration's exclude: every face leaves it alone
-            return LintResult(source, [])
+            return LintResult(Source(text, path), [])
         config = config.for_path(path)
     if not is_job_script(text, path):
-        return LintResult(source, [])
-    job = job_of(text, path, config)
+        return LintResult(Source(text, path), [])
+    job = job_of(text, path, config)  # (which builds the Source the result holds)
     source, script = job.source, job.script
     diags: list[Diagnostic] = []
-    for code, r in RULES.items():
-        if r.check is None or not config.enabled(code):
-            continue
+    for code in config.enabled_among(_CHECKED):
         if superseded is not None and superseded():
             raise Superseded(path)
         try:
-            diags.extend(r.check(job))
+            diags.extend(_CHECKS[code](job))
         except Exception as exc:  # noqa: BLE001  (a bug in a rule must not hide the others)
             tb = traceback.extract_tb(exc.__traceback__)[-1]
             if config.enabled("SB003"):
                 diags.append(finding("SB003", 0, 0,
-                                     f"internal error in rule {code} ({r.name}): "
+                                     f"internal error in rule {code} ({RULES[code].name}): "
                                      f"{type(exc).__name__} at {tb.filename.rsplit('/', 1)[-1]}:"
                                      f"{tb.lineno}; please report it"))
     if script.imports:  # about a sourced file's own text, not the script's (shell/sourced.py)

@@ -209,6 +209,7 @@ def pyxis_enabled_for_sbatch(pyxis: bool | str | None) -> bool:
     return _pyxis_key(str(pyxis)) >= (0, 12, 0)
 
 
+@lru_cache(maxsize=1)
 def per_task_variables() -> frozenset[str]:
     """Variables whose value differs between the tasks or nodes of a step, and which the batch
     shell sees as task 0 / node 0 (or not at all): SB301's list (slurm-facts.md §6.1, §6.3).

@@ -2,8 +2,9 @@
 
 Detection finds credential values in a script's text: token formats anywhere, inside longer words
 too (``extrahf_…``, ``key=hf_…``), comments and directive values included, and literal values
-assigned to credential-named variables. Token formats come from detect-secrets' plugins; Hugging
-Face and W&B keys, which it lacks, are added here.
+assigned to credential-named variables. Token formats come from detect-secrets' plugins (their
+patterns copied into data/secret_formats.json, which the tests check against the installed
+package); Hugging Face and W&B keys, which it lacks, are added here.
 
 Masking happens once, at the result boundary: :func:`sbatch_lsp.lint.lint` hands every face a
 result whose messages, related notes and fixes hold no detected value (:class:`Masker`), so no
@@ -52,6 +53,7 @@ OWN_FORMATS = [
 NOT_CRED_NAME = re.compile(r"(_FILE|_PATH|_DIR|_HOME)$", re.IGNORECASE)
 PLACEHOLDER = re.compile(r"^(<.*>|\$.*|.*your[_-]?(token|key|secret).*|.*_here|x{6,}|\*{3,}|"
                          r"changeme|dummy|example.*|.*\.\.\..*|none|null|)$", re.IGNORECASE)
+#: the detect-secrets plugins whose formats sbatch_lsp/data/secret_formats.json holds
 PLUGINS = ("aws.AWSKeyDetector", "github_token.GitHubTokenDetector",
            "gitlab_token.GitLabTokenDetector", "openai.OpenAIDetector", "slack.SlackDetector",
            "stripe.StripeDetector", "private_key.PrivateKeyDetector",
@@ -63,7 +65,7 @@ PLUGINS = ("aws.AWSKeyDetector", "github_token.GitHubTokenDetector",
 OWN_PREFILTER = re.compile(r"hf_|wandb|://", re.IGNORECASE)
 #: a substring every detect-secrets format above needs (one alternative per denylist pattern;
 #: tests/test_secrets.py checks it against strings generated from the plugins' own patterns).
-#: Importing detect-secrets costs ~250 ms, so it is loaded only for lines that pass this.
+#: The formats are compiled only for lines that pass this.
 PLUGIN_PREFILTER = re.compile(
     r"A3T|ABIA|ACCA|AKIA|ASIA|(?i:aws|xox|hooks\.slack)|gh[pousr]_|GR1348941|sk-|k_live_|"
     r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|"
@@ -76,9 +78,23 @@ PLUGIN_PREFILTER = re.compile(
 #: letter of them folds to that letter); :func:`prefiltered` is the two prefilters' verdict
 _PLUGIN_FOLDED = re.compile(r"(?i:aws|xox|hooks\.slack)")
 _PLUGIN_DIGITS = re.compile(r":(?<=\d{8}:)")
-_PLUGIN_PLAIN = re.compile("|".join(
+
+
+def _by_first_character(alternatives: list[str]) -> str:
+    """``alternatives`` (regular expressions, each starting with a literal character, plain or
+    escaped) as one alternation with those that start alike grouped (``A(?:3T|BIA|…)``): the
+    same matches, but at each character the search tries one group, not every alternative."""
+    groups: dict[str, list[str]] = {}
+    for alt in alternatives:
+        head = alt[:2] if alt.startswith("\\") else alt[:1]
+        groups.setdefault(head, []).append(alt[len(head):])
+    return "|".join(head + (f"(?:{'|'.join(tails)})" if len(tails) > 1 else tails[0])
+                    for head, tails in groups.items())
+
+
+_PLUGIN_PLAIN = re.compile(_by_first_character([
     alt for alt in re.split(r"\|(?![^()]*\))", PLUGIN_PREFILTER.pattern)
-    if alt not in (_PLUGIN_FOLDED.pattern, r"\d{8,10}:")))
+    if alt not in (_PLUGIN_FOLDED.pattern, r"\d{8,10}:")]))
 #: prefixes a mask keeps, so a reader still sees which kind of token it was
 KEPT_PREFIX = re.compile(r"(hf_|gh[pousr]_|github_pat_|glpat-|sk-|xox[abpr]-|AKIA|npm_|pypi-)")
 
@@ -94,14 +110,29 @@ class Secret:
 
 
 def preload() -> None:
-    """Import detect-secrets' format plugins now: a process about to fork workers calls this
-    so that each inherits them instead of importing them again (about 0.2 s each)."""
+    """Compile the token formats now: a process about to fork workers calls this so that each
+    inherits them instead of compiling them again."""
     _detectors()
 
 
 @lru_cache(maxsize=1)
 def _detectors() -> list[tuple[str, re.Pattern]]:
-    """(kind, regex) pairs from detect-secrets' format plugins (imported lazily: start-up)."""
+    """(kind, regex) pairs of detect-secrets' format plugins, as sbatch_lsp/data/
+    secret_formats.json holds them (read on the first line that passes the plugin prefilter;
+    importing detect-secrets itself costs ~0.12 s, and tests/test_secrets.py checks the file
+    against it: :func:`plugin_formats`)."""
+    from importlib import resources
+    import json
+
+    data = resources.files("sbatch_lsp").joinpath("data", "secret_formats.json")
+    return [(kind, re.compile(pattern, flags))
+            for kind, pattern, flags in json.loads(data.read_text("utf-8"))["formats"]]
+
+
+def plugin_formats() -> list[tuple[str, str, int]]:
+    """(kind, pattern, flags) of each format in the ``denylist`` of detect-secrets'
+    :data:`PLUGINS` as installed (those it lacks are left out): what
+    sbatch_lsp/data/secret_formats.json must hold. Imports detect-secrets (tests only)."""
     import importlib
 
     out = []
@@ -112,7 +143,7 @@ def _detectors() -> list[tuple[str, re.Pattern]]:
         except (ImportError, AttributeError):
             continue
         for rx in getattr(plugin, "denylist", ()):
-            out.append((plugin.secret_type, rx))
+            out.append((plugin.secret_type, rx.pattern, rx.flags))
     return out
 
 

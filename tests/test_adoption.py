@@ -92,6 +92,15 @@ def test_per_file_ignores_switch_rules_off_for_matching_files_only(tmp_path):
     assert cfg.for_path(tmp_path / "sub" / "one.sbatch").file_ignore == frozenset()
 
 
+@pytest.mark.parametrize("cfg", [Config(), Config(select=frozenset({"SB2"}),
+                                                  ignore=frozenset({"SB20"})),
+                                 Config(extend_select=frozenset({"SB201"}),
+                                        file_ignore=frozenset({"SB1", "SB4"}))])
+def test_the_rules_a_configuration_runs_are_those_it_enables_in_order(cfg):
+    codes = ("SB105", "SB201", "SB209", "SB401", "SB101")
+    assert cfg.enabled_among(codes) == tuple(c for c in codes if cfg.enabled(c))
+
+
 @pytest.mark.parametrize("toml, words", [
     ('exclude = "vendor/"\n', ["exclude", "list of gitignore-style patterns"]),
     ('extend-exclude = [""]\n', ["extend-exclude", "list"]),

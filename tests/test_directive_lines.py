@@ -2,7 +2,9 @@
 every line down to the first command, then only the lines a search of the text finds)."""
 from __future__ import annotations
 
-from sbatch_lsp.directives import read_directives
+import pytest
+
+from sbatch_lsp.directives import read_directives, tokenize
 from sbatch_lsp.source import Source
 
 TEXT = ("#!/bin/bash\n"
@@ -43,3 +45,35 @@ def test_a_command_on_the_last_line():
     block = read_directives(Source("#SBATCH -N 1\necho x"))
     assert block.scan_end_line == 1
     assert block.late_lines == [] and block.lookalikes == []
+
+
+def test_the_uses_of_an_option_by_component_in_order():
+    # all() and get() answer from an index of the accepted uses; each answer is the block's own
+    # reading (refused and other components' uses left out) and all() a list the caller owns
+    block = read_directives(Source("#!/bin/bash\n#SBATCH -N 1 --nodes=3 --ntasks=x\n"
+                                   "#SBATCH --nodes --bogus\n#SBATCH hetjob\n#SBATCH -N 2\n"))
+    assert [u.value for u in block.all("nodes")] == ["1", "3", "--bogus"]
+    assert [u.value for u in block.all("nodes", 1)] == ["2"]
+    assert block.get("nodes") is block.all("nodes")[-1] and block.get("mem") is None
+    for name in {u.name for u in block.options if u.name}:
+        for component in (0, 1):
+            assert block.all(name, component) == [
+                u for u in block.options if u.name == name and u.ok and u.component == component]
+    block.all("nodes").clear()
+    assert len(block.all("nodes")) == 3
+
+
+
+@pytest.mark.parametrize("line, tokens, fatal", [
+    ("#SBATCH  --time=1:00\t-N\v2 ", [("--time=1:00", 9, 20), ("-N", 21, 23), ("2", 24, 25)],
+     None),
+    ("#SBATCH\xa0-N 2", [("\xa0-N", 7, 10), ("2", 11, 12)], None),  # only ASCII blanks split
+    ("#SBATCH -N 2 :x y", [("-N", 8, 10), ("2", 11, 12)], "Unexpected `:`"),
+    ("#SBATCH -J 'a b' # note", [("-J", 8, 10), ("a b", 11, 16)], None),  # (quotes, comment)
+])
+def test_directive_tokens(line, tokens, fatal):
+    # a line without quotes, backslashes and `#` is read by a search for runs of non-blanks;
+    # it must read as the character-by-character reader does
+    dl = tokenize(Source(line), 0, len("#SBATCH"), len(line), True)
+    assert [(t.text, t.start, t.end) for t in dl.tokens] == tokens
+    assert dl.fatal == fatal

@@ -174,3 +174,28 @@ def test_placeholder_spans(text, found):
 
     m = PLACEHOLDER.search(text)
     assert (m.group(0) if m else None) == found
+
+
+def test_a_script_path_in_a_symbolic_link_loop_lints(tmp_path):
+    # the server may lint a document whose path no longer resolves: resolving it for the
+    # repository search raised RuntimeError ("Symlink loop") out of lint()
+    (tmp_path / "a.sbatch").symlink_to(tmp_path / "b.sbatch")
+    (tmp_path / "b.sbatch").symlink_to(tmp_path / "a.sbatch")
+    assert provenance_of(JOB, str(tmp_path / "a.sbatch")) is None
+    assert severities(JOB, str(tmp_path / "a.sbatch"))["SB205"] is Severity.ERROR
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\n" * 14, "a\n" * 15, "a\n" * 16, "x" * 3000 + "\n",
+                                  "a\r\n" * 20, "a\n" * 14 + "x" * 2100 + "\r\nb\n",
+                                  "a\u2028b\x0cc\rd\r\n" * 8, "a\n" * 1023 + "\r\n"])
+def test_the_header_lines_are_the_first_lines_with_their_breaks(text):
+    from sbatch_lsp.facts.provenance import HEADER_LINES, _head_lines
+    assert _head_lines(text) == text.splitlines(keepends=True)[:HEADER_LINES]
+
+
+@pytest.mark.parametrize("text", ["<ACCOUNT>", "x <a> @B@ $@ <<EOF", "@NODES@", "<A\n>", "a@B1_@",
+                                  "${x} <B> @C", "$x <lower> @lower@"])
+def test_without_braces_the_placeholder_search_finds_what_the_full_one_does(text):
+    from sbatch_lsp.facts.provenance import PLACEHOLDER, PLACEHOLDER_NO_BRACES
+    full, short = PLACEHOLDER.search(text), PLACEHOLDER_NO_BRACES.search(text)
+    assert (full and full.span()) == (short and short.span())

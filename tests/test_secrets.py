@@ -144,3 +144,39 @@ def test_candidate_lines_hold_every_line_a_prefilter_passes_on_random_texts(text
     from sbatch_lsp.secrets import candidate_lines
 
     assert set(_passing(text)) <= set(candidate_lines(text))
+
+
+def test_alternatives_grouped_by_first_character_find_the_same_spans():
+    import re
+
+    from sbatch_lsp.secrets import _by_first_character
+
+    alternatives = ["A3T", "AC[a-z0-9]{4}", "ACCA", r"\.[a-z]{2}\.", "sk-", r"\.x", "AKC"]
+    grouped = re.compile(_by_first_character(alternatives))
+    assert grouped.pattern == r"A(?:3T|C[a-z0-9]{4}|CCA|KC)|\.(?:[a-z]{2}\.|x)|sk-"
+    plain = re.compile("|".join(alternatives))
+    for text in [*_lines_to_prefilter(), "ACCAbb ACcdef .ab. .x sk-A3T", "AKC.xx.x"]:
+        assert [m.span() for m in grouped.finditer(text)] == \
+            [m.span() for m in plain.finditer(text)], text
+
+
+def test_the_formats_file_holds_the_installed_detect_secrets_formats():
+    # secrets.py reads the formats from data/secret_formats.json instead of importing
+    # detect-secrets (~0.12 s per process); after an upgrade, write the file again from
+    # plugin_formats() (its _meta says how)
+    from sbatch_lsp.secrets import plugin_formats
+
+    assert [(kind, rx.pattern, rx.flags) for kind, rx in _detectors()] == plugin_formats()
+    assert len(_detectors()) >= 30
+
+
+def test_finding_secrets_does_not_import_detect_secrets():
+    import subprocess
+    import sys
+
+    code = ("import sys; from sbatch_lsp.secrets import find_secrets; "
+            "print(len(find_secrets('k=AKIAABCDEFGHIJKLMNOP')), "
+            "any(m.startswith('detect_secrets') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["1", "False"]

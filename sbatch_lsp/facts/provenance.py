@@ -34,7 +34,6 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import islice
 from pathlib import Path
 from types import MappingProxyType
 
@@ -47,6 +46,9 @@ from ..elsewhere import list_files, read_text
 #: first ``$`` made every ``$`` of a script a place to try (a search 4-5 times slower)
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*>|\$\{\{.*?\}\}|\{\{.*?\}\}|@[A-Z][A-Z0-9_]*@|"
                          r"\{%.*?%\}")
+#: the forms of :data:`PLACEHOLDER` without ``{``: in a text without ``{{`` and ``{%`` they find
+#: the same placeholders, and they try only at a ``<`` or ``@``, not at every ``$`` and ``{``
+PLACEHOLDER_NO_BRACES = re.compile(r"<[A-Z][A-Z0-9_]*>|@[A-Z][A-Z0-9_]*@")
 #: a value someone still fills in: a :data:`PLACEHOLDER` or a looser form that the corpus's
 #: templates use inside one value (``<your account>``, ``{name}``, ``{ name }``, ``##NAME##``,
 #: ``__NAME__``, ``NAME_PLACEHOLDER``, ``[your email]``, an unclosed ``{{``/``}}``/``{%``/``%}``
@@ -59,6 +61,8 @@ VALUE_PLACEHOLDER = re.compile(PLACEHOLDER.pattern + r"|<[^<>\n]*>|\{\{|\}\}|\{%
 TEMPLATE_HEADER = re.compile(r"\b(this|the)\s+(file|script)\s+is\s+a\s+template\b|"
                              r"^#+\s*template\b|\btemplate\s+(file|script)\b", re.IGNORECASE)
 HEADER_LINES = 15
+#: a prefix of the text that usually holds the header's lines (:func:`_head_lines`)
+_HEAD_CHARS = 2048
 #: file names of template-engine inputs (Jinja, autoconf/CMake configure_file, Go/mustache)
 GENERATOR_SUFFIXES = (".j2", ".jinja", ".jinja2", ".in", ".tmpl", ".tpl", ".template",
                       ".mustache")
@@ -118,11 +122,16 @@ def provenance_of(text: str, path: str) -> Provenance | None:
 
 def _template(text: str) -> Provenance | None:
     pos = 0
-    lines = text.splitlines(keepends=True)
-    if ("<" not in text and "{{" not in text and "@" not in text and "{%" not in text) or \
-            PLACEHOLDER.search(text) is None:  # (each form starts so: a cheap test first)
-        # no line holds a placeholder (none spans lines): only a header comment can say so
-        lines = lines[:HEADER_LINES]
+    braces = "{{" in text or "{%" in text
+    if (not braces and "<" not in text and "@" not in text) or \
+            (PLACEHOLDER if braces else PLACEHOLDER_NO_BRACES).search(text) is None:
+        # (each form starts so: cheap tests first) no line holds a placeholder (none spans
+        # lines): only a header comment can say so, and each form of that says "template"
+        lines = _head_lines(text)
+        if "template" not in "".join(lines).lower():
+            return None
+    else:
+        lines = text.splitlines(keepends=True)
     for n, line in enumerate(lines):
         stripped = line.lstrip()
         comment = stripped.startswith("#") and not stripped.startswith("#SBATCH")
@@ -142,18 +151,31 @@ def _generator_input(text: str, path: str) -> Provenance | None:
     if path.lower().endswith(GENERATOR_SUFFIXES):
         return Provenance("generator input", f"{Path(path).name} is a generator's input, not "
                           "the script that is submitted", 0, 0, GENERATED)
-    m = re.search(r"\{%.*?%\}", text)
+    m = re.search(r"\{%.*?%\}", text) if "{%" in text else None
     if m is not None:
         return Provenance("generator input", "the file holds template-engine blocks "
                           f"(`{m.group(0)[:40]}`): a generator's input", m.start(), m.end(),
                           GENERATED)
     pos = 0
-    for line in text.splitlines(keepends=True)[:HEADER_LINES]:
+    lines = _head_lines(text)
+    if "generator" not in "".join(lines).lower():  # (each form of the header says it)
+        return None
+    for line in lines:
         if line.lstrip().startswith("#") and GENERATOR_HEADER.search(line):
             return Provenance("generator input", "the file says it is a generator's input",
                               pos, pos + len(line.rstrip("\n")), GENERATED)
         pos += len(line)
     return None
+
+
+def _head_lines(text: str) -> list[str]:
+    """The first :data:`HEADER_LINES` of ``text`` with their line breaks
+    (``text.splitlines(keepends=True)[:HEADER_LINES]``), without splitting the rest of a long
+    text."""
+    lines = text[:_HEAD_CHARS].splitlines(keepends=True)
+    if len(lines) > HEADER_LINES:  # (the next line starts in the prefix: these are whole)
+        return lines[:HEADER_LINES]
+    return text.splitlines(keepends=True)[:HEADER_LINES]
 
 
 def _launcher(path: str) -> Provenance | None:
@@ -182,11 +204,16 @@ def launcher_candidates(path: str) -> list[str]:
     except (OSError, ValueError):
         return []
     folder, mine = me.parent, me.name
-    others = (n for n in list_files(folder, LAUNCHER_NAME) if n != mine)
     # (the first MAX_SIBLINGS only: a folder of a thousand run_*.sh is not walked per file)
-    where = str(folder)
-    return [n if where == "." else os.path.join(where, n)
-            for n in islice(others, MAX_SIBLINGS)]
+    first = list_files(folder, LAUNCHER_NAME)[:MAX_SIBLINGS + 1]
+    return [p for n, p in _sibling_paths(str(folder), first) if n != mine][:MAX_SIBLINGS]
+
+
+@lru_cache(maxsize=256)
+def _sibling_paths(where: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(name, path) of each of ``names`` in the folder ``where`` (``.``: the name alone);
+    memoised: every script of a folder has the same first siblings."""
+    return tuple((n, n if where == "." else os.path.join(where, n)) for n in names)
 
 
 def read_sibling(path: Path | str) -> str | None:
@@ -263,12 +290,16 @@ FILL_WINDOW = 5
 SUBMIT = re.compile(r"\bsbatch\b")
 
 
-def repository_root(folder: Path) -> Path | None:
-    """The nearest of ``folder`` and its :data:`REPO_LEVELS` ancestors that holds ``.git`` (a
-    folder, or a file in a git worktree), or None."""
-    for d in [folder, *folder.parents][:REPO_LEVELS + 1]:
-        if (d / ".git").exists():
-            return d
+def repository_root(folder: str) -> str | None:
+    """The nearest of ``folder`` (a resolved path) and its :data:`REPO_LEVELS` ancestors that
+    holds ``.git`` (a folder, or a file in a git worktree), or None."""
+    for _ in range(REPO_LEVELS + 1):
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
     return None
 
 
@@ -278,18 +309,15 @@ def repository_files(path: str) -> list[str]:
     itself left out, as path strings; empty when ``path`` is no file on disk or lies in no
     repository. Each folder's code files are listed through sbatch_lsp/elsewhere.py, which
     records the listing for the result cache (a code file added there is seen)."""
-    try:
-        me = Path(path).resolve()
-        if not me.is_file():
-            return []
-        root = repository_root(me.parent)
+    try:  # (a symbolic link loop resolves as far as it goes, and is then no file)
+        mine = os.path.realpath(path)
     except (OSError, ValueError):
         return []
+    root = repository_root(os.path.dirname(mine)) if os.path.isfile(mine) else None
     if root is None:
         return []
-    mine = str(me)
     out: list[str] = []
-    level = [str(root)]
+    level = [root]
     budget = MAX_REPO_ENTRIES
     for _ in range(REPO_DEPTH + 1):
         below: list[str] = []
@@ -378,7 +406,8 @@ def _filler(path: str) -> Provenance | None:
         if found is None:
             continue
         try:
-            where = f.relative_to(repository_root(me.resolve().parent) or f.parent)
+            where = f.relative_to(repository_root(os.path.dirname(os.path.realpath(path)))
+                                  or f.parent)
         except ValueError:
             where = Path(f.name)
         line, call = found

@@ -245,6 +245,9 @@ def _tool(name: str, words: list[Word], values: list[str]) -> tuple[Word, str, S
         if any(CUDA_MODULE_PART.match(part) for v in loads for part in re.split(r"[-/.]", v)):
             return words[0], "loads CUDA", Strength.NAME
         return None
+    joined = "\0".join(values)
+    if "cuda" not in joined and "--device" not in joined:
+        return None  # (most commands: what each check below needs is in no word)
     for k, v in enumerate(values):
         if CUDA_CODE.search(v):
             return words[k], "uses CUDA", Strength.TOOL

@@ -142,12 +142,10 @@ def pyxis_option_in_directive(job):
     pyxis = job.profile.pyxis
     enabled = opts.pyxis_enabled_for_sbatch(pyxis)
     container_steps = [s for s in job.steps if s.container]
-    batch_image = any(_pyxis_name(u, table) in ("container-image", "container-name")
-                      for u in job.directives.options)
-    for use in job.directives.options:
-        name = _pyxis_name(use, table)
-        if name is None:
-            continue
+    named = [(u, name) for u in job.directives.options
+             if (name := _pyxis_name(u, table)) is not None]
+    batch_image = any(name in ("container-image", "container-name") for _, name in named)
+    for use, name in named:
         related = [Related(s.option_words[k].start, s.option_words[k].end,
                            "this step starts its own container")
                    for s in container_steps for k in ("container-image", "container-name")
@@ -185,15 +183,10 @@ def pyxis_option_in_directive(job):
 
 def _pyxis_name(use, table) -> str | None:
     typed = use.typed
-    if not typed.startswith("--"):
-        return None
+    if not typed.startswith("--") or typed[2:] in opts.sbatch_options():
+        return None  # (an sbatch option's full name: not pyxis's, whatever it abbreviates)
     res = opts.resolve_long(typed[2:], table)
-    if res.option is None:
-        return None
-    sb = opts.sbatch_options()
-    if typed[2:] in sb:
-        return None
-    return res.option.long
+    return res.option.long if res.option is not None else None
 
 
 def _move_to_srun(job, use, name, steps) -> Fix | None:
