@@ -629,7 +629,7 @@ def _process_all(jobs: list[tuple[str, str, Config]], opts: RunOptions, stdin_da
             from . import lint  # noqa: F401  (forked workers inherit the engine: one import)
             from .secrets import preload
 
-            preload()  # and detect-secrets' formats, which a lint loads on first need
+            preload()  # and the secret token formats, compiled once for every worker
 
         with ProcessPoolExecutor(max_workers=n) as ex:
             return list(ex.map(process, *zip(*[(f, d, c, opts, stdin_data)
