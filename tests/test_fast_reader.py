@@ -245,6 +245,37 @@ TRICKY = [
     "X=`expr $a \\* $b`", 'echo `sed -e "s/\\..*$//g" f` x', "echo `a \\\\ b`", "echo `a \\$b`",
     "echo `ls raw/SRR*\\.fq | head -1` x", "n=`grep -c -e ' \\(pass\\|FAIL\\) ' $f`",
     "echo `a\\`", "echo `a \\` b`",
+    # an array element as an argument (`ray[all]==2`: a word both ways) or as the command
+    "pip install ray[default]==2.1 && b", "unset a[-1] x", "opt[0]=\"a b\"", "a[1]=x y",
+    "A=1 a[1]=x", "declare -A m\nm[$k]=v", "export a[1]=x", "a[1]+=(x)",
+    # substitutions after a backslash-newline inside double quotes: bashlex drops the pairs
+    # before it places them
+    'export CMD=" \\\n    `pwd`/x.py \\\n    --tp $TP \\\n    "',
+    'export CMD=" \\\n    $(pwd)/x.py \\\n  $(a b) \\\n "', 'echo "\\\n  $(a) \\\n $(b)" $(c)',
+    'echo "\\\n $(X=1 a)"', 'echo "\\\n  $(a[1]=2 b)"', 'echo "\\\n  $(> f a)"', 'x="\\\n"`a`"\\\n"$(b)',
+    'echo "a\\\\\n $(b)"', '"\\\n$(a)"', 'echo "\\\n$(a)" "$(b)"',
+    # here-documents inside compound commands: bashlex reads the next line as commands and
+    # the body from the line after it, unless a token follows the delimiter on its line
+    "if a; then\n  cat <<EOF\nx $(a) y\nb c\nEOF\nfi", "f() {\n  cat <<EOF\nNAME\n  $0 -- x\nEOF\n}",
+    "if a; then\n  cat <<EOF >f\nx\nEOF\nfi", "if a; then\n  cat <<EOF # c\nx\nb\nEOF\nfi",
+    "if a; then\n  cat <<EOF\n\nb\nEOF\nfi", "if a; then\n  cat <<EOF\n# x\nb\nEOF\nfi",
+    "if a; then\n  cat <<EOF | b\nx\nEOF\nfi", "f() {\n  cat <<EOF\nEOF\nEOF\n}",
+    "f() {\n  cat <<EOF\nx\n}", "{ cat <<EOF\nx\ny\nEOF\n}", "(cat <<EOF\nx\ny\nEOF\n)",
+    "for i in 1; do\n  a <<A <<B\nx\nA\ny\nB\ndone", "if a; then\n  cat <<EOF\nx $((1))\ny\nEOF\nfi",
+    "if a; then\n  cat <<EOF\nx 'y\nz'\nw\nEOF\nfi", "if a; then\n  cat <<EOF\nx &&\ny\nw\nEOF\nfi",
+    "if a; then\n  cat <<-EOF\n\tx\n\ty\n\tEOF\nfi", "while a; do\n  cat <<EOF; b\nx\nEOF\ndone",
+    "if a; then\n  cat <<EOF\nfi\nEOF\nfi", "f() {\n  cat <<EOF\nx\ny \\\nEOF\nEOF\n}",
+    # here-document bodies: bashlex drops every backslash-newline before it compares a line
+    "cat <<EOF # c\nv \\\nEOF", "cat <<EOF\nv \\\nEOF\nEOF\nb", "cat <<EOF\nEO\\\nF\nx",
+    "cat <<EOF\n\\\nEOF\nEOF\n", "cat <<EOF\na\\\\\nEOF\nEOF\n", "cat <<EOF\nx\\",
+    # `$(…)` and backquotes inside single quotes of a word that does not start with one:
+    # bashlex reads them as code
+    "declare -a A='\n  --x=$N\n  --y=$(hostname)\n'", "NODES=' $( scontrol show hostnames $L ) '",
+    "X=a'$(b c)'d", "X='$(a)'\"$(b)\"", "X=a'`b`'", "X=a'${b}$(c)'", "X=a'$b$1$$(c)'",
+    "X=a'$$$(b)'", "X=a'$-$(b)$'", "X=a'\\$(b)'", "X=a'\\'$(b)", "X=a'$(b; c)'", "X=a'$(b | c)'",
+    "X=a'$(b && c)'", "X=a'$((1))$(b)'", "X=a'$(b $(c))'", "X=a'<(b)$(c)'", "X=a'$(b'", "X=a'$[1]'",
+    "X=a'$(b \"c\")'", "X=a'\"$(b)\"'", "X=\"'\"'$(b)'", "x=$(echo a'$(b)')", "X=a'$(case)'",
+    "X=a'${b'}$(c)", "X=~'$(a)'", "[[ a'$(b)' ]]", "X=a'$(b)'\\\n  c", 'X="\\\n"\'$(a)\'',
 ]
 
 #: chunks read by the fast path only behind the masks (bashlex reads the masked text)
@@ -285,13 +316,14 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "if a; then b\nelif c; then d\nelif e; then f\nfi", "( cd x && make ) &",
                  "find . -exec rm {} \\;", "srun \\\n  python x.py\\\n  --lr 1",
                  "a |& tee log", "echo a>b", "cat<<<x", "a &>> log", "a 2>& 1",
-                 "bash -c 'echo $(hostname)'", "until a; do b; done", "X=`expr $a \\* $b`"]:
+                 "bash -c 'echo $(hostname)'", "until a; do b; done", "X=`expr $a \\* $b`",
+                 "X='$(a)'", "f() {\n  cat <<EOF\nx\ny\nEOF\n}", 'X="\\\n$(a)"', "pip i ray[x]"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
-                 "a && ", "a |&& b", "echo x\\\ny", "f() {\n  cat <<EOF\nx\nEOF\n}",
+                 "a && ", "a |&& b", "echo x\\\ny", "f() {\n  cat <<EOF\nEOF\n}",
                  "diff <(a) <(b)", "time srun x", "a >2>f", "a >#c", "a &>#c", "echo a<(b)",
                  "> f X=1 cmd", "echo [[ 2 ]]", "cd ~$(whoami)/x", "echo 'a'$(x)'b'",
-                 "X='$(a)'", "echo '$(x)'1", "a $$(b)", "a;#b c", "a &#b", "a;&>f b",
+                 "echo '$(x)'1", "X=a'$[1]'", "a $$(b)", "a;#b c", "a &#b", "a;&>f b",
                  "echo `a \\$b`", "echo `a \\\\ b`",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
                  "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))", "(a) b", "x=$( (a) )"]:

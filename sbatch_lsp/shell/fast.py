@@ -23,8 +23,9 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
   ``$(...)``);
 - ``! PIPELINE`` at the start of a list item (the command starts after the ``!``);
 - here-documents with a plain delimiter (``<<EOF``, ``<<- END``; a quoted one behind the masks)
-  outside compound commands and ``$(...)``, their bodies gathered at the next newline as
-  bashlex gathers them (bashlex reads the body of one inside a compound command as commands);
+  outside ``$(...)``, their bodies gathered at the next newline token as bashlex gathers them
+  (inside a compound command, when the delimiter ends its line, at the newline after next:
+  bashlex reads the line between as commands);
 - ``if``/``elif``/``else``, ``for NAME in``, ``while``/``until``, ``{ … }``, ``( … )`` and function
   definitions (``NAME()``, ``function NAME``, ``function NAME()``; the function's span holds the
   redirections after its body, as bashlex's does).
@@ -34,10 +35,13 @@ shell/parse.read_chunk also hands it the masked text bashlex would be given (she
 
 :func:`read` returns ``None`` for anything else (``case``, a backslash-newline inside a word,
 backslashes inside backquotes, comments inside ``$(...)``,
-and the spots where bashlex's reading is off: a ``$(...)`` after a backslash-newline in the same
-word; one inside single quotes in a word that does not start and end with one, which bashlex
-reads as a command, and one outside them in a word that does, whose commands bashlex does not
-report; ``NAME=…`` after a redirection, which bashlex reads as the command name; ``[[`` as an
+and the spots where bashlex's reading is off and not followed here: a ``$(...)`` after a
+backslash-newline in the same word whose command starts ``NAME=`` (bashlex places the commands of
+a substitution there as if the pairs were not there: ``_placed`` follows that); one inside single
+quotes in a word that does not start and end with one, which bashlex reads as a command, where
+``_quoted_code`` cannot follow it, and one outside them in a word that does, whose commands
+bashlex does not report; ``NAME=…`` after a redirection, which bashlex reads as the command
+name; ``[[`` as an
 argument, which bashlex's mask rewrites; a ``~`` prefix holding a substitution, which bashlex
 reads as one tilde part; a comment right after ``;`` or ``&``, whose words bashlex reads as a
 command) and the caller
@@ -65,7 +69,8 @@ _REDIRECT_FIRST = frozenset("0123456789<>&")
 #: a ``>&``/``<&`` target: a descriptor number or ``-``, then a blank, newline, operator, the
 #: ``)`` closing a ``$(…)`` or the end (``echo x >&2`` as a compound command's last line)
 DUP_TARGET = re.compile(r"(?:\d+|-)(?=[\s;&|)]|$)")
-#: ``A[1]=x``: bash reads an array-element assignment, bashlex a word; left to bashlex
+#: ``A[1]=x`` as the command: bash reads an array-element assignment, bashlex a word and the
+#: model an assignment; left to bashlex
 SUBSCRIPT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[")
 #: the inside of ``${...}`` kept in the subset: a name with an optional operator and plain word
 BRACED = re.compile(r"\$\{[A-Za-z_#!][A-Za-z0-9_]*(?:[:#%/^,@*?+=-][^\s'\"{}\\`$]*)?\}")
@@ -100,8 +105,13 @@ _BLANK = " \t"
 #: a run of characters that stand for themselves in a word outside quotes (any but blanks,
 #: newlines, operators, quotes, ``$``, backquotes, parentheses, ``<``, ``>``, backslashes)
 _PLAIN = re.compile(r"[^ \t\n;&|'\"$`()<>\\]*")
-#: a command substitution bashlex reads inside single quotes (see ``_Reader._word_end``)
-_QUOTED_CODE = re.compile(r"\$\(|`")
+#: a command substitution bashlex reads inside single quotes (see ``_Reader._word_end``), or
+#: ``$[``, on which it fails there
+_QUOTED_CODE = re.compile(r"\$[(\[]|`")
+#: what bashlex reads specially inside single quotes when it reads them as code
+_QUOTED_SPECIAL = re.compile(r"[\\$`<>]")
+#: the one-character parameters (``$1``, ``$$``, ``$@``: bashlex/subst.py, ``_paramexpand``)
+_SPECIAL_PARAMETER = frozenset("0123456789$#?-!*@")
 #: a backslash that bash removes inside backquotes (before ``$``, a backquote or a backslash),
 #: or one at their end (before the closing backquote)
 _BACKQUOTE_ESCAPE = re.compile(r"\\(?:[$`\\]|$)")
@@ -161,11 +171,14 @@ class _Reader:
         self.subshells = 0
         self.function: str | None = None
         self.functions: list[tuple[str, int, int]] = []
-        self.continued = False  # the current word holds a backslash-newline inside quotes
-        #: here-documents whose bodies start after the next newline: (the list holding their
-        #: command, its index there, offset after the delimiter, operator start, delimiter,
-        #: leading tabs stripped)
-        self.pending: list[tuple[list[Command], int, int, int, str, bool]] = []
+        #: the backslash-newlines inside double quotes read so far in the current word (bashlex
+        #: drops each from the word before it places the word's substitutions: see ``_placed``)
+        self.continued = 0
+        #: here-documents whose bodies start after the next newline token: (the list holding
+        #: their command, its index there, offset after the delimiter (after the first newline
+        #: once passed), operator start, delimiter, leading tabs stripped, whether the body
+        #: waits for the newline after next (see ``_command``))
+        self.pending: list[tuple[list[Command], int, int, int, str, bool, bool]] = []
 
     # ---- lists ----------------------------------------------------------------------------
     def read_list(self, i: int, subst: bool, stop: frozenset[str] = frozenset()
@@ -182,7 +195,10 @@ class _Reader:
         pipeline_start = 0  # index in ``out`` of the current pipeline's first command
         need_command = False  # after `&&`, `||` or `|`
         while True:
-            i = self._blanks(i, subst, newlines=True)
+            i = self._blanks(i, subst, newlines=not self.pending)
+            if self.pending and text.startswith("\n", i):  # (a blank or comment line: a
+                i = self._bodies(i)  # newline token, where a waiting body starts)
+                continue
             if i >= n or self._closes(i, subst) or stop and self._reserved(i) in stop:
                 if need_command or not items:
                     raise _Outside  # `a &&` / `a |` with nothing after, or nothing at all
@@ -240,28 +256,53 @@ class _Reader:
         """Skip the bodies of the pending here-documents after the newline at ``i``, as bashlex
         gathers them at a newline token (bashlex/heredoc.py): each runs to a line equal to its
         delimiter (leading tabs stripped for ``<<-``); the offset after the last one. Each
-        command gets its bodies' spans. A newline read elsewhere since the operator (after
-        ``&&``, a backslash-newline) or a body ended by the end of the text leaves the subset."""
+        command gets its bodies' spans. A body that waits for the next newline token waits
+        on. A newline read elsewhere since the operator (or since the newline a body waited
+        after: after ``&&``, a backslash-newline, inside quotes) or a body ended by the end of
+        the text leaves the subset."""
         text, n = self.text, self.n
         pos = i + 1
-        for lst, k, after, op_start, delim, strip in self.pending:
+        waiting = []
+        for lst, k, after, op_start, delim, strip, wait in self.pending:
             if "\n" in text[after:i]:
                 raise _Outside
+            if wait:
+                waiting.append((lst, k, i + 1, op_start, delim, strip, False))
+                continue
+            if text.startswith("\\\n", pos):  # (bashlex's peek before it reads the body
+                raise _Outside  # skips the pair, and the body starts after it)
             body = pos
             while True:
-                if pos >= n:
-                    raise _Outside
-                nl = text.find("\n", pos)
-                line_end = n if nl < 0 else nl
-                line = text[pos:line_end]
+                line, line_end = self._body_line(pos)
                 if (line.lstrip("\t") if strip else line) == delim:
                     break
                 pos = line_end + 1
             cmd = lst[k]
             lst[k] = cmd._replace(heredocs=cmd.heredocs + ((op_start, body, line_end),))
             pos = line_end + 1
-        self.pending = []
+        self.pending = waiting
         return min(pos, n)
+
+    def _body_line(self, i: int) -> tuple[str, int]:
+        """The line of a here-document body starting at ``i`` as bashlex reads it to compare
+        it with the delimiter, and the offset of the newline ending it: its reader drops every
+        backslash-newline (bashlex/tokenizer.py, ``_getc``), so a line ending with a backslash
+        goes on on the next one. A line starting at the end of the text, or a backslash ending
+        it, leaves the subset."""
+        text, n = self.text, self.n
+        parts = []
+        while True:
+            if i >= n:
+                raise _Outside
+            nl = text.find("\n", i)
+            end = n if nl < 0 else nl
+            if end == i or text[end - 1] != "\\":
+                parts.append(text[i:end])
+                return "".join(parts), end
+            if nl < 0:
+                raise _Outside  # (a backslash ending the text: bashlex fails on it)
+            parts.append(text[i:end - 1])
+            i = nl + 1
 
     def _closes(self, i: int, subst: bool) -> bool:
         """Whether the ``)`` of the ``$(…)`` (``subst``) or subshell being read stands at ``i``."""
@@ -451,7 +492,7 @@ class _Reader:
         text, n = self.text, self.n
         tokens: list[Token] = []
         inner: list[Command] = []
-        docs: list[tuple[int, int, str, bool]] = []  # here-documents (see ``pending``)
+        docs: list[tuple[int, int, str, bool, bool]] = []  # here-documents (see ``pending``)
         first_word: str | None = None
         words = 0
         while True:
@@ -468,9 +509,8 @@ class _Reader:
             if c in _REDIRECT_FIRST:
                 doc = _HEREDOC.match(text, i)
                 if doc is not None and not subst:
-                    if self.compound:  # (bashlex reads the body of one inside a compound
-                        raise _Outside  # command as commands)
-                    docs.append((doc.end(), start, doc.group(2), bool(doc.group(1))))
+                    docs.append((doc.end(), start, doc.group(2), bool(doc.group(1)),
+                                 self._waits(doc.end(), doc.group(2), docs)))
                     tokens.append(Token(start, doc.end(), True, True))
                     i = doc.end()
                     continue
@@ -479,8 +519,8 @@ class _Reader:
                     tokens.append(Token(start, end, True))
                     i = end
                     continue
-            if SUBSCRIPT.match(text, i):
-                raise _Outside
+            if first_word is None and SUBSCRIPT.match(text, i):
+                raise _Outside  # (an argument like `ray[all]==2` is a word both ways)
             if c == "[" and text.startswith(("[[ ", "[[\t", "[[\n"), i):
                 if first_word is not None or tokens:  # (bashlex's mask rewrites a `[[` word
                     raise _Outside  # anywhere)
@@ -505,6 +545,29 @@ class _Reader:
         out.append(Command(tuple(tokens), subst, False, self.function))
         out.extend(inner)
         return i
+
+    def _waits(self, i: int, delim: str, docs: list) -> bool:
+        """Whether the body of the here-document whose delimiter ``delim`` ends at ``i`` waits
+        for the newline token after next: inside a compound command bashlex takes note of the
+        here-document only when it reads the token after the delimiter (a top-level list
+        gathers the bodies as it ends), so when that token is the newline the next line is
+        read as commands and the body starts after it (bashlex/parser.py, heredoc.py). That
+        line is read here as it stands; the masks take it for part of the body, so one they
+        might rewrite (holding any of ``masks.TRIGGERS``) or equal to the delimiter leaves the
+        subset, as does a second here-document of the command."""
+        text = self.text
+        rest = _BLANKS.match(text, i).end()  # type: ignore[union-attr]  # (matches "")
+        if not self.compound or not text.startswith(("\n", "#"), rest):
+            return False
+        if docs:
+            raise _Outside
+        line_start = text.find("\n", rest) + 1
+        line_end = text.find("\n", line_start) if line_start else -1
+        line = text[line_start:line_end if line_end >= 0 else self.n]
+        if not line_start or line.lstrip("\t") == delim or line == delim \
+                or any(t in line for t in masks.TRIGGERS):
+            raise _Outside
+        return True
 
     def _conditional(self, i: int, subst: bool, tokens: list[Token],
                      inner: list[Command]) -> int:
@@ -538,7 +601,7 @@ class _Reader:
         word the text between single quotes is read as if unquoted (``x='$(b)'`` runs ``b``);
         a word where that makes a difference leaves the subset."""
         text, n = self.text, self.n
-        self.continued = False
+        self.continued = 0
         start = i
         commands = len(inner)
         code_in_quotes = False  # `$(` or a backquote inside single quotes
@@ -554,7 +617,11 @@ class _Reader:
                 j = text.find("'", i + 1)
                 if j < 0:
                     raise _Outside
-                code_in_quotes = code_in_quotes or _QUOTED_CODE.search(text, i, j) is not None
+                if _QUOTED_CODE.search(text, i, j) is not None:
+                    if text[start] == "'":  # (the word may hold no command at all)
+                        code_in_quotes = True
+                    else:
+                        self._quoted_code(i, j, inner)
                 i = j + 1
             elif c == '"':
                 i = self._double_quoted(i + 1, inner)
@@ -586,6 +653,52 @@ class _Reader:
             raise _Outside  # (bashlex reads the quoted text as code)
         return i
 
+    def _quoted_code(self, i: int, j: int, inner: list[Command]) -> None:
+        """Read the text between the single quotes at ``i`` and ``j`` of a word that does not
+        start with one as bashlex reads it (bashlex/subst.py, ``_expandwordinternal``): as if
+        unquoted, a ``$(…)`` or backquoted command there adding its commands to ``inner``; a
+        backslash escapes the next character, ``${`` runs to the next ``}``, ``"`` is skipped.
+        A substitution or ``${`` not closed before ``j``, a backslash before ``j``, ``$((``,
+        ``$[``, a process substitution, or a substitution holding what the masks rewrite
+        (``masks.TRIGGERS``, ``&&``, ``||``: they do not look inside single quotes) leaves the
+        subset."""
+        text = self.text
+        k = i + 1
+        while True:
+            m = _QUOTED_SPECIAL.search(text, k, j)
+            if m is None:
+                return
+            k = m.start()
+            c = text[k]
+            if c == "\\":
+                if k + 1 >= j:
+                    raise _Outside
+                k += 2
+            elif c in "<>":
+                if text.startswith("(", k + 1):
+                    raise _Outside
+                k += 1
+            elif c == "`" or text.startswith("$(", k):
+                if text.startswith("$((", k):
+                    raise _Outside
+                end = text.find("`", k + 1) if c == "`" else masks.match_paren(text, k + 1)
+                code = text[k + 1:end]
+                if not k < end < j or "&&" in code or "||" in code \
+                        or any(t in code for t in masks.TRIGGERS):
+                    raise _Outside
+                k = self._backquoted(k, inner) if c == "`" else self._dollar(k, False, inner)
+                if k != end + 1:
+                    raise _Outside
+            elif text.startswith("${", k):
+                end = text.find("}", k + 2)
+                if not k < end < j:
+                    raise _Outside
+                k = end + 1
+            elif text.startswith("$[", k):
+                raise _Outside
+            else:  # (`$NAME`; `$1`, `$$`: two characters; a `$` before a blank or the quote)
+                k += 2 if text[k + 1] in _SPECIAL_PARAMETER and k + 1 < j else 1
+
     def _double_quoted(self, i: int, inner: list[Command]) -> int:
         """Offset after the ``"`` closing the double-quoted text starting at ``i``."""
         text, n = self.text, self.n
@@ -600,7 +713,7 @@ class _Reader:
             if c == "\\":  # `\"`, `\$`, `\\`, a backslash-newline: the next character is text
                 if i + 1 >= n or text[i + 1] == "\n" and self.in_substitution:
                     raise _Outside
-                self.continued = self.continued or text[i + 1] == "\n"
+                self.continued += text[i + 1] == "\n"
                 i += 2
                 continue
             if c == "`":
@@ -623,14 +736,12 @@ class _Reader:
         if text.startswith("$(", i):
             if self.in_substitution:
                 raise _Outside  # bashlex does not report the commands of a nested `$(…)`
-            if self.continued:  # bashlex places a `$(…)` after a backslash-newline in the
-                raise _Outside  # same word as if the pair were not there
-            self.in_substitution = True
+            self.in_substitution, continued = True, self.continued
             commands, end = self.read_list(i + 2, subst=True)
-            self.in_substitution = False
+            self.in_substitution, self.continued = False, continued  # (its words reset it)
             if end >= self.n or not commands:
                 raise _Outside
-            inner.extend(commands)
+            inner.extend(self._placed(commands))
             return end + 1
         if not quoted and text.startswith(("$'", '$"'), i):
             raise _Outside
@@ -644,7 +755,7 @@ class _Reader:
         character the backslash stays, and the command reads as written) leaves the subset."""
         text = self.text
         j = text.find("`", i + 1)
-        if j < 0 or self.in_substitution or self.continued or "\n" in text[i + 1:j] \
+        if j < 0 or self.in_substitution or "\n" in text[i + 1:j] \
                 or "$(" in text[i + 1:j] or _BACKQUOTE_ESCAPE.search(text, i + 1, j):
             raise _Outside
         sub = _Reader(text[:j])
@@ -652,8 +763,31 @@ class _Reader:
         commands, end = sub.read_list(i + 1, subst=True)
         if end != j or not commands:
             raise _Outside
-        inner.extend(commands)
+        inner.extend(self._placed(commands))
         return j + 1
+
+    def _placed(self, commands: list[Command]) -> list[Command]:
+        """The commands of a substitution where bashlex places them: it drops the word's
+        backslash-newlines inside double quotes before it reads the substitutions (bashlex/
+        tokenizer.py), so each one read before the substitution moves its commands two
+        characters left (``"\\<newline> $(a)"``: ``a`` one column early, over the blank). A command
+        whose first word starts ``NAME=`` or ``NAME[`` there or where it stands leaves the subset
+        (bashlex decides it is an assignment by its own text, the model by the text at its
+        span)."""
+        by = 2 * self.continued
+        if not by:
+            return commands
+        text = self.text
+        placed = []
+        for cmd in commands:
+            first = next((t for t in cmd.tokens if not t.redirect), None)
+            if first is not None and any(
+                    _assignment_like(text, s, first.end) or SUBSCRIPT.match(text, s)
+                    for s in (first.start, first.start - by)):
+                raise _Outside
+            placed.append(cmd._replace(tokens=tuple(
+                t._replace(start=t.start - by, end=t.end - by) for t in cmd.tokens)))
+        return placed
 
     def _arith_end(self, i: int) -> int:
         """Offset after the ``$((…))`` at ``i``: from its second ``(`` to the parenthesis that
