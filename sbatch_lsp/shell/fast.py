@@ -79,12 +79,15 @@ BRACED = re.compile(r"\$\{[A-Za-z_#!][A-Za-z0-9_]*(?:[:#%/^,@*?+=-][^\s'\"{}\\`$
 #: parameter expansion as one part of its word and reports no command inside one (the masks
 #: hide a ``$(…)`` there), so only where it ends matters; blanks are part of it
 #: (``"${P:-What is it?}"``); no backslash, backquote, ``$(``, newline or nested braces beyond
-#: a plain ``${NAME}``
+#: a plain ``${NAME}`` or one ``${NAME<op>OPERAND}`` (``${A:-${B:-1}}``; ``$NAME`` inside quotes)
+#: (an operand's characters: plain ones, ``$NAME``, ``${NAME}``)
+_OPERAND = r"""[^\n'"`\\${}()]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}"""
 _WIDE = (r"""\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[[^\]\s'"`\\${}()]*\])?"""
-         r"""(?:[^\n'"`\\${}()]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}%s)*\}""")
-WIDE_BRACED = re.compile(_WIDE % (r"|'[^'\n]*'" + r'|"[^"\n`\\$]*"'))
+         r"""(?:%s|\$\{[A-Za-z_][A-Za-z0-9_]*[:#%%/^,@*?+=-](?:%s)*\}%s)*\}""")
+WIDE_BRACED = re.compile(_WIDE % (_OPERAND, _OPERAND, r"|'[^'\n]*'"
+                                  + r'|"(?:[^"\n`\\$]|\$[A-Za-z_][A-Za-z0-9_]*)*"'))
 #: the same inside double quotes, where quotes in the operand are read differently: none
-WIDE_BRACED_QUOTED = re.compile(_WIDE % "")
+WIDE_BRACED_QUOTED = re.compile(_WIDE % (_OPERAND, _OPERAND, ""))
 #: ``NAME=`` or ``NAME+=`` before ``(``: an array assignment, which bashlex reads (behind its
 #: mask) as one word up to the matching ``)``
 ARRAY_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
@@ -154,10 +157,18 @@ class Reading(NamedTuple):
 
     commands: tuple[Command, ...]
     functions: tuple[tuple[str, int, int], ...]
+    #: the error bashlex raises on the chunk (``"AssertionError: token = {while}"``, as
+    #: parse.read_chunk records it), or None; with one, the commands are not bashlex's model
+    #: (it has none) and the chunk goes to the next parser
+    refusal: str | None = None
 
 
 class _Outside(Exception):
     """The text leaves the subset this module reads."""
+
+
+class _Refused(Exception):
+    """bashlex raises on the text read so far, with this message (see :attr:`Reading.refusal`)."""
 
 
 class _Reader:
@@ -171,6 +182,10 @@ class _Reader:
         self.subshells = 0
         self.function: str | None = None
         self.functions: list[tuple[str, int, int]] = []
+        #: whether the list read last was one pipeline, not joined to another by an operator
+        self.lone_pipeline = False
+        #: the error bashlex raises on the text (see :attr:`Reading.refusal`)
+        self.refusal: str | None = None
         #: the backslash-newlines inside double quotes read so far in the current word (bashlex
         #: drops each from the word before it places the word's substitutions: see ``_placed``)
         self.continued = 0
@@ -190,6 +205,7 @@ class _Reader:
         text, n = self.text, self.n
         out: list[Command] = []
         items = 0
+        linked = False  # items joined by `;`, `&`, `&&` or `||`
         and_or = False
         background_at: list[tuple[int, int]] = []  # spans of pipelines ended by `&`
         pipeline_start = 0  # index in ``out`` of the current pipeline's first command
@@ -226,10 +242,11 @@ class _Reader:
                 i = self._bodies(i)
                 pipeline_start = len(out)
             elif c == "\n" or c == ";" and two not in (";;", ";&"):  # (`;&`: a case operator)
+                linked = linked or c == ";"
                 i += 1
                 pipeline_start = len(out)
             elif two in ("&&", "||"):
-                and_or = need_command = True
+                and_or = need_command = linked = True
                 i = self._after_operator(i + 2, subst)
                 pipeline_start = len(out)
             elif c == "|":  # (`|&`: `2>&1 |`)
@@ -240,8 +257,10 @@ class _Reader:
                                       max(cmd.tokens[-1].end for cmd in out[pipeline_start:])))
                 i += 1
                 pipeline_start = len(out)
+                linked = True
             else:
                 raise _Outside
+        self.lone_pipeline = items == 1 and not linked
         if any(lst is out for lst, *_ in self.pending):
             raise _Outside  # a here-document whose body this list does not reach
         if background_at:
@@ -387,10 +406,14 @@ class _Reader:
             i = self._word(i, "done")
         elif word in ("while", "until"):
             i = self._group(i, word, ("do",), out)
-            if not self.text[:i].rstrip(_BLANK).endswith(";"):
-                raise _Outside  # `while COND` + newline + `do`: bashlex drops COND's commands
+            lone = self.lone_pipeline
+            if not lone and not self.text[:i].rstrip(_BLANK).endswith(";"):
+                raise _Outside  # (`while a && b` + newline + `do`)
             i = self._group(i, "do", ("done",), out)
             i = self._word(i, "done")
+            if lone:  # (one pipeline, then newlines: bashlex asserts the condition is a list
+                # when it has read the loop, bashlex/parser.py p_shell_command)
+                self.refusal = self.refusal or f"AssertionError: token = {{{word}}}"
         elif word == "{":
             i = self._group(i, "{", ("}",), out)
             i = self._word(i, "}")
@@ -480,6 +503,13 @@ class _Reader:
             if not target or text.startswith("\\\n", target.end()):
                 raise _Outside
             return target.end()
+        if (k == self.n or text[k] == "\n" or text[k] == "#" and k > redirect.end()) \
+                and not op.endswith("&") and not self.in_substitution and "\n" not in text[:i]:
+            # (no target: bashlex's parser fails on the newline token, which a comment ends,
+            # and says where it is from the start of the text, here the first line)
+            newline = text.find("\n", k)
+            raise _Refused("ParsingError: unexpected token '\\n' (position %d)"
+                           % (self.n if newline < 0 else newline))
         end = self._word_end(k, subst, inner)
         if end == k or text.startswith("#", k):  # (no target: a comment)
             raise _Outside
@@ -506,7 +536,7 @@ class _Reader:
                     or c == ")" and self._closes(i, subst):
                 break  # (`&>`, `&>>`: a redirection)
             start = i
-            if c in _REDIRECT_FIRST:
+            if c in _REDIRECT_FIRST and not text.startswith(("<(", ">("), i):
                 doc = _HEREDOC.match(text, i)
                 if doc is not None and not subst:
                     docs.append((doc.end(), start, doc.group(2), bool(doc.group(1)),
@@ -634,6 +664,8 @@ class _Reader:
                 break
             elif c in "<>" and not text.startswith("(", i + 1) and not text[start:i].isdigit():
                 break  # a redirection follows (after digits only, `2>`, it starts there)
+            elif c in "<>" and i == start:
+                i = self._process_substitution(i)
             elif c == "(" and ARRAY_HEAD.fullmatch(text, start, i) \
                     and not text.startswith("((", i):
                 i = self._array_end(i)
@@ -743,7 +775,13 @@ class _Reader:
                 raise _Outside
             inner.extend(self._placed(commands))
             return end + 1
-        if not quoted and text.startswith(("$'", '$"'), i):
+        if not quoted and text.startswith("$'", i):  # (ANSI-C quoting: bashlex reads it as
+            j = text.find("'", i + 2)  # `$` and a single-quoted string)
+            if j < 0 or text[j - 1] == "\\" or _QUOTED_CODE.search(text, i, j) \
+                    or "${" in text[i:j]:
+                raise _Outside
+            return j + 1
+        if not quoted and text.startswith('$"', i):
             raise _Outside
         return i + (2 if text.startswith("$$", i) else 1)  # (`$$(`: no substitution)
 
@@ -789,6 +827,25 @@ class _Reader:
                 t._replace(start=t.start - by, end=t.end - by) for t in cmd.tokens)))
         return placed
 
+    def _process_substitution(self, i: int) -> int:
+        """Offset after the process substitution ``<(…)`` or ``>(…)`` starting the word at
+        ``i``: the model takes no command from one (parse._Builder walks only command
+        substitutions), so only where it ends matters. Its list must be one this reader reads
+        inside ``$(…)`` (bashlex parses it the same way) with no ``&&``/``||`` (the masks do not
+        rewrite them there, and bashlex refuses them); a word going on after the ``)`` leaves
+        the subset."""
+        text = self.text
+        end = masks.match_paren(text, i + 1)
+        if end < 0 or self.in_substitution or "&&" in text[i:end] or "||" in text[i:end] \
+                or not (end + 1 == self.n or text[end + 1] in " \t\n;&|)"):
+            raise _Outside
+        sub = _Reader(text[:end])
+        sub.in_substitution = True
+        commands, stop = sub.read_list(i + 2, subst=True)
+        if stop != end or not commands:
+            raise _Outside
+        return end + 1
+
     def _arith_end(self, i: int) -> int:
         """Offset after the ``$((…))`` at ``i``: from its second ``(`` to the parenthesis that
         matches its first, as the arithmetic mask reads it (masks.spans), which bashlex then
@@ -828,13 +885,16 @@ def _assignment_like(text: str, s: int, e: int) -> bool:
 
 def read(text: str) -> Reading | None:
     """The simple commands and function definitions of a chunk's ``text`` in bashlex's walk
-    order, or ``None`` when the text leaves the subset this module reads (see the module
-    docstring; it may still be valid bash, which bashlex then reads)."""
+    order, or the error bashlex raises on it (:attr:`Reading.refusal`), or ``None`` when the
+    text leaves the subset this module reads (see the module docstring; it may still be valid
+    bash, which bashlex then reads)."""
     reader = _Reader(text)
     try:
         commands, end = reader.read_list(0, subst=False)
     except (_Outside, RecursionError):
         return None
+    except _Refused as refused:
+        return Reading((), (), reader.refusal or str(refused))  # (the first error raises)
     if end != len(text) or not commands:
         return None
-    return Reading(tuple(commands), tuple(reader.functions))
+    return Reading(tuple(commands), tuple(reader.functions), reader.refusal)

@@ -100,9 +100,9 @@ def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
     if len(chunk_text) > MAX_BASHLEX_CHUNK:
         # (a here-document in a chunk this long went to tree-sitter before the fast reader
         # read any; it still does)
-        if commands is None or any(c.heredocs for c in commands.commands):
+        if commands is None or commands.refusal or any(c.heredocs for c in commands.commands):
             return ChunkReading(None, None, None, None)
-    if commands is not None:
+    if commands is not None and commands.refusal is None:
         return ChunkReading(commands, None, None, None)
     try:
         masked = masks.apply_all(chunk_text)
@@ -114,8 +114,13 @@ def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
         # bashlex reads the masked text (a `case` as a `{ … }` group, `(( … ))` as `:`): where
         # the fast path reads that text, its reading is bashlex's (tests/test_fast_reader.py)
         commands = fast.read(masked)
-        if commands is not None:
-            return ChunkReading(commands, None, None, None)
+    if commands is not None and commands.refusal is None:
+        return ChunkReading(commands, None, None, None)
+    if commands is not None and (masked != chunk_text
+                                 or not masks.rewrites_besides_loops(chunk_text)):
+        # (a refusal holds for the text bashlex is given: the masked one, or this one when the
+        # masks leave it, or only their `while` mask, which changes the length, rewrites it)
+        return ChunkReading(None, None, None, commands.refusal)
     try:
         return ChunkReading(None, tuple(bashlex.parse(masked)), None, None)
     except RecursionError:
