@@ -300,6 +300,17 @@ TRICKY = [
     "a >#c", "a $((1)) >", "x=$(a >)", "a `b >`", "a $(b) > # c", "while a\ndo b; done >",
     "a <x>\nwhile a\ndo b; done", "a 'b\nc' >", "a &> ", "a < <(b) >", "f() { a >\n}",
     "x=$((1)) > #c", "a [[ > ", "cat <<EOF >\nx\nEOF",
+    # backslash-newlines between the words inside $(…): bashlex drops them before it places
+    # the commands
+    "X=$(a \\\n b)", "X=$(a | \\\n b)", "X=$(a \\\n b \\\n c) d", 'X="\\\n$(a \\\n b)"',
+    "X=$(a \\\n Y=1 b)", "X=$(a \\\n > f b)", "X=$(a\\\n b)", "X=$(a \\\n b) $(c \\\n d)",
+    "X=`a \\\n b`", 'X=$(a "x\\\n" \\\n b)', "X=$(a 'x\\\n' \\\n b)", "X=$(a \\\n b) `c`",
+    "X=$(a \\\n b)`c`$(d)", "X=$(a \\\n b; c \\\n d)", "X=$(a \\\n)", "X=$(\\\n a)",
+    "X=$(a \\\n | b)", "X=$(a \\\n && b)", "X=$(a \\\n b[1]=c)", "X=$(a \\\n <(b) c)",
+    # redirections alone make a command; quotes in a quoted operand
+    "> $d/mp.log 2>&1", "> f", "a; > f; b", "2>&1 > f | a", "x=$(> f)", "<<<x", "> f &", "> f X=1",
+    "cat <<EOF\nx\nEOF\n<<EOF\ny\nEOF", "f() { > f; }", "> $(a) b", "2>&1", "! > f",
+    'M="${1:-\'Q/w\'}" $(a)', ': "${N:=""}" $(a)', ': "${N:="a"}" $(a)', 'a "${N:-""x}" $(b)',
     "x=a$'b'$(c)", "echo $'`a`' $(b)", "echo $'${a}' $(b)", "echo $'a\nb' $(c)", 'echo $"a" $(b)',
 ]
 
@@ -347,7 +358,7 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "find . -exec rm {} \\;", "srun \\\n  python x.py\\\n  --lr 1",
                  "a |& tee log", "echo a>b", "cat<<<x", "a &>> log", "a 2>& 1",
                  "bash -c 'echo $(hostname)'", "until a; do b; done", "X=`expr $a \\* $b`",
-                 "X='$(a)'", "f() {\n  cat <<EOF\nx\ny\nEOF\n}", 'X="\\\n$(a)"', "pip i ray[x]",
+                 "X='$(a)'", "f() {\n  cat <<EOF\nx\ny\nEOF\n}", "x=$(a \\\n b)", 'X="\\\n$(a)"', "pip i ray[x]",
                  "a < <(b)", "C=${C:-${D:-1}}", "echo $'\\t'"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
@@ -357,7 +368,7 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "echo '$(x)'1", "X=a'$[1]'", "a $$(b)", "a;#b c", "a &#b", "a;&>f b",
                  "echo `a \\$b`", "echo `a \\\\ b`", "a <(b && c)",
                  "arr=($(ls))", "echo ${X:-$(date)}", "echo $(a # c\n)",
-                 "echo $(\n a\n b\n)", "x=$(a \\\n b)", "X=$(a $(b))", "(a) b", "x=$( (a) )"]:
+                 "echo $(\n a\n b\n)", "X=$(a $(b))", "(a) b", "x=$( (a) )"]:
         assert fast.read(text) is None, text
 
 

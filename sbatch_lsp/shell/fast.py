@@ -86,8 +86,9 @@ _WIDE = (r"""\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[[^\]\s'"`\
          r"""(?:%s|\$\{[A-Za-z_][A-Za-z0-9_]*[:#%%/^,@*?+=-](?:%s)*\}%s)*\}""")
 WIDE_BRACED = re.compile(_WIDE % (_OPERAND, _OPERAND, r"|'[^'\n]*'"
                                   + r'|"(?:[^"\n`\\$]|\$[A-Za-z_][A-Za-z0-9_]*)*"'))
-#: the same inside double quotes, where quotes in the operand are read differently: none
-WIDE_BRACED_QUOTED = re.compile(_WIDE % (_OPERAND, _OPERAND, ""))
+#: the same inside double quotes, where quotes in the operand are read differently: only ``""``
+#: (bashlex fails on ``"${1:-'a'}"``)
+WIDE_BRACED_QUOTED = re.compile(_WIDE % (_OPERAND, _OPERAND, r'|""'))
 #: ``NAME=`` or ``NAME+=`` before ``(``: an array assignment, which bashlex reads (behind its
 #: mask) as one word up to the matching ``)``
 ARRAY_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
@@ -189,6 +190,9 @@ class _Reader:
         #: the backslash-newlines inside double quotes read so far in the current word (bashlex
         #: drops each from the word before it places the word's substitutions: see ``_placed``)
         self.continued = 0
+        #: the backslash-newlines between the words inside the ``$(…)`` of the current word
+        #: (see ``_placed``)
+        self.pairs: list[int] = []
         #: here-documents whose bodies start after the next newline token: (the list holding
         #: their command, its index there, offset after the delimiter (after the first newline
         #: once passed), operator start, delimiter, leading tabs stripped, whether the body
@@ -351,8 +355,10 @@ class _Reader:
             if i >= n:
                 return i
             c = text[i]
-            if subst and (c in "\n#" or text.startswith("\\\n", i)):
+            if subst and c in "\n#":
                 raise _Outside  # bashlex drops what follows a newline inside `$(…)`
+            if subst and text.startswith("\\\n", i):
+                self.pairs.append(i)  # (see ``_placed``)
             if c == "\n" and newlines:
                 i += 1
             elif c == "\\" and text.startswith("\\\n", i):
@@ -569,7 +575,7 @@ class _Reader:
             tokens.append(Token(start, end, False))
             words += 1
             i = end
-        if not words or first_word in RESERVED:
+        if not tokens or first_word in RESERVED:  # (redirections alone make a command)
             raise _Outside
         self.pending += [(out, len(out), *doc) for doc in docs]
         out.append(Command(tuple(tokens), subst, False, self.function))
@@ -632,6 +638,8 @@ class _Reader:
         a word where that makes a difference leaves the subset."""
         text, n = self.text, self.n
         self.continued = 0
+        if not self.in_substitution:
+            self.pairs = []
         start = i
         commands = len(inner)
         code_in_quotes = False  # `$(` or a backquote inside single quotes
@@ -806,25 +814,29 @@ class _Reader:
 
     def _placed(self, commands: list[Command]) -> list[Command]:
         """The commands of a substitution where bashlex places them: it drops the word's
-        backslash-newlines inside double quotes before it reads the substitutions (bashlex/
-        tokenizer.py), so each one read before the substitution moves its commands two
+        backslash-newlines (inside double quotes, and between the words inside ``$(…)``)
+        before it reads the substitutions (bashlex/tokenizer.py), so each one read before a
+        token of the substitution moves it two
         characters left (``"\\<newline> $(a)"``: ``a`` one column early, over the blank). A command
         whose first word starts ``NAME=`` or ``NAME[`` there or where it stands leaves the subset
         (bashlex decides it is an assignment by its own text, the model by the text at its
         span)."""
-        by = 2 * self.continued
-        if not by:
+        if not self.continued and not self.pairs:
             return commands
-        text = self.text
+        text, pairs = self.text, self.pairs
+
+        def by(i: int) -> int:
+            return 2 * (self.continued + sum(p < i for p in pairs))
         placed = []
         for cmd in commands:
             first = next((t for t in cmd.tokens if not t.redirect), None)
-            if first is not None and any(
+            if first is not None and by(first.start) and any(
                     _assignment_like(text, s, first.end) or SUBSCRIPT.match(text, s)
-                    for s in (first.start, first.start - by)):
+                    for s in (first.start, first.start - by(first.start))):
                 raise _Outside
             placed.append(cmd._replace(tokens=tuple(
-                t._replace(start=t.start - by, end=t.end - by) for t in cmd.tokens)))
+                t._replace(start=t.start - by(t.start), end=t.end - by(t.start))
+                for t in cmd.tokens)))
         return placed
 
     def _process_substitution(self, i: int) -> int:
