@@ -128,6 +128,8 @@ def _match_paren(text: str, i: int, end: int) -> int:
 #: others it adds to the value as they stand)
 _UNQUOTED_SPECIAL = re.compile(r"[\\'\"$`]")
 _DOUBLE_SPECIAL = re.compile(r"[\\\"$`]")
+#: the same in an unquoted here-document body (where ``"`` is literal)
+_HEREDOC_SPECIAL = re.compile(r"[\\$`]")
 
 
 class _Scanner:
@@ -357,12 +359,10 @@ def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lo
     early: list[tuple[int, int, Expansion]] = []
     exps = {e.start: e for e in word.expansions if not e.nested}
 
-    def emit(s: str, orig: int | list[int]) -> None:
-        out.append(s)
-        if isinstance(orig, list):
-            offs.extend(orig)
-        else:
-            offs.extend([orig] * len(s))
+    def copy(i: int, j: int) -> None:
+        """Copy ``t[i:j]`` as it stands, each character with its own offset."""
+        out.append(t[i:j])
+        offs.extend(range(i, j) if tmap.offsets is None else tmap.offsets[i:j])
 
     def substitute(i: int, j: int, quoting: str) -> None:
         os_, oe = tmap.orig_span(i, j)
@@ -371,7 +371,8 @@ def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lo
         val = lookup(exp.name, os_) if exp.name and exp.kind == "var" and t[i:j] in (
             "$" + exp.name, "${" + exp.name + "}") else None
         if val is not None:
-            emit(val.text, [*(val.offsets or list(range(len(val.text))))])
+            out.append(val.text)
+            offs.extend(val.offsets or range(len(val.text)))
             # a known value is inlined as code for the next shell; only the opaque values it
             # carries (its own early expansions) stay marked
             for s, e2, inner in val.early:
@@ -380,24 +381,29 @@ def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lo
             ph = "_" + (exp.name or "X") + "_"
             if quoting == DOUBLE or exp.kind != "var":
                 ph = re.sub(r"[^A-Za-z0-9_]", "_", ph)
-            emit(ph, os_)
+            out.append(ph)
+            offs.extend([os_] * len(ph))
             early.append((begin, len(offs), exp))
 
     i = start
     quote = '"' if heredoc else None
     escapes = '$`\\\n' if heredoc else '$`"\\\n'
+    # the characters that are more than themselves outside quotes and inside double quotes
+    # (a here-document body is read as inside double quotes, where `"` is literal)
+    special_outside = _UNQUOTED_SPECIAL
+    special_inside = _HEREDOC_SPECIAL if heredoc else _DOUBLE_SPECIAL
     while i < end:
         c = t[i]
         if quote is None:
             if c == "\\" and i + 1 < end:
                 if t[i + 1] != "\n":
-                    emit(t[i + 1], tmap.orig(i + 1))
+                    copy(i + 1, i + 2)
                 i += 2
                 continue
             if c == "'":
                 k = t.find("'", i + 1, end)
                 k = end if k < 0 else k
-                emit(t[i + 1:k], [tmap.orig(x) for x in range(i + 1, k)])
+                copy(i + 1, k)
                 i = k + 1
                 continue
             if c == '"':
@@ -410,8 +416,11 @@ def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lo
                     substitute(i, j, UNQUOTED)
                     i = j
                     continue
-            emit(c, tmap.orig(i))
-            i += 1
+            # this character as it stands, and the ones after it up to the next special one
+            m = special_outside.search(t, i + 1, end)
+            j = m.start() if m else end
+            copy(i, j)
+            i = j
             continue
         if c == '"' and not heredoc:
             quote = None
@@ -419,7 +428,7 @@ def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lo
             continue
         if c == "\\" and i + 1 < end and t[i + 1] in escapes:
             if t[i + 1] != "\n":
-                emit(t[i + 1], tmap.orig(i + 1))
+                copy(i + 1, i + 2)
             i += 2
             continue
         if c in "$`":
@@ -428,8 +437,10 @@ def expand_for_shell(word: Word, tmap: TextMap, start: int, end: int, lookup: Lo
                 substitute(i, j, DOUBLE)
                 i = j
                 continue
-        emit(c, tmap.orig(i))
-        i += 1
+        m = special_inside.search(t, i + 1, end)
+        j = m.start() if m else end
+        copy(i, j)
+        i = j
     return TextMap("".join(out), offs, early)
 
 
