@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
+import re
 
 from sbatch_lsp import elsewhere
 from sbatch_lsp.facts.provenance import LAUNCHER_NAME
@@ -91,3 +93,16 @@ def test_lint_result_names_the_sibling_launchers_it_read(tmp_path):
     assert [r.folder for r in res.elsewhere.listings.values()] == [str(tmp_path)]
     # a text that is not on disk reads nothing else
     assert not lint(JOB, str(tmp_path / "unsaved.sbatch")).elsewhere
+
+
+def test_launcher_name_finds_the_names_of_its_spelled_out_form():
+    # LAUNCHER_NAME groups its words by their first letter (a faster search): the same names
+    spelled_out = re.compile(r"(?i:submit|launch|run|start|sweep|queue|schedul)|.\.py$")
+    names = ["submit.sh", "SUBMIT", "x_Start", "sweep.yaml", "reschedule", "LaunchAll",
+             "prune", "queue_jobs", "job.py", ".py", "a.PY", "strat.sh", "s", "sched",
+             "notes.txt", "py", "x\n.py", "Run", "srun.sh", "slurm_launch"]
+    names += ["".join(random.Random(k).choices("sSubmitRUNlaqchedwp.y_", k=8))
+              for k in range(3000)]
+    for name in names:
+        assert (re.search(LAUNCHER_NAME, name) is None) == (spelled_out.search(name) is None), \
+            name
