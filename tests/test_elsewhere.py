@@ -88,11 +88,17 @@ def test_lint_result_names_the_sibling_launchers_it_read(tmp_path):
     job.write_text(JOB)
     (tmp_path / "submit.sh").write_text(SUBMIT)
     (tmp_path / "data.csv").write_text("1,2\n")
-    res = lint(JOB, str(job))
+    # a GPU launcher without a GPU request (SB203, which rests on the GPU options): whether a
+    # launcher beside the job passes them is looked for
+    gpu_job = "#!/bin/bash\n#SBATCH --time=00:10:00\nsrun torchrun --nproc-per-node 8 train.py\n"
+    res = lint(gpu_job, str(job))
     assert [os.path.basename(r.path) for r in res.elsewhere.files.values()] == ["submit.sh"]
     assert [r.folder for r in res.elsewhere.listings.values()] == [str(tmp_path)]
+    assert [d.severity.name for d in res.diagnostics if d.code == "SB203"] == ["INFO"]
     # a text that is not on disk reads nothing else
-    assert not lint(JOB, str(tmp_path / "unsaved.sbatch")).elsewhere
+    assert not lint(gpu_job, str(tmp_path / "unsaved.sbatch")).elsewhere
+    # nor does a job none of whose findings could change with what a launcher passes
+    assert not lint(JOB, str(job)).elsewhere
 
 
 def test_launcher_name_finds_the_names_of_its_spelled_out_form():
