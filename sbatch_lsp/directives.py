@@ -304,7 +304,9 @@ def read_directives(source: Source, data_lines: frozenset[int] = frozenset(),
         block.scan_end_line = n
     # with pyxis unknown, its options are read with their arguments so that one
     # `--container-image IMG` does not swallow the rest of the block (SB111 warns about them)
-    _getopt(block, opts.sbatch_table(slurm_version, True if pyxis is None else pyxis))
+    pyxis = True if pyxis is None else pyxis
+    _getopt(block, opts.sbatch_table(slurm_version, pyxis),
+            opts.sbatch_short_table(slurm_version, pyxis))
     return block
 
 
@@ -325,9 +327,10 @@ def _lines_to_read(source: Source, block: DirectiveBlock) -> Iterator[int]:
             yield source.line_of(m.start())
 
 
-def _getopt(block: DirectiveBlock, table: dict[str, opts.Option]) -> None:
-    """Simulate sbatch's one getopt pass over the tokens of all directive lines."""
-    shorts = opts.short_table(table)
+def _getopt(block: DirectiveBlock, table: dict[str, opts.Option],
+            shorts: dict[str, opts.Option]) -> None:
+    """Simulate sbatch's one getopt pass over the tokens of all directive lines (``table``:
+    the long options, ``shorts``: the short ones by letter)."""
     tokens = [t for dl in block.lines for t in dl.tokens]
     component = {t.line: dl.component for dl in block.lines for t in dl.tokens}
     i = 0

@@ -135,9 +135,12 @@ def _lint(text: str, path: str, config: Config | None,
                                      f"lines {ch.start_line + 1}-{last + 1} could not be "
                                      "parsed as shell (bash -n would reject them, or they use a "
                                      "construct no parser here reads); rules skip them"))
-    prov = job.provenance
-    if prov is not None:
-        diags = [_completed_elsewhere(d, prov) for d in diags]
+    if any(d.severity > Severity.INFO and RULES[d.code].rests_on for d in diags):
+        # (only such a finding changes with the provenance: without one, it is not looked for
+        # unless a rule asked, and the siblings it would read are no dependency of the result)
+        prov = job.provenance
+        if prov is not None:
+            diags = [_completed_elsewhere(d, prov) for d in diags]
     diags = suppressions.apply(source, script, _merge_repeats(diags), config)
     for d in diags:
         if d.code in config.severity:

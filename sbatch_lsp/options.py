@@ -193,6 +193,14 @@ def sbatch_table(version: str, pyxis: bool | str | None) -> dict[str, Option]:
     return table
 
 
+@lru_cache(maxsize=16)
+def sbatch_short_table(version: str, pyxis: bool | str | None) -> dict[str, Option]:
+    """``short_table(sbatch_table(version, pyxis))``, built once per (version, pyxis): the
+    directive reader asks for it on every script. Cached and shared: callers must not change
+    it."""
+    return short_table(sbatch_table(version, pyxis))
+
+
 def _pyxis_key(v: str) -> tuple[int, ...]:
     parts = []
     for p in v.lstrip("v").split("."):

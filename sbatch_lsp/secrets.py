@@ -166,10 +166,13 @@ def find_secrets(text: str) -> list[Secret]:
     that may pass a prefilter (:func:`candidate_lines`) is read on its own
     (:func:`_line_secrets`, memoised by the line's text: a server lint after an edit reads only
     the lines it changed)."""
+    candidates = candidate_lines(text)
+    if not candidates:
+        return []  # (most texts: the messages the masker checks, half the scripts)
     found: dict[tuple[int, int], Secret] = {}
     lines = text.split("\n")
     ends = list(accumulate(map(len, lines)))  # (line n starts at ends[n - 1] + n)
-    for n in candidate_lines(text):
+    for n in candidates:
         offset = ends[n - 1] + n if n else 0
         for kind, s, e in _line_secrets(lines[n]):
             found[(offset + s, offset + e)] = Secret(kind, offset + s, offset + e)
@@ -200,6 +203,8 @@ def candidate_lines(text: str) -> list[int]:
         while at >= 0:
             folded_starts.append(at)
             at = folded.find(needle, at + 1)
+    if not starts and not folded_starts:
+        return []
     return sorted(set(_lines_of(text, starts)) | set(_lines_of(folded, folded_starts)))
 
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
+import re
 
 from sbatch_lsp import elsewhere
 from sbatch_lsp.facts.provenance import LAUNCHER_NAME
@@ -86,8 +88,27 @@ def test_lint_result_names_the_sibling_launchers_it_read(tmp_path):
     job.write_text(JOB)
     (tmp_path / "submit.sh").write_text(SUBMIT)
     (tmp_path / "data.csv").write_text("1,2\n")
-    res = lint(JOB, str(job))
+    # a GPU launcher without a GPU request (SB203, which rests on the GPU options): whether a
+    # launcher beside the job passes them is looked for
+    gpu_job = "#!/bin/bash\n#SBATCH --time=00:10:00\nsrun torchrun --nproc-per-node 8 train.py\n"
+    res = lint(gpu_job, str(job))
     assert [os.path.basename(r.path) for r in res.elsewhere.files.values()] == ["submit.sh"]
     assert [r.folder for r in res.elsewhere.listings.values()] == [str(tmp_path)]
+    assert [d.severity.name for d in res.diagnostics if d.code == "SB203"] == ["INFO"]
     # a text that is not on disk reads nothing else
-    assert not lint(JOB, str(tmp_path / "unsaved.sbatch")).elsewhere
+    assert not lint(gpu_job, str(tmp_path / "unsaved.sbatch")).elsewhere
+    # nor does a job none of whose findings could change with what a launcher passes
+    assert not lint(JOB, str(job)).elsewhere
+
+
+def test_launcher_name_finds_the_names_of_its_spelled_out_form():
+    # LAUNCHER_NAME groups its words by their first letter (a faster search): the same names
+    spelled_out = re.compile(r"(?i:submit|launch|run|start|sweep|queue|schedul)|.\.py$")
+    names = ["submit.sh", "SUBMIT", "x_Start", "sweep.yaml", "reschedule", "LaunchAll",
+             "prune", "queue_jobs", "job.py", ".py", "a.PY", "strat.sh", "s", "sched",
+             "notes.txt", "py", "x\n.py", "Run", "srun.sh", "slurm_launch"]
+    names += ["".join(random.Random(k).choices("sSubmitRUNlaqchedwp.y_", k=8))
+              for k in range(3000)]
+    for name in names:
+        assert (re.search(LAUNCHER_NAME, name) is None) == (spelled_out.search(name) is None), \
+            name

@@ -105,3 +105,31 @@ def test_installer_prefilter_drops_no_installer(text, monkeypatch):
     fast = [m.installer(c) for c in commands]
     monkeypatch.setattr(m, "INSTALLER_WORDS", _Everything())
     assert fast == [m.installer(c) for c in commands]
+
+
+#: directive values SB105 refuses, and others it does not judge
+BAD_VALUES = ("#!/bin/bash\n#SBATCH --time=1-2-3 --mem=12Q --nodes=0 --job-name=a:b\n"
+              "#SBATCH --partition=\n#SBATCH --signal=B:FOO@90 --mail-type=SOMETIMES --account=x y\n"
+              "srun t\n")
+
+
+@pytest.mark.parametrize("text", sample_scripts() + CASES + [BAD_VALUES])
+def test_invalid_value_prefilter_drops_no_finding(text, monkeypatch):
+    """SB105 reads only the options :func:`values.check_value` judges (``VALIDATED``): with
+    every option let through it finds the same."""
+    import sbatch_lsp.values as v
+
+    fast = _findings("SB105", text)
+    monkeypatch.setattr(v, "VALIDATED", _Everything())
+    assert fast == _findings("SB105", text)
+
+
+def test_check_value_judges_only_the_validated_options():
+    """The option names outside ``VALIDATED`` get no judgement whatever their value."""
+    from sbatch_lsp.options import sbatch_options
+    from sbatch_lsp.values import VALIDATED, check_value
+
+    bad = ["", "x", "-1", "0", "1:2:3:4:5", "99999999999999999999", "a=b", "1-2-3", "@", "12Q"]
+    for name in set(sbatch_options()) - VALIDATED:
+        for value in bad:
+            assert check_value(name, value, "24.05") is None, (name, value)

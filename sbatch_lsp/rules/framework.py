@@ -24,6 +24,7 @@ from ..facts.framework import (
     megatron_core_release,
 )
 from ..facts.provenance import told_note, told_to_set
+from ..shell.model import Word
 from . import Edit, Fix, Related, Severity, finding, insert_line_before, rule
 
 
@@ -527,24 +528,27 @@ def cuda_device_max_connections(job):
     if value != "1" and not runs:
         return  # nothing below can hold: no setting to judge, no run that needs one
     words = [w for c in job.script.walk() for w in c.words]
-    fsdp_m = next((w for w in words if FSDP_MEGATRON.search(w.value or w.text)), None)
-    fsdp_o = next((w for w in words if FSDP_OTHER.search(w.value or w.text)), None)
-    ucc = next((w for w in words if UCC.search(w.value or w.text)), None)
-    moe = next((w for w in words if MOE_OVERLAP.search(w.value or w.text)), None)
+
+    def first(rx: re.Pattern) -> Word | None:
+        """The first word ``rx`` finds in (searched only when a test below asks)."""
+        return next((w for w in words if rx.search(w.value or w.text)), None)
+
     release = megatron_core_release(job)
     version = release.version if release else None
-    if value == "1" and (fsdp_m or fsdp_o or ucc):
-        yield _one_under_fsdp(job, setting[-1], fsdp_m, fsdp_o, ucc)
-        return
+    if value == "1":
+        fsdp_m, fsdp_o, ucc = first(FSDP_MEGATRON), first(FSDP_OTHER), first(UCC)
+        if fsdp_m or fsdp_o or ucc:
+            yield _one_under_fsdp(job, setting[-1], fsdp_m, fsdp_o, ucc)
+            return
     arch, arch_use = _arch(job)
-    if value != "1" and not fsdp_o:
+    if value != "1" and not first(FSDP_OTHER):
         for run in runs:
             why = _needs_one(run, arch, version)
             if why is None:
                 continue
             yield _missing_one(job, run, why, arch, arch_use, release)
             return
-    if value == "1" and (arch == "blackwell" or moe) and version != (0, 12) and \
+    if value == "1" and (arch == "blackwell" or first(MOE_OVERLAP)) and version != (0, 12) and \
             (version is None or version >= (0, 12)):
         a = setting[-1]
         yield finding("SB403", a.start, a.end,

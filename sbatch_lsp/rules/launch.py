@@ -296,13 +296,16 @@ def missing_gpu_request(job):
     or it only writes the job script it submits: #SBATCH lines in a here-document are not its
     directives)."""
     res = gpu_resources(job)
-    if res.request is not None or res.cpu_partition or res.steps_request or job.templated:
+    if res.request is not None or res.cpu_partition or res.steps_request:
         return
     uses = list(res.uses)
     if res.exclusive is not None:
         uses = [u for u in res.gpu_less_steps_use() if u.strength > Strength.NAME]
-    if not uses:
-        return  # no GPU work; with --exclusive: the batch shell sees every GPU, no step needs one
+    if not uses or job.templated:
+        # no GPU work (with --exclusive: the batch shell sees every GPU, no step needs one), or
+        # a template, whose request is filled in later (asked last: the provenance reads the
+        # files beside the job)
+        return
     primary = uses[0]
     related = [Related(u.start, u.end, u.why) for u in uses[1:]]
     sev = _gpu_work_severity(primary.strength)

@@ -33,7 +33,9 @@ def invalid_value(job):
             yield finding("SB105", use.start, use.end,
                           f"sbatch refuses the job: \"{use.error}\"", fixes=fixes)
             continue
-        if not use.ok or use.value is None or values.TEMPLATE.search(src.line_text(use.line)):
+        if not use.ok or use.value is None or use.name not in values.VALIDATED:
+            continue  # (check_value judges only these: most uses name none of them)
+        if values.TEMPLATE.search(src.line_text(use.line)):
             continue  # a placeholder line is opaque
         problem = values.check_value(use.name, use.value, version)
         if problem is None:
