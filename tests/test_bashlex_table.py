@@ -18,3 +18,22 @@ def test_importing_the_parser_takes_the_stored_table():
             "import bashlex; print(bashlex.parse('srun echo hi')[0].kind)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["type", "StoredLRTable", "command"]
+
+
+def test_unclosed_brace_in_a_word_bashlex_expands_does_not_hang(tmp_path):
+    """bashlex loops for ever on a word holding ``${`` and no ``}`` that it expands (here in
+    single quotes, after a chunk the fast reader leaves to bashlex): the lint ends, the chunk
+    read by tree-sitter (a subprocess, so a hang fails the test instead of stalling the suite)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -N 1\na[1]=x; X='${a'\nsrun hostname\n")
+    code = ("from sbatch_lsp.lint import lint\n"
+            "from sbatch_lsp.shell.parse import read_chunk\n"
+            "r = read_chunk(\"a[1]=x; X='${a'\\n\")\n"
+            "print(r.commands is None, r.nodes is None, r.parse_error)\n"
+            f"lint(open({str(script)!r}).read(), {str(script)!r})\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert out.startswith("True True ParsingError: bad substitution: no closing '}'")

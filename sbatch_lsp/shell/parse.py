@@ -32,6 +32,23 @@ from .words import TextMap, expand_for_shell, expand_heredoc, scan_word
 
 bashlex_table.install()
 import bashlex  # noqa: E402  (after install(): bashlex then skips building its parse table)
+import bashlex.subst  # noqa: E402
+
+
+def _refuse_unclosed_brace(expand: Callable) -> Callable:
+    """bashlex 0.18's ``subst._paramexpand`` wrapped so that a ``${`` with no ``}`` after it
+    in the word raises :class:`bashlex.errors.ParsingError` (the chunk goes to tree-sitter)
+    instead of looping for ever: bashlex takes ``string.find('}')`` (-1) as the end and restarts
+    the word at 0 (``X='${a'``, where it expands inside single quotes). Only words that hung
+    change; every other word is expanded by bashlex as before."""
+    def guarded(parserobj, string: str, sindex: int):
+        if string.startswith("${", sindex) and string.find("}", sindex + 2) < 0:
+            raise bashlex.errors.ParsingError("bad substitution: no closing '}'", string, sindex)
+        return expand(parserobj, string, sindex)
+    return guarded
+
+
+bashlex.subst._paramexpand = _refuse_unclosed_brace(bashlex.subst._paramexpand)
 
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
