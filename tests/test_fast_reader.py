@@ -312,6 +312,10 @@ TRICKY = [
     "cat <<EOF\nx\nEOF\n<<EOF\ny\nEOF", "f() { > f; }", "> $(a) b", "2>&1", "! > f",
     'M="${1:-\'Q/w\'}" $(a)', ': "${N:=""}" $(a)', ': "${N:="a"}" $(a)', 'a "${N:-""x}" $(b)',
     "x=a$'b'$(c)", "echo $'`a`' $(b)", "echo $'${a}' $(b)", "echo $'a\nb' $(c)", 'echo $"a" $(b)',
+    # an array element assigned as the command: a word to bashlex (its name), also after `NAME=`
+    "X=1 a[1]=2 cmd", "a[1]=2 cmd x", "pids[${r}]=$!", 'A["j"]="$2"; shift',
+    "a[x y]=1", "a[1]+=x", "a[$(b)]=c", "a[1]=$(b)", "X=$(a[1]=b)", "a[1]=(x)", "a[1]", "é[1]=2",
+    "> f a[1]=2", "a[1]=2 > f", "if a; then b[1]=2; fi", "a[1]=2 &", "A[1]=x; ${A[1]} y",
 ]
 
 #: chunks read by the fast path only behind the masks (bashlex reads the masked text)
@@ -359,7 +363,8 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "a |& tee log", "echo a>b", "cat<<<x", "a &>> log", "a 2>& 1",
                  "bash -c 'echo $(hostname)'", "until a; do b; done", "X=`expr $a \\* $b`",
                  "X='$(a)'", "f() {\n  cat <<EOF\nx\ny\nEOF\n}", "x=$(a \\\n b)", 'X="\\\n$(a)"', "pip i ray[x]",
-                 "a < <(b)", "C=${C:-${D:-1}}", "echo $'\\t'"]:
+                 "a < <(b)", "C=${C:-${D:-1}}", "echo $'\\t'", 'opt[0]="a b"',
+                 "X=1 a[1]=$! cmd"]:
         assert fast.read(text) is not None, text
     for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
                  "a && ", "a |&& b", "echo x\\\ny", "f() {\n  cat <<EOF\nEOF\n}",

@@ -69,8 +69,8 @@ _REDIRECT_FIRST = frozenset("0123456789<>&")
 #: a ``>&``/``<&`` target: a descriptor number or ``-``, then a blank, newline, operator, the
 #: ``)`` closing a ``$(…)`` or the end (``echo x >&2`` as a compound command's last line)
 DUP_TARGET = re.compile(r"(?:\d+|-)(?=[\s;&|)]|$)")
-#: ``A[1]=x`` as the command: bash reads an array-element assignment, bashlex a word and the
-#: model an assignment; left to bashlex
+#: ``A[1]=`` or ``A[``: bash reads an array-element assignment, bashlex a word (its assignments
+#: are ``NAME=`` only), as parse._simple_command does; see ``_placed``
 SUBSCRIPT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[")
 #: the inside of ``${...}`` kept in the subset: a name with an optional operator and plain word
 BRACED = re.compile(r"\$\{[A-Za-z_#!][A-Za-z0-9_]*(?:[:#%/^,@*?+=-][^\s'\"{}\\`$]*)?\}")
@@ -555,8 +555,6 @@ class _Reader:
                     tokens.append(Token(start, end, True))
                     i = end
                     continue
-            if first_word is None and SUBSCRIPT.match(text, i):
-                raise _Outside  # (an argument like `ray[all]==2` is a word both ways)
             if c == "[" and text.startswith(("[[ ", "[[\t", "[[\n"), i):
                 if first_word is not None or tokens:  # (bashlex's mask rewrites a `[[` word
                     raise _Outside  # anywhere)

@@ -52,6 +52,14 @@ bashlex.subst._paramexpand = _refuse_unclosed_brace(bashlex.subst._paramexpand)
 
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
+
+
+def _prefix_assignment(text: str, i: int) -> bool:
+    """Whether the word at ``text[i]`` before a command's name is an assignment as bashlex reads
+    one: ``NAME=`` or ``NAME+=``; ``A[1]=x`` is a word to bashlex (the command's name), so the
+    fast path's model takes it as one too."""
+    m = ASSIGN.match(text, i)
+    return m is not None and m.group(2) is None
 #: a redirection's descriptor number and operator, and the blanks before its target
 REDIRECT_HEAD = re.compile(r"(\d*)(>>|>\||<>|>&|<&|&>>|&>|<<<|>|<)[ \t]*")
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
@@ -278,7 +286,7 @@ class _Builder:
             if t.redirect:
                 redirects.append(self._redirect_at(base + t.start, base + t.end))
                 continue
-            if not words and ASSIGN.match(self.text, base + t.start):
+            if not words and _prefix_assignment(self.text, base + t.start):
                 prefix.append((base + t.start, base + t.end))
             else:
                 words.append(self._word(base + t.start, base + t.end))
