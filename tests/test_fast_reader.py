@@ -316,6 +316,13 @@ TRICKY = [
     "X=1 a[1]=2 cmd", "a[1]=2 cmd x", "pids[${r}]=$!", 'A["j"]="$2"; shift',
     "a[x y]=1", "a[1]+=x", "a[$(b)]=c", "a[1]=$(b)", "X=$(a[1]=b)", "a[1]=(x)", "a[1]", "é[1]=2",
     "> f a[1]=2", "a[1]=2 > f", "if a; then b[1]=2; fi", "a[1]=2 &", "A[1]=x; ${A[1]} y",
+    # backslashes in a parameter's operand (bashlex's tokenizer skips each pair)
+    'sed "s/P/${P//\\//\\\\/}/g" $(a)', "sed s/P/${P//\\//\\\\/}/g $(a)", "a ${6#\\'} $(b)",
+    "a ${i/\\.bam/} $(b)", "a ${C:\\U\\G} $(b)", "a ${X:-\\}} $(b)", 'a "${X:-\\}}" $(b)',
+    "a ${X:-\\$(c)} $(b)", "a ${X:-\\`c\\`} $(b)", 'a "${X:-\\"}" $(b)', "a ${X:-a\\\\} $(b)",
+    "a ${X:-\\\n} $(b)", "a ${X:-\\", 'a "${X:-\\$Y}" $(b)', "a ${X:-\\ b} $(c)", "a ${X:-\\'b'} $(c)",
+    "a ${X:-${Y:-\\/}} $(b)", "a ${X%\\}*} $(b)", "a ${X:-\\{} $(b)", "a ${X:-'\\'} $(b)",
+    "a ${X:-\\}$(c)} $(b)",
 ]
 
 #: chunks read by the fast path only behind the masks (bashlex reads the masked text)

@@ -82,13 +82,18 @@ BRACED = re.compile(r"\$\{[A-Za-z_#!][A-Za-z0-9_]*(?:[:#%/^,@*?+=-][^\s'\"{}\\`$
 #: a plain ``${NAME}`` or one ``${NAME<op>OPERAND}`` (``${A:-${B:-1}}``; ``$NAME`` inside quotes)
 #: (an operand's characters: plain ones, ``$NAME``, ``${NAME}``)
 _OPERAND = r"""[^\n'"`\\${}()]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}"""
+#: a backslash and the character it escapes in an operand (``${P//\//\\/}``, ``${6#\'}``):
+#: bashlex's tokenizer skips the pair; not ``\}``, where its expansion (``find('}')``) ends
+#: (``${X:-\}$(c)}`` runs ``c``), nor a backslash-newline
+_ESCAPED = r"|\\[^\n}]"
 _WIDE = (r"""\$\{[#!]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[[^\]\s'"`\\${}()]*\])?"""
          r"""(?:%s|\$\{[A-Za-z_][A-Za-z0-9_]*[:#%%/^,@*?+=-](?:%s)*\}%s)*\}""")
 WIDE_BRACED = re.compile(_WIDE % (_OPERAND, _OPERAND, r"|'[^'\n]*'"
-                                  + r'|"(?:[^"\n`\\$]|\$[A-Za-z_][A-Za-z0-9_]*)*"'))
+                                  + r'|"(?:[^"\n`\\$]|\$[A-Za-z_][A-Za-z0-9_]*)*"'
+                                  + _ESCAPED))
 #: the same inside double quotes, where quotes in the operand are read differently: only ``""``
 #: (bashlex fails on ``"${1:-'a'}"``)
-WIDE_BRACED_QUOTED = re.compile(_WIDE % (_OPERAND, _OPERAND, r'|""'))
+WIDE_BRACED_QUOTED = re.compile(_WIDE % (_OPERAND, _OPERAND, r'|""' + _ESCAPED))
 #: ``NAME=`` or ``NAME+=`` before ``(``: an array assignment, which bashlex reads (behind its
 #: mask) as one word up to the matching ``)``
 ARRAY_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
