@@ -28,10 +28,10 @@ def test_unclosed_brace_in_a_word_bashlex_expands_does_not_hang(tmp_path):
     import sys
 
     script = tmp_path / "job.sh"
-    script.write_text("#!/bin/bash\n#SBATCH -N 1\na[1]=x; X='${a'\nsrun hostname\n")
+    script.write_text("#!/bin/bash\n#SBATCH -N 1\ncd ~$(whoami)/x; X='${a'\nsrun hostname\n")
     code = ("from sbatch_lsp.lint import lint\n"
             "from sbatch_lsp.shell.parse import read_chunk\n"
-            "r = read_chunk(\"a[1]=x; X='${a'\\n\")\n"
+            "r = read_chunk(\"cd ~$(whoami)/x; X='${a'\\n\")\n"
             "print(r.commands is None, r.nodes is None, r.parse_error)\n"
             f"lint(open({str(script)!r}).read(), {str(script)!r})\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -323,6 +323,14 @@ TRICKY = [
     "a ${X:-\\\n} $(b)", "a ${X:-\\", 'a "${X:-\\$Y}" $(b)', "a ${X:-\\ b} $(c)", "a ${X:-\\'b'} $(c)",
     "a ${X:-${Y:-\\/}} $(b)", "a ${X%\\}*} $(b)", "a ${X:-\\{} $(b)", "a ${X:-'\\'} $(b)",
     "a ${X:-\\}$(c)} $(b)",
+    # a newline after `|` inside a process substitution (no command of it is in the model)
+    "c <(a |\n  b |\n c) x", "c <(a |\n\n b) x", "c <(a |\n # z\n b) x", "c <(a | # z\n b) x",
+    "c <(a |\\\n b) x", "c <(a |\n) x", "c <(a |\n b\n c) x", "a <(b |\n c) <(d |\n e) > f",
+    "c >(a |\n b) x", "c <(a |\n $(b)) x", "c <(a |\n b) && d", "X=$(c <(a |\n b))", "X=$(a |\n b)",
+    "c <(a |\n b)x", "c <(a |\n b;) x", "c <(a |\n b &) x", "c <(a |\n if b; then c; fi) x",
+    "c <(a |\n 'b\n') x", "c <(a |\n b <<EOF\nx\nEOF\n) y",
+    # `;` before the `)` of a substitution: bashlex fails there (not in a subshell or backquotes)
+    "X=$(a;)", "X=$(a; )", 'X="$(a;)"', "c <(a;) x", "c <(a ;) x", "X=$(a; b)", "(a;)", "X=`a;`",
 ]
 
 #: chunks read by the fast path only behind the masks (bashlex reads the masked text)

@@ -186,6 +186,10 @@ class _Reader:
         #: depth of ``( … )`` subshells around the current position: a ``)`` there ends the
         #: word, the command and the list, as inside ``$(…)``
         self.subshells = 0
+        #: whether this reader reads the list of a process substitution (``<(a |`` newline
+        #: ``b)``): bashlex reads a newline after ``|`` there, and the model takes no command
+        #: from it (see ``_process_substitution``)
+        self.process = False
         self.function: str | None = None
         self.functions: list[tuple[str, int, int]] = []
         #: whether the list read last was one pipeline, not joined to another by an operator
@@ -253,6 +257,10 @@ class _Reader:
             elif c == "\n" or c == ";" and two not in (";;", ";&"):  # (`;&`: a case operator)
                 linked = linked or c == ";"
                 i += 1
+                if c == ";" and subst:  # (bashlex fails on the `)` after `;` in `$(a; )`)
+                    after = _BLANKS.match(text, i).end()  # type: ignore[union-attr]
+                    if text.startswith(")", after):
+                        raise _Outside
                 pipeline_start = len(out)
             elif two in ("&&", "||"):
                 and_or = need_command = linked = True
@@ -340,7 +348,7 @@ class _Reader:
         """Skip blanks, newlines and comment lines after ``&&``, ``||`` or ``|``; a command
         must follow."""
         while True:
-            i = self._blanks(i, subst, newlines=True)
+            i = self._blanks(i, subst and not self.process, newlines=True)
             if i < self.n and self.text[i] == "#" and not subst:
                 j = self.text.find("\n", i)
                 i = self.n if j < 0 else j
@@ -847,15 +855,16 @@ class _Reader:
         ``i``: the model takes no command from one (parse._Builder walks only command
         substitutions), so only where it ends matters. Its list must be one this reader reads
         inside ``$(…)`` (bashlex parses it the same way) with no ``&&``/``||`` (the masks do not
-        rewrite them there, and bashlex refuses them); a word going on after the ``)`` leaves
-        the subset."""
+        rewrite them there, and bashlex refuses them), where a newline may follow ``|``; a word
+        going on after the ``)`` leaves the subset."""
         text = self.text
         end = masks.match_paren(text, i + 1)
         if end < 0 or self.in_substitution or "&&" in text[i:end] or "||" in text[i:end] \
-                or not (end + 1 == self.n or text[end + 1] in " \t\n;&|)"):
+                or not (end + 1 == self.n or text[end + 1] in " \t\n;&|)") \
+                or text[i:end].rstrip(_BLANK).endswith(";"):  # (bashlex fails on `<(a;)`)
             raise _Outside
         sub = _Reader(text[:end])
-        sub.in_substitution = True
+        sub.in_substitution = sub.process = True
         commands, stop = sub.read_list(i + 2, subst=True)
         if stop != end or not commands:
             raise _Outside
