@@ -9,6 +9,8 @@ and on the real corpus when ``CORPUS_DIR`` names a folder of job scripts (never 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sbatch_lsp.shell import fast
 from sbatch_lsp.shell.parse import MAX_BASHLEX_CHUNK, parse, read_chunk
@@ -452,3 +454,45 @@ def test_real_corpus():
             differing[name] = diff
     print(f"fast path: {accepted}/{chunks} chunks; files differing: {len(differing)}")
     assert differing == {}
+
+
+# ---- one-line simple commands (fast._one_command) against the whole reader (fast.read_any) ----
+#: pieces of one-line chunks: plain words, blanks, quotes, expansions, operators, reserved words
+ONE_LINE_ATOMS = ["a", "srun", "X=1", "A[1]=", " ", "\t", "'", '"', "$", "$X", "${X}", "${X:-y}",
+                  "$(", "$((", ")", "(", "`", "\\", "#", ";", "&", "|", ">", "<", "[[", "]]",
+                  "{", "}", "!", "time", "if", "then", "fi", "in", "do", "~", "=", "-", "é",
+                  "$'", '$"', "$$", "$1", "\n", "*", "[", "]", ":"]
+ONE_LINE = ["srun python train.py --lr 1e-4", 'cd "$WORK/${RUN}"', "export X=1", "  a  b  ",
+            "X=1", "X=1 Y=2 cmd", "time a", "X=1 if", "X=1 {", "! a", "{ a", "} a", "a }",
+            "echo '$X' x", "echo '$(a)' x", "echo 'a$[1]'", "a [[ b", "[[ a ]]", "echo $(a)",
+            'echo "$"', 'echo "$$" $$', "echo $1 $@ $# $? $-", 'a "${X}"y"$Z"', "a ${X:-y}",
+            "function f", "in a", "done", "a\tb", "é=1 x", "1=a b", "echo ~ ~/x", "a #b",
+            "a# b", "echo {} \\;", "echo $'a'", 'echo $"a"', "echo a\n", "echo 'a", 'echo "a']
+
+
+def _same_reading(text: str) -> bool:
+    return fast.read(text) == fast.read_any(text)
+
+
+@pytest.mark.parametrize("text", ONE_LINE + TRICKY)
+def test_one_line_commands_read_as_the_whole_reader_reads_them(text):
+    assert _same_reading(text)
+
+
+def test_the_one_line_shortcut_reads_the_common_lines():
+    taken = [t for t in ONE_LINE if fast._ONE_COMMAND.fullmatch(t) and "[[" not in t
+             and fast._one_command(t) is not None]
+    assert 10 < len(taken) < len(ONE_LINE) - 10
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(ONE_LINE_ATOMS), min_size=1, max_size=12).map("".join))
+def test_one_line_commands_read_as_the_whole_reader_reads_them_on_random_lines(text):
+    assert _same_reading(text), text
+
+
+def test_one_line_commands_read_as_the_whole_reader_reads_them_in_the_scripts():
+    texts = [p.values[0] for p in sample_scripts()] + [text for _, text in real_corpus()]
+    chunks = {text[ch.start:ch.end].replace("\r", " ") for text in texts
+              for ch in parse(TextMap(text)).chunks}
+    assert [c for c in chunks if not _same_reading(c)] == []
