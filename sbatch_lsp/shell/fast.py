@@ -907,8 +907,9 @@ def _assignment_like(text: str, s: int, e: int) -> bool:
     return _NAME_EQUALS.match(text, s, e) is not None and not text[s].isdigit()
 
 
-#: ``$NAME``, ``${NAME}`` and a ``$`` that expands no command or operand (``$1``, ``$@``)
-_PLAIN_DOLLAR = r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|(?![({'\"]))"
+#: ``$NAME``, a :data:`BRACED` ``${…}`` (``${X:-1}``) and a ``$`` that expands no command
+#: (``$1``, ``$@``)
+_PLAIN_DOLLAR = r"""(?:%s|\$(?![({'"]))""" % BRACED.pattern
 #: a plain word: characters that stand for themselves, the expansions of
 #: :data:`_PLAIN_DOLLAR`, single quotes holding no command (no ``$(``, ``$[``, backquote) and
 #: double quotes holding those expansions; no operator, redirection, comment, backslash,
@@ -916,8 +917,10 @@ _PLAIN_DOLLAR = r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|(?![({'\"]))"
 _ONE_WORD = re.compile(r"""(?:[^\s;&|'"$`()<>\\#]++|%s|'(?:[^'\n`$]|\$(?![(\[]))*+'"""
                        r"""|"(?:[^"\\`$\n]++|%s)*+")++""" % (_PLAIN_DOLLAR, _PLAIN_DOLLAR))
 #: a chunk that is one line holding one simple command of plain words (``srun python train.py
-#: --lr 1``, ``cd "$WORK/${RUN}"``, ``export X=1``): :func:`_one_command` reads it
-_ONE_COMMAND = re.compile(r"[ \t]*+(?:(?:%s)[ \t]*+)++" % _ONE_WORD.pattern)
+#: --lr 1``, ``cd "$WORK/${RUN}"``, ``export X=1``), maybe a comment after them:
+#: :func:`_one_command` reads it
+_ONE_COMMAND = re.compile(r"[ \t]*+(?:(?:%s)[ \t]*+)++(?P<comment>(?<=[ \t])#[^\n]*+)?"
+                          % _ONE_WORD.pattern)
 
 
 def read(text: str) -> Reading | None:
@@ -925,18 +928,21 @@ def read(text: str) -> Reading | None:
     order, or the error bashlex raises on it (:attr:`Reading.refusal`), or ``None`` when the
     text leaves the subset this module reads (see the module docstring; it may still be valid
     bash, which bashlex then reads)."""
-    if _ONE_COMMAND.fullmatch(text) and "[[" not in text:
-        reading = _one_command(text)
+    one = _ONE_COMMAND.fullmatch(text)
+    if one is not None and "[[" not in text:
+        comment = one.start("comment")
+        reading = _one_command(text, comment if comment >= 0 else len(text))
         if reading is not None:
             return reading
     return read_any(text)
 
 
-def _one_command(text: str) -> Reading | None:
-    """:func:`read_any`'s reading of a chunk :data:`_ONE_COMMAND` matches: one command whose
-    tokens are its words (:data:`_ONE_WORD`); None when its name (the first word that is not an
-    assignment) is a reserved word (``time a``, ``{ a``, ``! a``: for :func:`read_any`)."""
-    tokens = tuple(Token(m.start(), m.end(), False) for m in _ONE_WORD.finditer(text))
+def _one_command(text: str, end: int) -> Reading | None:
+    """:func:`read_any`'s reading of a chunk :data:`_ONE_COMMAND` matches, its words ending
+    before ``end``: one command whose tokens are its words (:data:`_ONE_WORD`); None when its
+    name (the first word that is not an assignment) is a reserved word (``time a``, ``{ a``,
+    ``! a``: for :func:`read_any`)."""
+    tokens = tuple(Token(m.start(), m.end(), False) for m in _ONE_WORD.finditer(text, 0, end))
     for t in tokens:
         if not _assignment_like(text, t.start, t.end):
             if text[t.start:t.end] in RESERVED:
