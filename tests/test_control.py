@@ -228,11 +228,13 @@ def _same_as_walked(chunk: str) -> bool:
 def test_plain_chunks_are_recorded_without_tree_sitter():
     for chunk in ("srun python x.py", "export A=1 B", 'A="$x"', "A=1 B='y'",
                   'python x.py --y "$Z" > log 2>&1  # run', "unset A B",
-                  'echo $! > pid', "srun \\\n  python x.py"):
+                  'echo $! > pid', "srun \\\n  python x.py", "set -e", "wait $p",
+                  'A="a \\\n  b"', "trap 'kill $p' TERM"):
         assert _same_as_walked(chunk), chunk
     # left to the full path: compounds, lists, words tree-sitter-bash splits oddly
-    for chunk in ("if true; then a; fi", "a && b", "a | b", "a &", "set -e", "wait $p",
-                  "A=$B/$C.x", "cmd q - 2>&1", "cmd \\\n", "echo `x`", "a=(1 2)"):
+    for chunk in ("if true; then a; fi", "a && b", "a | b", "a &", "A=$B/$C.x",
+                  "cmd q - 2>&1", "cmd \\\n", "echo `x`", "a=(1 2)", 'set "a"${x}',
+                  "wait ${p}x"):
         assert not _same_as_walked(chunk), chunk
 
 
@@ -256,13 +258,15 @@ def test_plain_shortcut_equals_the_full_path_on_generated_words():
 
     parts = ["a", "/", "$b", "${c}", '"d"', "'e'", '"$f"', "$(g)", "-", ".x", "$1", '"a b"',
              "$@", "=", ":", "%", "${h:-x}", '"$(i j)"', "~", "*", ",", "@", "+", "!", "#",
-             "é", "\u200b", "${#a[@]}", "${x%%.*}", "--", "\\", "$!"]
+             "é", "\u200b", "${#a[@]}", "${x%%.*}", "--", "\\", "$!", '"a \\\n b"',
+             "`c $d`", " ", "\n", "\\\n"]
     forms = ["A=%s", "A=%s cmd q", "echo %s q", "echo q %s", "export A=%s q", "local %s",
              "A=1 B=%s", "B=%s A=1", "cmd %s > f", "cmd q %s 2>&1", "%s q", "unset %s",
-             "declare -x A=%s", 'cmd x %s >> "$log" 2>&1', "set %s", "wait %s"]
+             "declare -x A=%s", 'cmd x %s >> "$log" 2>&1', "set %s", "wait %s",
+             "trap %s TERM", "set -o %s"]
     rng = random.Random(11)
     taken = 0
-    for _ in range(3000):
+    for _ in range(5000):
         word = "".join(rng.choice(parts) for _ in range(rng.randint(1, 4)))
         taken += _same_as_walked(rng.choice(forms) % word)
-    assert taken > 1000
+    assert taken > 1500

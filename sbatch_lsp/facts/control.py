@@ -956,7 +956,7 @@ _EXPANSION = (r"\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!](?=[\s\"]|$)"
               r"|\{[!#%*+,\-./0-9:=?@A-Z\[\]^_a-z~]+\}"
               r"|\((?>(?:[^()'\"`\\$#\n]+|\$[A-Za-z_][A-Za-z0-9_]*)*)\))")
 #: … a double-quoted string of text, escapes and those expansions, or a single-quoted one
-_DOUBLE = rf'"(?>(?:[^"\\`$]+|\\[^\n]|{_EXPANSION})*)"'
+_DOUBLE = rf'"(?>(?:[^"\\`$]+|\\[\s\S]|{_EXPANSION})*)"'
 _SINGLE = r"'[^']*'"
 #: a word (atomic: a word is never split to let a match succeed)
 _WORD = rf"(?>(?:{_BARE}|{_EXPANSION}|{_DOUBLE}|{_SINGLE})+)"
@@ -981,11 +981,14 @@ _COMMAND_NAME = re.compile(r'[\w./~][\w./~+-]*|("?)\$(?:[A-Za-z_]\w*|\{[A-Za-z_]
 #: (its assignments are read apart)
 _DECLARED = re.compile(r"-[A-Za-z]+|[A-Za-z_][A-Za-z0-9_]*")
 #: first words that make the statement something else than a simple command (tree-sitter-bash
-#: keywords), and commands whose arguments the walk reads (tree-sitter-bash splits some words
-#: oddly: left to it)
+#: keywords)
 _NOT_SIMPLE = frozenset({"if", "then", "elif", "else", "fi", "for", "while", "until", "do",
-                         "done", "case", "esac", "select", "function", "time", "coproc", "in",
-                         "set", "wait", "trap"})
+                         "done", "case", "esac", "select", "function", "time", "coproc", "in"})
+#: commands whose arguments :func:`_command_tail` reads (not only their name), and what each
+#: of those arguments must be for the shortcut to take the command: one part of a word
+_WORDS_READ = frozenset({"set", "wait", "trap"})
+_ONE_PART = re.compile(rf"{_BARE}|{_SINGLE}|{_DOUBLE}|\$[A-Za-z_][A-Za-z0-9_]*"
+                       r"|\$\{[A-Za-z_][A-Za-z0-9_]*\}")
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _UNSET = frozenset({"unset", "unsetenv"})
 
@@ -1045,6 +1048,8 @@ def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     texts = [text[s:e] for s, e in kids]
     if any(w == "-" or w[0] == "=" for w in texts):
         return None  # (tree-sitter-bash leaves `-` out of the command, reads `==` apart)
+    if first in _WORDS_READ and not all(_ONE_PART.fullmatch(w) for w in texts[1:]):
+        return None  # (the walk reads these arguments' texts: tree-sitter-bash may split one)
     if first in _DECLARATIONS or first in _UNSET:  # `export A=1 B`: a declaration_command
         if assignments or redirected:
             return None
