@@ -2,9 +2,12 @@
 every line down to the first command, then only the lines a search of the text finds)."""
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
-from sbatch_lsp.directives import read_directives, tokenize
+from sbatch_lsp.directives import _directive_like_lines, read_directives, tokenize
 from sbatch_lsp.source import Source
 
 TEXT = ("#!/bin/bash\n"
@@ -77,3 +80,29 @@ def test_directive_tokens(line, tokens, fatal):
     dl = tokenize(Source(line), 0, len("#SBATCH"), len(line), True)
     assert [(t.text, t.start, t.end) for t in dl.tokens] == tokens
     assert dl.fatal == fatal
+
+
+#: the search below the block as a ``^`` anchored at every line start (MULTILINE): the reference
+#: the faster search from each line break (directives._MAYBE_DIRECTIVE) must agree with
+_AT_LINE_STARTS = re.compile(r"^[^\S\n]*#+[^\S\n]*(?:sbatch|slurm)", re.IGNORECASE | re.MULTILINE)
+#: the pieces random texts are made of: line breaks, blanks of every kind, `#`s, the magic
+#: words in several cases and what is not one
+_PIECES = ["\n", "\r\n", " ", "\t", "\f", "\v", "\xa0", "\u2003", "#", "##", "sbatch", "SBATCH",
+           "SLURM", "Slurm", "sbatc", "x", "echo ", "-N 2", "\x1c"]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_the_lines_below_the_block_are_those_a_line_start_search_finds(seed):
+    rnd = random.Random(seed)
+    text = "".join(rnd.choice(_PIECES) for _ in range(rnd.randint(0, 60)))
+    source = Source(text)
+    for line in range(1, source.line_count):
+        want = [source.line_of(m.start())
+                for m in _AT_LINE_STARTS.finditer(text, source.line_starts[line])]
+        assert list(_directive_like_lines(source, line)) == want, (text, line)
+
+
+def test_the_line_search_sample():
+    source = Source(TEXT)
+    assert list(_directive_like_lines(source, 6)) == [6, 8, 10, 11, 12, 13, 15]
+    assert list(_directive_like_lines(source, 15)) == [15]

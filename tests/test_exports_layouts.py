@@ -70,6 +70,43 @@ def test_export_state_before_and_after_each_of_many_events():
     assert ex.exported("N") and not ex.exported("M") and not ex.exported("M", 5)
 
 
+#: lines of the random export scripts, each with its effect on the variable it names:
+#: "on" (exports it), "off" (removes the attribute), "assign" (exports it while set -a is on),
+#: or a set -a toggle
+_EXPORT_LINES = [("N=1", "N", "assign"), ("M=2", "M", "assign"), ("export N", "N", "on"),
+                 ("export M=3", "M", "on"), ("unset N", "N", "off"), ("export -n M", "M", "off"),
+                 ("declare -x N=4", "N", "on"), ("declare M=5", "M", "assign"),
+                 ("readonly N=6", "N", "assign"), ("set -a", None, True),
+                 ("set +a", None, False), ("set -o allexport", None, True),
+                 ("set +o allexport", None, False), ("echo $N", None, None)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_export_state_of_random_scripts_follows_a_line_by_line_reading(seed):
+    """Exports answers like a reading of the script line by line that keeps each variable's
+    attribute and the set -a flag (so plain assignments made while set -a is off, which
+    Exports leaves out of its events, change nothing), at each line's start and end."""
+    import random
+
+    rnd = random.Random(seed)
+    lines = [rnd.choice(_EXPORT_LINES) for _ in range(rnd.randint(1, 14))]
+    text = "".join(line + "\n" for line, _, _ in lines)
+    ex = Exports(parse_script(text))
+    state = {"N": False, "M": False}
+    allexport = False
+    at = 0
+    for line, name, effect in lines:
+        for var, want in state.items():
+            assert ex.exported(var, at) is want, (text, line, var)
+        if name is None:
+            allexport = allexport if effect is None else effect
+        elif effect != "assign" or allexport:
+            state[name] = effect != "off"
+        at += len(line) + 1
+        for var, want in state.items():
+            assert ex.exported(var, at - 1) is want, (text, line, var)
+
+
 def _job(text: str, version: str | None = None):
     config = Config(profile=Profile(slurm_version=version)) if version else Config()
     return job_for("#!/bin/bash\n" + text, "job.sbatch", config)
