@@ -148,13 +148,19 @@ class Fragment:
             script.data_spans += [(s + base, e + base) for s, e in self.data_spans]
 
     def _moved(self, base: int) -> _Placed:
-        """New words, here-documents and redirections for a placement at ``base``."""
-        docs = [Heredoc(h.start + base, h.end + base, h.quoted, h.text) for h in self.heredocs]
-        lists = [([_word(w, base) for w in c.words], [docs[k] for k in mine],
-                  [_redirect(r, base) for r in c.redirects])
-                 for c, mine in zip(self.commands, self.links.docs, strict=True)]
+        """New words, here-documents and redirections for a placement at ``base``. (A plain
+        loop, and no comprehension over an empty list: every chunk after an edit is moved, and
+        each comprehension costs a function object and a frame; most chunks are one command
+        with no here-document or redirection.)"""
+        docs = [Heredoc(h.start + base, h.end + base, h.quoted, h.text) for h in self.heredocs] \
+            if self.heredocs else []
+        lists = []
+        for c, mine in zip(self.commands, self.links.docs, strict=True):
+            words = [_word(w, base) for w in c.words]
+            lists.append((words, [docs[k] for k in mine] if mine else [],
+                           [_redirect(r, base) for r in c.redirects] if c.redirects else []))
         values = [_word(a.value, base) if a.value is not None else None
-                  for a in self.assignments]
+                  for a in self.assignments] if self.assignments else []
         return _Placed(lists, values, docs)
 
 
@@ -172,7 +178,8 @@ def _distinct(objects: list) -> list:
 def _word(w: Word, base: int) -> Word:
     """A copy of ``w`` and of its expansions moved by ``base``. An Expansion (frozen: its
     ``__init__`` sets each field through ``object.__setattr__``) is made from a copy of its
-    fields with the offsets changed."""
+    fields with the offsets changed. The Word is made without its ``__init__`` call (its
+    fields set in the same order), which cost as much as the copy itself."""
     expansions = []
     for x in w.expansions:
         moved = x.__dict__.copy()
@@ -181,7 +188,10 @@ def _word(w: Word, base: int) -> Word:
         e = _new(Expansion)
         _set(e, "__dict__", moved)
         expansions.append(e)
-    return Word(w.text, w.start + base, w.end + base, w.value, expansions, list(w.early))
+    new = _new(Word)
+    new.text, new.start, new.end, new.value = w.text, w.start + base, w.end + base, w.value
+    new.expansions, new.early = expansions, list(w.early)
+    return new
 
 
 def _redirect(r: Redirect, base: int) -> Redirect:
