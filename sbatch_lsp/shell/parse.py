@@ -52,14 +52,6 @@ bashlex.subst._paramexpand = _refuse_unclosed_brace(bashlex.subst._paramexpand)
 
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
-
-
-def _prefix_assignment(text: str, i: int) -> bool:
-    """Whether the word at ``text[i]`` before a command's name is an assignment as bashlex reads
-    one: ``NAME=`` or ``NAME+=``; ``A[1]=x`` is a word to bashlex (the command's name), so the
-    fast path's model takes it as one too."""
-    m = ASSIGN.match(text, i)
-    return m is not None and m.group(2) is None
 #: a redirection's descriptor number and operator, and the blanks before its target
 REDIRECT_HEAD = re.compile(r"(\d*)(>>|>\||<>|>&|<&|&>>|&>|<<<|>|<)[ \t]*")
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
@@ -74,6 +66,14 @@ MAX_NESTING = 4
 #: chunks whose readings the chunk cache keeps (least recently used go first): the chunks of
 #: some 50 open documents of a few hundred lines, or a few long ones
 CHUNK_CACHE_SIZE = 8192
+
+
+def _prefix_assignment(text: str, i: int) -> bool:
+    """Whether the word at ``text[i]`` before a command's name is an assignment as bashlex reads
+    one: ``NAME=`` or ``NAME+=``; ``A[1]=x`` is a word to bashlex (the command's name), so the
+    fast path's model takes it as one too."""
+    m = ASSIGN.match(text, i)
+    return m is not None and m.group(2) is None
 
 
 @lru_cache(maxsize=1)
