@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from lsp_bench import pct
 from sbatch_lsp.lint import lint
 from sbatch_lsp.shell.parse import parse_script
 
@@ -32,11 +33,6 @@ def script_100() -> str:
     lines = base.splitlines()
     body = [f'echo "step {i}: $SLURM_JOB_ID" >> "$LOG"' for i in range(100 - len(lines))]
     return "\n".join(lines[:12] + body + lines[12:]) + "\n"
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(len(xs) * p))]
 
 
 def real_scripts(corpus: Path) -> list[str]:

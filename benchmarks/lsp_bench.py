@@ -14,6 +14,7 @@ issue notes; nothing here asserts a time).
 from __future__ import annotations
 
 import asyncio
+import math
 import statistics
 import sys
 import time
@@ -43,8 +44,11 @@ def script(lines: int, seed: int = 0) -> str:
 
 
 def pct(xs, p):
+    """The ``p`` quantile (0 < p <= 1) of the samples ``xs`` by the nearest-rank method: the
+    smallest sample with at least ``p`` of them at or below it (p95 of 20 samples is the 19th,
+    not the largest)."""
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(len(xs) * p))]
+    return xs[max(0, math.ceil(len(xs) * p) - 1)]
 
 
 def rss_kib(pid: int) -> int:

@@ -138,14 +138,12 @@ class Stages:
 
 def stages(rounds: int, sizes: list[int]) -> None:
     """The in-process stage profile (module docstring); monkeypatches the engine's stages."""
-    from dataclasses import replace
-
     from lsprotocol.types import PositionEncodingKind
     from pygls.workspace.position_codec import PositionCodec
 
     import sbatch_lsp.lint as lint_module
     from sbatch_lsp import job as job_module
-    from sbatch_lsp import rules, suppressions
+    from sbatch_lsp import suppressions
     from sbatch_lsp.server.diagnostics import lsp_diagnostics
     from sbatch_lsp.server.positions import Positions
     from sbatch_lsp.shell.parse import use_fragments
@@ -159,9 +157,8 @@ def stages(rounds: int, sizes: list[int]) -> None:
     masker = lint_module.Masker
     masker.of = classmethod(lambda cls, *a, f=masker.of: st.wrap("masking", f)(*a))  # type: ignore[method-assign]
     masker.diagnostic = st.wrap("masking", masker.diagnostic)  # type: ignore[method-assign]
-    for code, r in list(rules.RULES.items()):
-        if r.check is not None:
-            rules.RULES[code] = replace(r, check=st.wrap(f"rule {code}", r.check, gen=True))
+    for code, check in list(lint_module._CHECKS.items()):  # the checks lint() calls
+        lint_module._CHECKS[code] = st.wrap(f"rule {code}", check, gen=True)
     derived = job_module.Job.derived
 
     def timed_derived(job, compute):

@@ -484,8 +484,8 @@ def _counting_sweeps(worker: documents.Worker) -> list[int]:
     sweeps: list[int] = []
     sweep = worker._sweep
 
-    def counted() -> None:
-        sweep()
+    def counted(idle: bool = False) -> None:
+        sweep(idle)
         sweeps.append(1)
 
     worker._sweep = counted  # type: ignore[method-assign]
@@ -520,6 +520,39 @@ async def test_the_lint_thread_collects_only_when_the_objects_grew_never_inside_
         await _idle(sweeps)
         assert seen.generations == [2]  # a full collection, at the pause
         assert worker.made == 0 and worker.survivors > 0
+
+
+async def test_a_due_full_collection_waits_for_a_pause(own_gc):
+    """A full collection that is due never runs in the sweep after a publish (the next
+    keystroke's lint would wait behind it): the thread runs it once idle."""
+    worker = documents.Worker(asyncio.get_running_loop(), own_gc=True)
+    sweeps = _counting_sweeps(worker)
+    with _Collections(worker) as seen:
+        await worker.submit(lambda: [[] for _ in range(1000)]).future
+        worker.made = documents.COLLECT_FLOOR + 1  # as if a long script had been opened
+        worker.sweep_soon()  # after its publish
+        await worker.submit(lambda: None).future  # the next keystroke's lint
+        assert len(sweeps) == 1 and seen.generations == []
+        await _idle(sweeps)
+        assert seen.generations == [2] and worker.made == 0
+
+
+async def test_the_lint_thread_ends_once_the_loop_is_closed():
+    """A job that finishes after the event loop closed (the server shut down) ends the thread
+    quietly instead of raising "Event loop is closed" in it."""
+    loop = asyncio.new_event_loop()
+    worker = documents.Worker(loop)
+    release = threading.Event()
+    worker.submit(release.wait, 30)
+    loop.close()
+    errors: list = []
+    hook, threading.excepthook = threading.excepthook, errors.append
+    try:
+        release.set()
+        await asyncio.to_thread(worker.thread.join, 30)
+    finally:
+        threading.excepthook = hook
+    assert not worker.thread.is_alive() and errors == []
 
 
 async def test_typing_in_a_long_script_makes_no_full_collection(own_gc):

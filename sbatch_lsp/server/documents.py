@@ -25,10 +25,12 @@ A sweep adds the objects made since the previous one to the growth (the collecto
 allocations less deallocations since the last freeze, so a lint and the freeing of the lint it
 replaced cancel out) and, when the tracked objects grew since the last full collection by more
 than a quarter of those that survived it (at least ``COLLECT_FLOOR``: CPython's own rule for a
-full collection, which bounds memory), unfreezes everything and runs a full collection. So full
-collections run when documents are opened, not while one is typed in, and what the collector may
-still find (the server's own cycles, frozen meanwhile) is found then. Sweeps run after a publish
-and when the thread has been idle for ``IDLE_COLLECT`` seconds with something to sweep.
+full collection, which bounds memory), unfreezes everything and runs a full collection, but only
+at a pause: when the thread has been idle for ``IDLE_COLLECT`` seconds. So full collections run
+after documents are opened, never while one is typed in nor between a publish and the next
+keystroke's lint, and what the collector may still find (the server's own cycles, frozen
+meanwhile) is found then. Sweeps run after a publish and at such a pause with something to sweep
+or a collection due.
 """
 from __future__ import annotations
 
@@ -154,18 +156,21 @@ class Worker:
             self.submit(self._sweep)
 
     def _next(self) -> _Job:
-        if not self.own_gc or not (self.retired or gc.get_count()[0]):
+        if not self.own_gc or not (self.retired or gc.get_count()[0] or self._due()):
             return self.jobs.get()
         try:
             return self.jobs.get(timeout=IDLE_COLLECT)
         except queue.Empty:
-            self._sweep()
+            self._sweep(idle=True)
             return self.jobs.get()
 
-    def _sweep(self) -> None:
+    def _sweep(self, idle: bool = False) -> None:
         """Free what was retired, then move every tracked object out of the collector's sight
         (``gc.freeze``, at no cost: no collection walks them until a full one), adding the
-        objects made since the last sweep to the growth; then a full collection if due.
+        objects made since the last sweep to the growth; then, when ``idle`` (no job for
+        ``IDLE_COLLECT`` seconds), a full collection if due. A due collection waits for such a
+        pause: run after a publish, it delayed the next keystroke's lint by the whole
+        collection (the first edit after opening a 5,000-line script took 1.5x the others).
 
         The growth is the collector's count (allocations less deallocations since the last
         freeze, which zeroes it): the lint that made objects and the freeing of the lint it
@@ -175,7 +180,7 @@ class Worker:
         self.retired.clear()
         self.made += gc.get_count()[0]
         gc.freeze()
-        if self._due():
+        if idle and self._due():
             gc.unfreeze()
             gc.collect()
             self.survivors, self.made = len(gc.get_objects()), 0
@@ -203,8 +208,12 @@ class Worker:
                 value, exc = None, None
             except BaseException as e:  # noqa: BLE001  (reported through the future)
                 value, exc = None, e
-            if not job.skip:
+            if job.skip:
+                continue
+            try:
                 self.loop.call_soon_threadsafe(_settle, job.future, value, exc)
+            except RuntimeError:  # the loop closed (the server shut down): nobody waits
+                return
 
 
 def _settle(future: asyncio.Future, value, exc) -> None:
