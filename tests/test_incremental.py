@@ -122,7 +122,7 @@ def deep_key(script) -> tuple:
                   [model(n) for n in c.nested]) for c in s.commands],
                 [assignment(a) for a in s.assignments], s.heredocs, s.data_spans,
                 list(s.functions.items()), s.comments, s.internal_errors, s.bodies, s.kind,
-                [(c.start_line, c.end_line, c.start, c.end, c.parser, c.error)
+                [(c.start_line, c.end_line, c.start, c.end, c.parser, c.error, c.conditional)
                  for c in s.chunks])
     return model(script)
 
@@ -241,11 +241,16 @@ def test_a_placed_fragment_shares_no_mutable_object_with_the_memo():
     fragment = parse.chunk_fragment.__wrapped__(text)
     assert isinstance(fragment, Fragment)
     script = Script()
-    fragment.place(script, 10)
+    fragment.place(script, weakref.ref(script), 10, 0)
     pairs = list(zip(fragment.commands, script.commands, strict=True))
     pairs += [(a, b) for c, d in pairs for a, b in zip(c.words, d.words, strict=True)]
-    pairs += [(a.target, b.target) for c, d in pairs[:len(fragment.commands)]
+    commands = pairs[:len(fragment.commands)]
+    pairs += [(a.target, b.target) for c, d in commands
               for a, b in zip(c.redirects, d.redirects, strict=True)]
+    assignments = [(a, b) for c, d in commands
+                   for a, b in zip(c.assignments, d.assignments, strict=True)]
+    assert assignments and all(b.command is d for c, d in commands for b in d.assignments)
+    pairs += assignments + [(a.value, b.value) for a, b in assignments]
     assert len(pairs) > 5
     for old, new in pairs:
         assert old is not new
@@ -616,7 +621,7 @@ def test_a_fragment_placed_again_at_its_offset_shares_only_what_nothing_changes(
     placed = []
     for base in (10, 10, 11):
         script = Script()
-        fragment.place(script, base)
+        fragment.place(script, weakref.ref(script), base, 0)
         placed.append(script)
     first, again, moved = (s.commands[0] for s in placed)
     assert again is not first and again.assignments[0] is not first.assignments[0]
@@ -631,6 +636,15 @@ def test_a_fragment_placed_again_at_its_offset_shares_only_what_nothing_changes(
         assert [e.start for e in new.expansions] == [e.start + 1 for e in old.expansions]
     assert moved.heredocs[0].start == first.heredocs[0].start + 1
     assert moved.redirects[0].target.start == first.redirects[0].target.start + 1
+    # the chunk too: the first placement's at one offset and line, else a new one
+    assert placed[1].chunks[0] is placed[0].chunks[0]
+    assert [(c.start, c.end, c.start_line, c.end_line) for s in placed for c in s.chunks] == \
+        [(10, 10 + len(text), 0, 3), (10, 10 + len(text), 0, 3), (11, 11 + len(text), 0, 3)]
+    script = Script()
+    fragment.place(script, weakref.ref(script), 11, 5)  # one offset, another line
+    assert (script.chunks[0].start, script.chunks[0].start_line, script.chunks[0].end_line) == \
+        (11, 5, 8)
+    assert script.commands[0].words[0] is not moved.words[0]
 
 
 @pytest.mark.parametrize("edit", [

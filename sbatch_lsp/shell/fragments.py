@@ -24,6 +24,7 @@ lists, with no lookup by identity.
 """
 from __future__ import annotations
 
+import itertools
 import weakref
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -34,6 +35,8 @@ _new = object.__new__
 _set = object.__setattr__
 #: where a Command keeps its weak reference to its script (model.Command.script, a BackRef)
 _SCRIPT_SLOT = vars(Command)["script"].slot
+#: where an Assignment keeps its weak reference to its command (model.Assignment.command)
+_COMMAND_SLOT = vars(Assignment)["command"].slot
 
 
 class _Links(NamedTuple):
@@ -50,13 +53,14 @@ class _Links(NamedTuple):
 
 
 class _Placed(NamedTuple):
-    """What a placement at one offset made that nothing changes once built, by position: each
-    command's (words, here-documents, redirections) lists, each assignment's value word, each
-    here-document."""
+    """What a placement at one offset and line made that nothing changes once built, by
+    position: each command's (words, here-documents, redirections) lists, each assignment's
+    value word, each here-document, and the script's :class:`Chunk`."""
 
     lists: list[tuple[list[Word], list[Heredoc], list[Redirect]]]
     values: list[Word | None]
     docs: list[Heredoc]
+    chunk: Chunk
 
 
 @dataclass(frozen=True)
@@ -66,10 +70,12 @@ class Fragment:
     the longer first), every assignment (the commands' prefix ones and the others the script
     lists) and here-document once, how they link (:class:`_Links`), the functions defined
     (name -> span, in definition order), the multi-line strings (``data_spans``), how the
-    chunk was read (``Chunk.parser``/``Chunk.error``) and whether it is a conditional compound
-    (``Chunk.conditional``). Its own objects are never mutated; ``last`` holds ``(base,
-    placed)``: the offset of the last placement and what it made that nothing changes once
-    built (:class:`_Placed`)."""
+    chunk was read (``Chunk.parser``/``Chunk.error``), whether it is a conditional compound
+    (``Chunk.conditional``) and its number of lines less one (``Chunk.end_line`` -
+    ``Chunk.start_line``) and characters (``length``). ``words`` is the commands' words in one list, command after command,
+    ``cuts`` where each command's end in it (what a move copies in one pass). Its own objects
+    are never mutated; ``last`` holds ``(base, line, placed)``: the offset and first line of
+    the last placement and what it made that nothing changes once built (:class:`_Placed`)."""
 
     commands: tuple[Command, ...]
     assignments: tuple[Assignment, ...]
@@ -80,8 +86,12 @@ class Fragment:
     parser: str
     error: str | None
     conditional: bool
-    last: list[tuple[int, _Placed | None]] = field(
-        default_factory=lambda: [(-1, None)], compare=False, repr=False)
+    lines: int
+    length: int
+    words: tuple[Word, ...]
+    cuts: tuple[int, ...]
+    last: list[tuple[int, int, _Placed | None]] = field(
+        default_factory=lambda: [(-1, -1, None)], compare=False, repr=False)
 
     @classmethod
     def of(cls, script: Script, chunk: Chunk) -> "Fragment":
@@ -103,20 +113,23 @@ class Fragment:
                        tuple(where[id(h)] for h in script.heredocs))
         for cmd in commands:
             cmd.script = None
+        cuts = list(itertools.accumulate(len(c.words) for c in commands))
         return cls(tuple(commands), tuple(assignments), tuple(heredocs), links,
                    tuple(script.functions.items()), tuple(script.data_spans), chunk.parser,
-                   chunk.error, chunk.conditional)
+                   chunk.error, chunk.conditional, chunk.end_line - chunk.start_line,
+                   chunk.end - chunk.start, tuple(w for c in commands for w in c.words), tuple(cuts))
 
-    def place(self, script: Script, base: int) -> None:
-        """Append copies of this fragment's objects to ``script``, every offset moved by
-        ``base`` (the chunk's start in the script's text). The copies' commands belong to
-        ``script``; the objects nothing changes are the last placement's when it was at
-        ``base`` too."""
-        at, placed = self.last[0]
-        if at != base or placed is None:
-            placed = self._moved(base)
-            self.last[0] = (base, placed)
-        ref = weakref.ref(script)
+    def place(self, script: Script, ref: weakref.ref, base: int, line: int) -> None:
+        """Append this fragment's chunk and copies of its objects to ``script`` (``ref``: a
+        weak reference to it, made once per build), every offset moved by ``base`` (the
+        chunk's start in the script's text) and its lines by ``line`` (its 0-based first
+        line). The copies' commands belong to ``script``; the chunk and the objects nothing
+        changes are the last placement's when it was at ``base`` and ``line`` too."""
+        at, at_line, placed = self.last[0]
+        if at != base or at_line != line or placed is None:
+            placed = self._moved(base, line)
+            self.last[0] = (base, line, placed)
+        script.chunks.append(placed.chunk)
         commands = []
         for c, (words, docs, redirects) in zip(self.commands, placed.lists, strict=True):
             # (a copy of the fields: a Command's ``__init__`` sets a dozen)
@@ -132,8 +145,7 @@ class Fragment:
         script.commands += commands
         links = self.links
         if self.assignments:
-            owned = [Assignment(a.name, value, a.start + base, a.end + base, a.exported, a.local,
-                                a.append, commands[k] if k >= 0 else None)
+            owned = [_assignment(a, value, base, commands[k] if k >= 0 else None)
                      for a, value, k in zip(self.assignments, placed.values, links.owner,
                                             strict=True)]
             for new, mine in zip(commands, links.prefix, strict=True):
@@ -147,21 +159,27 @@ class Fragment:
         if self.data_spans:
             script.data_spans += [(s + base, e + base) for s, e in self.data_spans]
 
-    def _moved(self, base: int) -> _Placed:
-        """New words, here-documents and redirections for a placement at ``base``. (A plain
-        loop, and no comprehension over an empty list: every chunk after an edit is moved, and
-        each comprehension costs a function object and a frame; most chunks are one command
-        with no here-document or redirection.)"""
+    def _moved(self, base: int, line: int) -> _Placed:
+        """New words, here-documents, redirections and chunk for a placement at offset ``base``
+        and first line ``line``. (The words in one pass over :attr:`words`, and no
+        comprehension over an empty list: every chunk after an edit is moved, and each
+        comprehension costs a function object and a frame; most chunks are one command with
+        no here-document or redirection.)"""
         docs = [Heredoc(h.start + base, h.end + base, h.quoted, h.text) for h in self.heredocs] \
             if self.heredocs else []
+        words = [_word(w, base) for w in self.words]
         lists = []
-        for c, mine in zip(self.commands, self.links.docs, strict=True):
-            words = [_word(w, base) for w in c.words]
-            lists.append((words, [docs[k] for k in mine] if mine else [],
-                           [_redirect(r, base) for r in c.redirects] if c.redirects else []))
+        cut = 0
+        for c, mine, end in zip(self.commands, self.links.docs, self.cuts, strict=True):
+            lists.append((words[cut:end] if cut or end < len(words) else words,
+                          [docs[k] for k in mine] if mine else [],
+                          [_redirect(r, base) for r in c.redirects] if c.redirects else []))
+            cut = end
         values = [_word(a.value, base) if a.value is not None else None
                   for a in self.assignments] if self.assignments else []
-        return _Placed(lists, values, docs)
+        chunk = Chunk(line, line + self.lines, base, base + self.length, self.parser, self.error,
+                      self.conditional)
+        return _Placed(lists, values, docs, chunk)
 
 
 def _distinct(objects: list) -> list:
@@ -190,7 +208,23 @@ def _word(w: Word, base: int) -> Word:
         expansions.append(e)
     new = _new(Word)
     new.text, new.start, new.end, new.value = w.text, w.start + base, w.end + base, w.value
-    new.expansions, new.early = expansions, list(w.early)
+    new.expansions, new.early = expansions, w.early[:] if w.early else []
+    return new
+
+
+def _assignment(a: Assignment, value: Word | None, base: int,
+                command: Command | None) -> Assignment:
+    """A copy of ``a`` moved by ``base``, holding ``value`` (its value word as placed) and
+    naming ``command`` (its command as placed, or None). Made from a copy of its fields, as a
+    Command in :meth:`Fragment.place`: its ``__init__`` sets ten fields, one of them through
+    the ``command`` descriptor (model.Assignment.command, a BackRef), a call of its own."""
+    fields = a.__dict__.copy()
+    fields["value"] = value
+    fields["start"] += base
+    fields["end"] += base
+    fields[_COMMAND_SLOT] = weakref.ref(command) if command is not None else None
+    new = _new(Assignment)
+    new.__dict__ = fields
     return new
 
 

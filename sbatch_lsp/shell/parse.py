@@ -7,6 +7,7 @@ exception a parser raises is caught; a chunk that no parser reads is recorded (S
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
@@ -217,14 +218,13 @@ class _Builder:
         self.script.comments = [self.tmap.orig_span(line_starts[ln] + col, line_starts[ln + 1] - 1
                                                     if ln + 1 < len(line_starts) else len(text))
                                 for ln, col in comments]
+        ref = weakref.ref(self.script)
         for ch in chunks:
             s = line_starts[ch.start - 1]
             e = line_starts[ch.end] - 1 if ch.end < len(line_starts) else len(text)
             fragment = chunk_fragment(self.tmap.text[s:e], self.read_simple) if memo else None
             if fragment is not None:  # (memo: this text's offsets are the original ones)
-                self.script.chunks.append(Chunk(ch.start - 1, ch.end - 1, s, e, fragment.parser,
-                                                fragment.error, fragment.conditional))
-                fragment.place(self.script, s)
+                fragment.place(self.script, ref, s, ch.start - 1)
                 continue
             self.ordered = False
             chunk = Chunk(ch.start - 1, ch.end - 1, *self.tmap.orig_span(s, e), parser="none",
@@ -793,7 +793,8 @@ def attach_nested(script: Script, tmap: TextMap, depth: int,
             cmd.nested.append(inner)
             attach_nested(inner, body, depth + 1, outer=_child_of(lookup, cmd))
             continue
-        if _splits(cmd.words[0], lookup):  # `$SRUN bash -c "…"`: the command is in a variable
+        # `$SRUN bash -c "…"`: the command is in a variable (the `$` test first, as below)
+        if cmd.words[0].text[:1] == "$" and _splits(cmd.words[0], lookup):
             _nest_split(cmd, 0, tmap, lookup, depth)
             continue
         idx = shell_string_index(cmd.words)
@@ -806,7 +807,10 @@ def attach_nested(script: Script, tmap: TextMap, depth: int,
                 _nest(cmd, w, tmap, lookup, "eval", depth)
             continue
         if (cmd.words[0].value or "").rsplit("/", 1)[-1] in RUNNERS:
-            k = next((k for k, w in enumerate(cmd.words) if k and _splits(w, lookup)), None)
+            # (the `$` test first: most words are no variable, and a call of _splits per word
+            # cost more than the rest of this loop)
+            k = next((k for k, w in enumerate(cmd.words)
+                      if k and w.text[:1] == "$" and _splits(w, lookup)), None)
             if k is not None:
                 _nest_split(cmd, k, tmap, lookup, depth)
 
