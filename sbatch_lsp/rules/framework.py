@@ -84,8 +84,11 @@ def parallelism_divisibility(job):
     """world % (TP·PP·CP); world % (ETP·EP·PP) from Megatron-Core 0.10 (DP % EP before);
     heads % TP; query groups % TP (from 0.16 a multiple or a divisor); hidden % heads on a
     Megatron-LM command line without --kv-channels."""
+    runs = framework_runs(job)
+    if not runs:
+        return  # (most jobs: the release, a walk over every word, is not read)
     release = megatron_core_release(job)
-    for run in framework_runs(job):
+    for run in runs:
         yield from _world_checks(run, release)
         yield from _head_checks(run, release)
         yield from _head_size_check(run)
@@ -219,8 +222,11 @@ def layers_pipeline_split(job):
     layers per stage % layers per virtual stage; a virtual pipeline needs PP > 1. Skipped for
     layout strings and hybrid patterns (validated elsewhere); uneven first/last stages are
     checked as Megatron-Core does (middle layers % middle stages)."""
+    runs = framework_runs(job)
+    if not runs:
+        return  # (most jobs: the release, a walk over every word, is not read)
     release = megatron_core_release(job)
-    for run in framework_runs(job):
+    for run in runs:
         yield from _layer_checks(run, release)
 
 
