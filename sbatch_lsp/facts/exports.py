@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
+from operator import attrgetter
 
 from ..shell.model import Assignment, Command, Script, Word, allexport_toggles
 
@@ -58,7 +59,8 @@ class Exports:
         self._toggles = [at for at, _ in self.allexport]
         self._add_assigned(assigned)
         for found in self.events.values():
-            found.sort(key=lambda e: e.at)
+            if len(found) > 1:  # (most names: one event, nothing to order)
+                found.sort(key=attrgetter("at"))
         self._timelines: dict[str, tuple[list[int], list[bool], bool]] = {}
 
     def _add(self, e: Event) -> None:

@@ -84,8 +84,11 @@ def parallelism_divisibility(job):
     """world % (TP·PP·CP); world % (ETP·EP·PP) from Megatron-Core 0.10 (DP % EP before);
     heads % TP; query groups % TP (from 0.16 a multiple or a divisor); hidden % heads on a
     Megatron-LM command line without --kv-channels."""
+    runs = framework_runs(job)
+    if not runs:
+        return  # (most jobs: the release, a walk over every word, is not read)
     release = megatron_core_release(job)
-    for run in framework_runs(job):
+    for run in runs:
         yield from _world_checks(run, release)
         yield from _head_checks(run, release)
         yield from _head_size_check(run)
@@ -219,8 +222,11 @@ def layers_pipeline_split(job):
     layers per stage % layers per virtual stage; a virtual pipeline needs PP > 1. Skipped for
     layout strings and hybrid patterns (validated elsewhere); uneven first/last stages are
     checked as Megatron-Core does (middle layers % middle stages)."""
+    runs = framework_runs(job)
+    if not runs:
+        return  # (most jobs: the release, a walk over every word, is not read)
     release = megatron_core_release(job)
-    for run in framework_runs(job):
+    for run in runs:
         yield from _layer_checks(run, release)
 
 
@@ -527,10 +533,13 @@ def cuda_device_max_connections(job):
     runs = framework_runs(job)
     if value != "1" and not runs:
         return  # nothing below can hold: no setting to judge, no run that needs one
-    words = [w for c in job.script.walk() for w in c.words]
+    words: list[Word] | None = None  # the script's words, gathered when a test below asks
 
     def first(rx: re.Pattern) -> Word | None:
         """The first word ``rx`` finds in (searched only when a test below asks)."""
+        nonlocal words
+        if words is None:
+            words = [w for c in job.script.walk() for w in c.words]
         return next((w for w in words if rx.search(w.value or w.text)), None)
 
     release = megatron_core_release(job)
@@ -541,13 +550,13 @@ def cuda_device_max_connections(job):
             yield _one_under_fsdp(job, setting[-1], fsdp_m, fsdp_o, ucc)
             return
     arch, arch_use = _arch(job)
-    if value != "1" and not first(FSDP_OTHER):
-        for run in runs:
-            why = _needs_one(run, arch, version)
-            if why is None:
-                continue
-            yield _missing_one(job, run, why, arch, arch_use, release)
-            return
+    if value != "1":
+        # the first run that needs the setting; the search of every word for FSDP only then
+        needing = next(((run, why) for run in runs
+                        for why in [_needs_one(run, arch, version)] if why is not None), None)
+        if needing is not None and not first(FSDP_OTHER):
+            yield _missing_one(job, needing[0], needing[1], arch, arch_use, release)
+        return
     if value == "1" and (arch == "blackwell" or first(MOE_OVERLAP)) and version != (0, 12) and \
             (version is None or version >= (0, 12)):
         a = setting[-1]
