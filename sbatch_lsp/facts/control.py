@@ -365,15 +365,19 @@ class _Reader:
             self.functions[extra] = (s, e)
 
     def replay(self, events: tuple, base: int) -> None:
-        """Apply a chunk's recording (:func:`chunk_events`) at offset ``base`` of the script."""
-        moved: dict[int, _Ctx] = {}
+        """Apply a chunk's recording (:func:`chunk_events`) at offset ``base`` of the script:
+        what :meth:`emit` does with each event there. Commands and strings (nearly every event)
+        take their context as recorded, with ``base``: their context is moved only where it is
+        kept (a moved context per event was a third of the cost of an edit's replays)."""
         for kind, s, e, ctx, extra in events:
-            here = moved.get(id(ctx))
-            if here is None:
-                here = moved[id(ctx)] = _moved_ctx(ctx, base)
-            if kind == _PIPELINE:
-                extra = [(a + base, b + base) for a, b in extra]
-            self.emit(kind, s + base, e + base, here, extra)
+            if kind == _CMD:
+                self._apply_command(s + base, e + base, ctx, extra, base)
+            elif kind == _STRING:
+                self._nested_string(s + base, e + base, extra, ctx, base)
+            else:
+                if kind == _PIPELINE:
+                    extra = [(a + base, b + base) for a, b in extra]
+                self.emit(kind, s + base, e + base, _moved_ctx(ctx, base), extra)
 
     # -- statements
     def walk(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
@@ -634,19 +638,30 @@ class _Reader:
                 self.emit(_STRING, *tree.span(c), ctx, c.type == "raw_string")
 
     def _apply_command(self, s: int, e: int, ctx: _Ctx,
-                       tail: tuple[str | None, list[str] | None, bool, str | None] | None
-                       ) -> None:
+                       tail: tuple[str | None, list[str] | None, bool, str | None] | None,
+                       base: int = 0) -> None:
         """A command node at ``[s, e)``: its model command's control facts and, in the batch
         shell outside subshells (``tail``: the simple command's name, its arguments when it is
         ``set``, ``wait`` or ``trap``, whether they read ``$!``, and for a variable assignment
-        the variable that keeps ``$!`` or ""), what it sets (``set``, ``wait``, ``trap``, a
-        saved ``$!``)."""
+        the variable that keeps ``$!`` or ""; None when it sets nothing), what it sets
+        (``set``, ``wait``, ``trap``, a saved ``$!``). ``ctx``'s offsets are relative to
+        ``base`` (a replayed recording's), those of ``s`` and ``e`` are not."""
         found = self.by_start.get(s)  # (the model command that starts there)
         cmd = found[0] if found else None
         if cmd is not None:
-            cc = self.of.setdefault(id(cmd), CommandControl())
-            cc.tasks, cc.in_loop, cc.in_subshell = ctx.tasks, ctx.in_loop, ctx.in_subshell
-            cc.in_condition, cc.statement, cc.after = ctx.in_condition, ctx.statement, ctx.after
+            tasks, in_loop, in_subshell, in_condition, _function, statement, after = ctx
+            if base:
+                if tasks.atoms:
+                    tasks = _moved_tasks(tasks, base)
+                if statement is not None:
+                    statement = (statement[0] + base, statement[1] + base)
+            cc = self.of.get(id(cmd))
+            if cc is None:  # (most commands: made with its fields, in their order, at once)
+                self.of[id(cmd)] = CommandControl(tasks, False, None, in_loop, in_subshell,
+                                                  in_condition, statement, after)
+            else:  # (a background or pipeline placed it first)
+                cc.tasks, cc.in_loop, cc.in_subshell = tasks, in_loop, in_subshell
+                cc.in_condition, cc.statement, cc.after = in_condition, statement, after
         if tail is None:
             return
         name, given, bang, saved = tail
@@ -670,11 +685,13 @@ class _Reader:
             # pids+=($!) / PIDS[$i]=$! / echo $! > file: the pid is kept somewhere
             self.backgrounds[-1].pid_var = "?"
 
-    def _nested_string(self, s: int, e: int, single: bool, ctx: _Ctx) -> None:
+    def _nested_string(self, s: int, e: int, single: bool, ctx: _Ctx, base: int = 0) -> None:
+        """A quoted string at ``[s, e)`` that may hold a nested script: read when a command of
+        the model's nested scripts starts inside it (``ctx``'s offsets relative to ``base``)."""
         k = bisect_right(self.nested_starts, s)
         if k == len(self.nested_starts) or self.nested_starts[k] >= e:
             return  # no command of a nested string starts inside it
-        self.parse_region(s, e, single, ctx)
+        self.parse_region(s, e, single, _moved_ctx(ctx, base))
 
     def parse_region(self, s: int, e: int, single: bool, ctx: _Ctx) -> None:
         """Read the text inside the quotes at ``[s, e)`` as shell code run by another shell.
@@ -829,19 +846,24 @@ SAVED_PID = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\]|\+)?=\(?\s*[\"']?
 
 
 def _command_tail(words: list[str], command: bool, assignment: str | None
-                  ) -> tuple[str | None, list[str] | None, bool, str | None]:
+                  ) -> tuple[str | None, list[str] | None, bool, str | None] | None:
     """What a command node hands :meth:`_Reader._apply_command` (its ``tail``) from the texts
     of its named children (``words``: redirections and prefix assignments left out), whether it
     is a simple command (not a declaration, ``unset`` or test: then it has a name) and, for a
-    variable assignment, its text."""
+    variable assignment, its text; None when the command sets nothing there (most commands: not
+    ``set``/``wait``/``trap``, no saved ``$!``), which that method then skips at once."""
     name = words[0] if words and command else None
     rest = " ".join(words[1:])
     saved = None  # `pid=$!`: the variable that keeps a background job's pid
     if assignment is not None:
         m = SAVED_PID.fullmatch(assignment)
         saved = m.group(1) if m else ""
-    return (name, words[1:] if name in ("set", "wait", "trap") else None,
-            "$!" in rest or "${!}" in rest, saved)
+    bang = "$!" in rest or "${!}" in rest
+    if name in ("set", "wait", "trap"):
+        return name, words[1:], bang, saved
+    if saved or (name is not None and bang):
+        return name, None, bang, saved
+    return None
 
 
 def _option_on(table: list[tuple[int, bool]], at: int) -> bool:
@@ -1074,13 +1096,19 @@ def _moved_ctx(ctx: _Ctx, base: int) -> _Ctx:
     """``ctx`` of a recording (offsets relative to its chunk) at offset ``base``."""
     if not base:
         return ctx
-    tasks = ctx.tasks
-    if tasks.atoms:
-        tasks = Tasks(tuple(Atom(a.var, a.op, a.value, a.start + base, a.end + base, a.early)
-                            for a in tasks.atoms), tasks.opaque)
     stmt = ctx.statement
-    return _Ctx(tasks, ctx.in_loop, ctx.in_subshell, ctx.in_condition, ctx.function,
-                (stmt[0] + base, stmt[1] + base) if stmt is not None else None, ctx.after)
+    return _Ctx(_moved_tasks(ctx.tasks, base), ctx.in_loop, ctx.in_subshell, ctx.in_condition,
+                ctx.function, (stmt[0] + base, stmt[1] + base) if stmt is not None else None,
+                ctx.after)
+
+
+def _moved_tasks(tasks: Tasks, base: int) -> Tasks:
+    """``tasks`` of a recording (its atoms' spans relative to their chunk) at offset ``base``
+    (the same object when no atom needs moving)."""
+    if not tasks.atoms:
+        return tasks
+    return Tasks(tuple(Atom(a.var, a.op, a.value, a.start + base, a.end + base, a.early)
+                       for a in tasks.atoms), tasks.opaque)
 
 
 def control_of(script: Script, text: str) -> Control:
