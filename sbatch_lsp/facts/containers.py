@@ -27,7 +27,7 @@ from .layout import sole_reference
 MAX_CHAIN = 8
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen (its __init__ costs ~3x; built per lint), never mutated once built
 class Text:
     """A literal string the script gives an option, and the span of the text holding it
     (offsets into the script). ``in_place`` says the span is the literal itself (the option's

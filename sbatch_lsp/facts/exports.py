@@ -29,7 +29,7 @@ EXPORT, UNEXPORT, UNSET, ASSIGNED = "export", "unexport", "unset", "assign"
 BUILTINS = frozenset({"set", "unset", "export", "declare", "typeset", "readonly"})
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen (its __init__ costs ~3x; built per lint), never mutated once built
 class Event:
     """One change to a variable's export attribute (``kind``: ``export``, ``unexport``,
     ``unset``, or ``assign`` for a plain assignment, which exports only under ``set -a``) at

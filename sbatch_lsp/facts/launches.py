@@ -19,7 +19,7 @@ from .layout import parse_count
 from .steps import EnvVar, StepFacts, facts_of, shell_variable
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen (its __init__ costs ~3x; built per lint), never mutated once built
 class LaunchSpec:
     """One launcher: the typed ``launch`` (kind, flavour, normalised args, program), the
     ``command`` that runs it, the srun ``step`` whose tasks run it (None: the batch shell),

@@ -108,7 +108,7 @@ def gpu_count(text: str | None) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen (its __init__ costs ~3x; built per lint), never mutated once built
 class Request:
     """One count as requested: ``given`` when the option is present, ``value`` when it is a
     literal (or resolves to one). Never changed, hashable."""
@@ -230,7 +230,7 @@ def _gpus_per_node(eff: dict[str, OptionUse], comp: Component) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen (its __init__ costs ~3x; built per lint), never mutated once built
 class StepRequest:
     """An srun step's own layout options: each a Request; ``node_count_tasks`` is True when
     its ``--ntasks`` names the node count even though that count is not a literal

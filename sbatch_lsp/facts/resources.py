@@ -73,7 +73,7 @@ class GpuUse:
     step: Step | None
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen (its __init__ costs ~3x; built per lint), never mutated once built
 class GpuResources:
     """The job's GPU request, the steps that ask for their own, ``--exclusive``, the site's
     device confinement and the evidence of GPU work, strongest first."""
@@ -103,7 +103,7 @@ class GpuResources:
         return [u for u in self.uses if u.step is not None and not step_requests_gpus(u.step)]
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # not frozen (its __init__ costs ~3x; built per lint), never mutated once built
 class JobCounts:
     """The job's counts as sbatch submits them, each with the directive it comes from:
     ``nodes`` (raised to a ``--nodelist``'s length, lowered to ``--ntasks``: src/sbatch/opt.c
