@@ -37,7 +37,7 @@ class BackRef(Generic[T]):
         return value
 
     def __set__(self, obj: Any, value: T | None) -> None:
-        # (through __dict__: a frozen dataclass's __init__ sets its fields so too)
+        # (through __dict__, which a frozen dataclass's __init__ may also do)
         obj.__dict__[self.slot] = weakref.ref(value) if value is not None else None
 
 

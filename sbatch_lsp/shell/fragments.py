@@ -194,9 +194,8 @@ def _distinct(objects: list) -> list:
 
 
 def _word(w: Word, base: int) -> Word:
-    """A copy of ``w`` and of its expansions moved by ``base``. An Expansion (frozen: its
-    ``__init__`` sets each field through ``object.__setattr__``) is made from a copy of its
-    fields with the offsets changed. The Word is made without its ``__init__`` call (its
+    """A copy of ``w`` and of its expansions moved by ``base``. An Expansion is made from a
+    copy of its fields with the offsets changed (cheaper than its ``__init__``). The Word is made without its ``__init__`` call (its
     fields set in the same order), which cost as much as the copy itself."""
     expansions = []
     for x in w.expansions:
@@ -229,8 +228,8 @@ def _assignment(a: Assignment, value: Word | None, base: int,
 
 
 def _redirect(r: Redirect, base: int) -> Redirect:
-    """A copy of ``r`` moved by ``base`` (frozen: made from a copy of its fields, as an
-    Expansion)."""
+    """A copy of ``r`` moved by ``base``, made from a copy of its fields as an Expansion is
+    (a Redirect is frozen: its ``__init__`` sets each field through ``object.__setattr__``)."""
     moved = r.__dict__.copy()
     moved["target"] = _word(r.target, base)
     moved["start"] += base
