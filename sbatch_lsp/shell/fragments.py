@@ -72,10 +72,11 @@ class Fragment:
     (name -> span, in definition order), the multi-line strings (``data_spans``), how the
     chunk was read (``Chunk.parser``/``Chunk.error``), whether it is a conditional compound
     (``Chunk.conditional``) and its number of lines less one (``Chunk.end_line`` -
-    ``Chunk.start_line``) and characters (``length``). ``words`` is the commands' words in one list, command after command,
-    ``cuts`` where each command's end in it (what a move copies in one pass). Its own objects
-    are never mutated; ``last`` holds ``(base, line, placed)``: the offset and first line of
-    the last placement and what it made that nothing changes once built (:class:`_Placed`)."""
+    ``Chunk.start_line``) and characters (``length``). ``words`` holds the commands' words
+    in one list, command after command, and ``cuts`` where each command's words end in it (a
+    move copies them in one pass). Its own objects are never mutated; ``last`` holds ``(base,
+    line, placed)``: the offset and first line of the last placement and what it made that
+    nothing changes once built (:class:`_Placed`)."""
 
     commands: tuple[Command, ...]
     assignments: tuple[Assignment, ...]
