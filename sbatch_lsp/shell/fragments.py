@@ -196,8 +196,9 @@ def _distinct(objects: list) -> list:
 
 def _word(w: Word, base: int) -> Word:
     """A copy of ``w`` and of its expansions moved by ``base``. An Expansion is made from a
-    copy of its fields with the offsets changed (cheaper than its ``__init__``). The Word is made without its ``__init__`` call (its
-    fields set in the same order), which cost as much as the copy itself."""
+    copy of its fields with the offsets changed (cheaper than its ``__init__``). The Word is
+    made without its ``__init__`` call (its fields set in the same order), which cost as much
+    as the copy itself."""
     expansions = []
     for x in w.expansions:
         moved = x.__dict__.copy()
