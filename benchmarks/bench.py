@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import resource
@@ -65,8 +66,14 @@ def time_lint(scripts: list[str], rounds: int) -> None:
           f"p95 {ms(wall, 0.95)}; parse alone: CPU median {ms(parse_cpu)}")
 
 
-def main() -> None:
-    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus", nargs="?", type=Path, metavar="CORPUS_DIR",
+                    help="a folder of real job scripts (also times the CLI over all of them "
+                         "next to ShellCheck)")
+    corpus = ap.parse_args(argv).corpus
+    if corpus is not None and not corpus.is_dir():
+        ap.error(f"{corpus}: not a folder")
     text = script_100()
     print(f"in-process, one {len(text.splitlines())}-line multi-node script (examples/ + echo lines):")
     time_lint([text], 200)

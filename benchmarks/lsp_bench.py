@@ -13,6 +13,7 @@ issue notes; nothing here asserts a time).
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
 import math
 import statistics
@@ -142,4 +143,7 @@ async def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 30))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("rounds", nargs="?", type=int, default=30,
+                    help="changes per script size, and hovers (default: 30)")
+    asyncio.run(main(ap.parse_args().rounds))
