@@ -121,6 +121,8 @@ _BLANK = " \t"
 #: a run of characters that stand for themselves in a word outside quotes (any but blanks,
 #: newlines, operators, quotes, ``$``, backquotes, parentheses, ``<``, ``>``, backslashes)
 _PLAIN = re.compile(r"[^ \t\n;&|'\"$`()<>\\]*")
+#: the characters that end a word after a :data:`_PLAIN` run (see ``_Reader._word_end``)
+_WORD_END = frozenset(" \t\n;&|")
 #: a command substitution bashlex reads inside single quotes (see ``_Reader._word_end``), or
 #: ``$[``, on which it fails there
 _QUOTED_CODE = re.compile(r"\$[(\[]|`")
@@ -289,7 +291,7 @@ class _Reader:
             else:
                 raise _Outside
         self.lone_pipeline = items == 1 and not linked
-        if any(lst is out for lst, *_ in self.pending):
+        if self.pending and any(lst is out for lst, *_ in self.pending):
             raise _Outside  # a here-document whose body this list does not reach
         if background_at:
             if and_or:
@@ -586,7 +588,11 @@ class _Reader:
                     i = self._conditional(i, subst, tokens, inner)
                     words += 1
                     break
-            end = self._word_end(i, subst, inner)
+            # (a word of plain characters only, as most are, ends where its plain run does, as
+            # :meth:`_word_end` finds; its setup matters only to a word's substitutions)
+            end = _PLAIN.match(text, i).end()  # type: ignore[union-attr]  # (matches "")
+            if end == i or end < n and text[end] not in _WORD_END:
+                end = self._word_end(i, subst, inner)
             if end == i:
                 raise _Outside
             if first_word is None:
@@ -599,7 +605,8 @@ class _Reader:
             i = end
         if not tokens or first_word in RESERVED:  # (redirections alone make a command)
             raise _Outside
-        self.pending += [(out, len(out), *doc) for doc in docs]
+        if docs:
+            self.pending += [(out, len(out), *doc) for doc in docs]
         out.append(_new_command((tuple(tokens), subst, False, self.function, ())))
         out.extend(inner)
         return i
@@ -671,7 +678,7 @@ class _Reader:
             if i >= n:
                 break
             c = text[i]
-            if c in " \t\n;&|":
+            if c in _WORD_END:
                 break
             if c == "'":
                 j = text.find("'", i + 1)
