@@ -138,6 +138,10 @@ _PLAIN_QUOTED = re.compile(r'[^"\\`$]*')
 #: blanks, and blanks and newlines
 _BLANKS = re.compile(r"[ \t]*")
 _BLANKS_NL = re.compile(r"[ \t\n]*")
+#: the characters at which :meth:`_Reader._blanks` has anything to do (skip blanks, newlines,
+#: backslash-newlines or a comment; refuse a newline or comment inside ``$(…)``): at any other
+#: it returns at once
+_SKIPPED = frozenset(" \t\n\\#")
 #: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``, ``(``
 #: for a subshell)
 COMPOUND = frozenset({"if", "for", "while", "until", "{", "()", "function", "("})
@@ -241,11 +245,11 @@ class _Reader:
             if self.pending and text.startswith("\n", i):  # (a blank or comment line: a
                 i = self._bodies(i)  # newline token, where a waiting body starts)
                 continue
-            if i >= n or self._closes(i, subst) or stop and self._reserved(i) in stop:
+            word = self._reserved(i)  # (None at the end)
+            if i >= n or self._closes(i, subst) or stop and word in stop:
                 if need_command or not items:
                     raise _Outside  # `a &&` / `a |` with nothing after, or nothing at all
                 break
-            word = self._reserved(i)
             if word == "!" and not need_command:  # `! PIPELINE`: bashlex's command starts after
                 i = self._blanks(i + 1, subst, newlines=False)
                 word = self._reserved(i)
@@ -375,6 +379,8 @@ class _Reader:
         newlines too; inside ``$(...)`` a newline, backslash-newline or comment leaves the
         subset."""
         text, n = self.text, self.n
+        if i < n and text[i] not in _SKIPPED:  # (nothing to skip, as at most calls)
+            return i
         skip = (_BLANKS_NL if newlines and not subst else _BLANKS).match
         while True:
             i = skip(text, i).end()  # type: ignore[union-attr]  # (matches "")
