@@ -500,3 +500,15 @@ def test_one_line_commands_read_as_the_whole_reader_reads_them_in_the_scripts():
     chunks = {text[ch.start:ch.end].replace("\r", " ") for text in texts
               for ch in parse(TextMap(text)).chunks}
     assert [c for c in chunks if not _same_reading(c)] == []
+
+
+def test_tokens_and_commands_built_from_tuples_are_the_named_tuples():
+    """``fast._new_token``/``_new_command`` (``tuple.__new__`` without the NamedTuple's
+    ``__new__``) build what the classes build, given every field."""
+    token = fast._new_token((1, 2, True, False))
+    assert type(token) is fast.Token and token == fast.Token(1, 2, True)
+    assert (token.start, token.end, token.redirect, token.heredoc) == (1, 2, True, False)
+    command = fast._new_command(((token,), True, False, None, ()))
+    assert type(command) is fast.Command and command == fast.Command((token,), True, False)
+    assert command.function is None and command.heredocs == ()
+    assert len(fast.Token._fields) == 4 and len(fast.Command._fields) == 5

@@ -53,6 +53,7 @@ case and generated script, and on the real corpus with ``CORPUS_DIR``.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import NamedTuple
 
 from . import masks
@@ -110,10 +111,18 @@ class Token(NamedTuple):
     heredoc: bool = False
 
 
+#: a :class:`Token` from its four fields given as one tuple, ``_new_token((start, end, redirect,
+#: heredoc))``: ``tuple.__new__`` called from C, without the NamedTuple's Python-level
+#: ``__new__`` (the reader builds one per word: that call took 7% of its instructions);
+#: tests/test_fast_reader.py checks it builds what ``Token(…)`` builds
+_new_token = partial(tuple.__new__, Token)
+
 _BLANK = " \t"
 #: a run of characters that stand for themselves in a word outside quotes (any but blanks,
 #: newlines, operators, quotes, ``$``, backquotes, parentheses, ``<``, ``>``, backslashes)
 _PLAIN = re.compile(r"[^ \t\n;&|'\"$`()<>\\]*")
+#: the characters that end a word after a :data:`_PLAIN` run (see ``_Reader._word_end``)
+_WORD_END = frozenset(" \t\n;&|")
 #: a command substitution bashlex reads inside single quotes (see ``_Reader._word_end``), or
 #: ``$[``, on which it fails there
 _QUOTED_CODE = re.compile(r"\$[(\[]|`")
@@ -129,6 +138,10 @@ _PLAIN_QUOTED = re.compile(r'[^"\\`$]*')
 #: blanks, and blanks and newlines
 _BLANKS = re.compile(r"[ \t]*")
 _BLANKS_NL = re.compile(r"[ \t\n]*")
+#: the characters at which :meth:`_Reader._blanks` has anything to do (skip blanks, newlines,
+#: backslash-newlines or a comment; refuse a newline or comment inside ``$(…)``): at any other
+#: it returns at once
+_SKIPPED = frozenset(" \t\n\\#")
 #: compound commands the reader takes apart (``()`` stands for a function head ``NAME()``, ``(``
 #: for a subshell)
 COMPOUND = frozenset({"if", "for", "while", "until", "{", "()", "function", "("})
@@ -155,6 +168,10 @@ class Command(NamedTuple):
     #: from the line after the command's line to the end of the delimiter line (its newline
     #: excluded), as bashlex's heredoc node spans it
     heredocs: tuple[tuple[int, int, int], ...] = ()
+
+
+#: a :class:`Command` from its five fields given as one tuple (see :data:`_new_token`)
+_new_command = partial(tuple.__new__, Command)
 
 
 class Reading(NamedTuple):
@@ -228,11 +245,11 @@ class _Reader:
             if self.pending and text.startswith("\n", i):  # (a blank or comment line: a
                 i = self._bodies(i)  # newline token, where a waiting body starts)
                 continue
-            if i >= n or self._closes(i, subst) or stop and self._reserved(i) in stop:
+            word = self._reserved(i)  # (None at the end)
+            if i >= n or self._closes(i, subst) or stop and word in stop:
                 if need_command or not items:
                     raise _Outside  # `a &&` / `a |` with nothing after, or nothing at all
                 break
-            word = self._reserved(i)
             if word == "!" and not need_command:  # `! PIPELINE`: bashlex's command starts after
                 i = self._blanks(i + 1, subst, newlines=False)
                 word = self._reserved(i)
@@ -278,7 +295,7 @@ class _Reader:
             else:
                 raise _Outside
         self.lone_pipeline = items == 1 and not linked
-        if any(lst is out for lst, *_ in self.pending):
+        if self.pending and any(lst is out for lst, *_ in self.pending):
             raise _Outside  # a here-document whose body this list does not reach
         if background_at:
             if and_or:
@@ -362,6 +379,8 @@ class _Reader:
         newlines too; inside ``$(...)`` a newline, backslash-newline or comment leaves the
         subset."""
         text, n = self.text, self.n
+        if i < n and text[i] not in _SKIPPED:  # (nothing to skip, as at most calls)
+            return i
         skip = (_BLANKS_NL if newlines and not subst else _BLANKS).match
         while True:
             i = skip(text, i).end()  # type: ignore[union-attr]  # (matches "")
@@ -560,12 +579,12 @@ class _Reader:
                 if doc is not None and not subst:
                     docs.append((doc.end(), start, doc.group(2), bool(doc.group(1)),
                                  self._waits(doc.end(), doc.group(2), docs)))
-                    tokens.append(Token(start, doc.end(), True, True))
+                    tokens.append(_new_token((start, doc.end(), True, True)))
                     i = doc.end()
                     continue
                 end = self._redirect(i, subst, inner)
                 if end is not None:
-                    tokens.append(Token(start, end, True))
+                    tokens.append(_new_token((start, end, True, False)))
                     i = end
                     continue
             if c == "[" and text.startswith(("[[ ", "[[\t", "[[\n"), i):
@@ -575,7 +594,11 @@ class _Reader:
                     i = self._conditional(i, subst, tokens, inner)
                     words += 1
                     break
-            end = self._word_end(i, subst, inner)
+            # (a word of plain characters only, as most are, ends where its plain run does, as
+            # :meth:`_word_end` finds; its setup matters only to a word's substitutions)
+            end = _PLAIN.match(text, i).end()  # type: ignore[union-attr]  # (matches "")
+            if end == i or end < n and text[end] not in _WORD_END:
+                end = self._word_end(i, subst, inner)
             if end == i:
                 raise _Outside
             if first_word is None:
@@ -583,13 +606,14 @@ class _Reader:
                     first_word = text[i:end]
                 elif len(tokens) > words:  # (bashlex reads `NAME=…` after a redirection as
                     raise _Outside  # the command's name)
-            tokens.append(Token(start, end, False))
+            tokens.append(_new_token((start, end, False, False)))
             words += 1
             i = end
         if not tokens or first_word in RESERVED:  # (redirections alone make a command)
             raise _Outside
-        self.pending += [(out, len(out), *doc) for doc in docs]
-        out.append(Command(tuple(tokens), subst, False, self.function))
+        if docs:
+            self.pending += [(out, len(out), *doc) for doc in docs]
+        out.append(_new_command((tuple(tokens), subst, False, self.function, ())))
         out.extend(inner)
         return i
 
@@ -621,7 +645,7 @@ class _Reader:
         """``[[ WORDS ]]`` at ``i`` with plain words only (no ``&&``, ``||``, ``<``, ``>``,
         ``(``, ``=~``, escapes): bashlex reads it, behind its mask, as ``[`` WORDS ``]`` with
         the ``[`` at the first bracket and the ``]`` at the last, so its tokens are those."""
-        tokens.append(Token(i, i + 1, False))
+        tokens.append(_new_token((i, i + 1, False, False)))
         i += 2
         while True:
             i = self._blanks(i, subst, False)
@@ -632,11 +656,11 @@ class _Reader:
                 raise _Outside
             word = self.text[i:end]
             if word == "]]":
-                tokens.append(Token(end - 1, end, False))
+                tokens.append(_new_token((end - 1, end, False, False)))
                 return end
             if word == "=~":  # bashlex's mask rewrites it
                 raise _Outside
-            tokens.append(Token(i, end, False))
+            tokens.append(_new_token((i, end, False, False)))
             i = end
 
     def _word_end(self, i: int, subst: bool, inner: list[Command]) -> int:
@@ -660,7 +684,7 @@ class _Reader:
             if i >= n:
                 break
             c = text[i]
-            if c in " \t\n;&|":
+            if c in _WORD_END:
                 break
             if c == "'":
                 j = text.find("'", i + 1)
@@ -942,13 +966,14 @@ def _one_command(text: str, end: int) -> Reading | None:
     before ``end``: one command whose tokens are its words (:data:`_ONE_WORD`); None when its
     name (the first word that is not an assignment) is a reserved word (``time a``, ``{ a``,
     ``! a``: for :func:`read_any`)."""
-    tokens = tuple(Token(m.start(), m.end(), False) for m in _ONE_WORD.finditer(text, 0, end))
+    tokens = tuple([_new_token((m.start(), m.end(), False, False))
+                    for m in _ONE_WORD.finditer(text, 0, end)])
     for t in tokens:
         if not _assignment_like(text, t.start, t.end):
             if text[t.start:t.end] in RESERVED:
                 return None
             break
-    return Reading((Command(tokens, False, False),), ())
+    return Reading((_new_command((tokens, False, False, None, ())),), ())
 
 
 def read_any(text: str) -> Reading | None:
