@@ -124,6 +124,10 @@ def _match_paren(text: str, i: int, end: int) -> int:
     return end if k < 0 else k + 1
 
 
+#: the characters :meth:`_Scanner.inner_refs` reacts to in a command substitution or a ``${ }``
+#: operand, and in arithmetic (where a name is a reference)
+_CODE_SPECIAL = re.compile(r"[\\'$]")
+_ARITH_SPECIAL = re.compile(r"[\\$A-Za-z_]")
 #: the characters :meth:`_Scanner.run` reacts to outside quotes and inside double quotes (the
 #: others it adds to the value as they stand)
 _UNQUOTED_SPECIAL = re.compile(r"[\\'\"$`]")
@@ -150,8 +154,14 @@ class _Scanner:
     def inner_refs(self, s: int, e: int, quoting: str, arith: bool = False) -> None:
         """Variable references inside ``$( )``, ``$(( ))`` or a ``${ }`` operand."""
         t = self.t
+        # (the characters in between are passed over in one search each)
+        special = _ARITH_SPECIAL if arith else _CODE_SPECIAL
         j = s
         while j < e:
+            found = special.search(t, j, e)
+            if found is None:
+                return
+            j = found.start()
             c = t[j]
             if c == "\\":
                 j += 2
@@ -314,13 +324,12 @@ class _Scanner:
         return max(j, i + 1)
 
     def _single(self, s: int, e: int) -> None:
+        """The text inside single quotes, ``[s, e)``: its value as it stands, each ``$`` in it
+        recorded as a literal reference."""
         self.value.append(self.t[s:e])
-        j = s
-        while j < e:
-            if self.t[j] == "$":
-                j = self._literal_dollar(j, SINGLE)
-                continue
-            j += 1
+        j = self.t.find("$", s, e)
+        while j >= 0:
+            j = self.t.find("$", self._literal_dollar(j, SINGLE), e)
 
 
 #: a character that makes a word more than its own text: a quote, escape or expansion
