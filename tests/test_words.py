@@ -31,6 +31,22 @@ def test_scan_word_value_and_references(text, value, refs):
     assert word.early == []
 
 
+@pytest.mark.parametrize("text, refs", [
+    ("$(echo '$A' $B \\$C)", [("B", "unquoted", True)]),  # (single quotes hide, \\ skips)
+    ("$((A + b2*$C - 3x))", [("A", "unquoted", True), ("b2", "unquoted", True),
+                             ("C", "unquoted", True)]),  # (a name after a digit is none)
+    ("${X:-$Y}", [("X", "unquoted", False), ("Y", "unquoted", True)]),
+    ('$(a "$(b $D)")', [("D", "unquoted", True)]),
+    ("$((é1+N))", [("N", "unquoted", True)]),
+    ("'a$B$C'", [("B", "single", False), ("C", "single", False)]),
+])
+def test_scan_word_references_inside_substitutions_and_single_quotes(text, refs):
+    """The references the scanner finds between the characters it passes over (inside
+    ``$( )``, ``$(( ))``, a ``${ }`` operand, single quotes)."""
+    word = scan_word(TextMap(" " + text + " "), 1, 1 + len(text))
+    assert [(e.name, e.quoting, e.nested) for e in word.refs()] == refs
+
+
 def test_tilde_only_at_the_start_makes_a_word_not_literal():
     assert scan_word(TextMap("a~b"), 0, 3).value == "a~b"
 
