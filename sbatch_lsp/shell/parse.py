@@ -215,9 +215,11 @@ class _Builder:
         # chunker re-scans only what changed since the text it read last (a version before)
         memo = self.tmap.offsets is None and not self.tmap.early and USE_FRAGMENTS
         chunks, comments = (chunker.rescan if memo else chunker.scan)(text)
-        self.script.comments = [self.tmap.orig_span(line_starts[ln] + col, line_starts[ln + 1] - 1
-                                                    if ln + 1 < len(line_starts) else len(text))
-                                for ln, col in comments]
+        spans = [(line_starts[ln] + col,
+                  line_starts[ln + 1] - 1 if ln + 1 < len(line_starts) else len(text))
+                 for ln, col in comments]
+        self.script.comments = spans if self.tmap.offsets is None else \
+            [self.tmap.orig_span(cs, ce) for cs, ce in spans]
         ref = weakref.ref(self.script)
         for ch in chunks:
             s = line_starts[ch.start - 1]
@@ -796,23 +798,23 @@ def attach_nested(script: Script, tmap: TextMap, depth: int,
             cmd.nested.append(inner)
             attach_nested(inner, body, depth + 1, outer=_child_of(lookup, cmd))
             continue
+        words = cmd.words
+        first = words[0]
         # `$SRUN bash -c "…"`: the command is in a variable (the `$` test first, as below)
-        if cmd.words[0].text[:1] == "$" and _splits(cmd.words[0], lookup):
+        if first.text[:1] == "$" and _splits(first, lookup):
             _nest_split(cmd, 0, tmap, lookup, depth)
             continue
-        idx = shell_string_index(cmd.words)
+        idx = shell_string_index(words)
         if idx is not None:
-            w = cmd.words[idx]
-            _nest(cmd, w, tmap, lookup, "bash -c", depth)
+            _nest(cmd, words[idx], tmap, lookup, "bash -c", depth)
             continue
-        if cmd.words[0].value == "eval" and len(cmd.words) > 1:
-            for w in cmd.words[1:2]:
-                _nest(cmd, w, tmap, lookup, "eval", depth)
+        if first.value == "eval" and len(words) > 1:
+            _nest(cmd, words[1], tmap, lookup, "eval", depth)
             continue
-        if (cmd.words[0].value or "").rsplit("/", 1)[-1] in RUNNERS:
+        if (first.value or "").rsplit("/", 1)[-1] in RUNNERS:
             # (the `$` test first: most words are no variable, and a call of _splits per word
             # cost more than the rest of this loop)
-            k = next((k for k, w in enumerate(cmd.words)
+            k = next((k for k, w in enumerate(words)
                       if k and w.text[:1] == "$" and _splits(w, lookup)), None)
             if k is not None:
                 _nest_split(cmd, k, tmap, lookup, depth)
