@@ -124,6 +124,10 @@ def _match_paren(text: str, i: int, end: int) -> int:
     return end if k < 0 else k + 1
 
 
+#: the characters :meth:`_Scanner.inner_refs` reacts to in a command substitution or a ``${ }``
+#: operand, and in arithmetic (where a name is a reference)
+_CODE_SPECIAL = re.compile(r"[\\'$]")
+_ARITH_SPECIAL = re.compile(r"[\\$A-Za-z_]")
 #: the characters :meth:`_Scanner.run` reacts to outside quotes and inside double quotes (the
 #: others it adds to the value as they stand)
 _UNQUOTED_SPECIAL = re.compile(r"[\\'\"$`]")
@@ -150,8 +154,14 @@ class _Scanner:
     def inner_refs(self, s: int, e: int, quoting: str, arith: bool = False) -> None:
         """Variable references inside ``$( )``, ``$(( ))`` or a ``${ }`` operand."""
         t = self.t
+        # (the characters in between are passed over in one search each)
+        special = _ARITH_SPECIAL if arith else _CODE_SPECIAL
         j = s
         while j < e:
+            found = special.search(t, j, e)
+            if found is None:
+                return
+            j = found.start()
             c = t[j]
             if c == "\\":
                 j += 2
@@ -314,21 +324,66 @@ class _Scanner:
         return max(j, i + 1)
 
     def _single(self, s: int, e: int) -> None:
+        """The text inside single quotes, ``[s, e)``: its value as it stands, each ``$`` in it
+        recorded as a literal reference."""
         self.value.append(self.t[s:e])
-        j = s
-        while j < e:
-            if self.t[j] == "$":
-                j = self._literal_dollar(j, SINGLE)
-                continue
-            j += 1
+        j = self.t.find("$", s, e)
+        while j >= 0:
+            j = self.t.find("$", self._literal_dollar(j, SINGLE), e)
 
 
 #: a character that makes a word more than its own text: a quote, escape or expansion
 _QUOTED_OR_EXPANDED = re.compile(r"[\\'\"$`]")
+#: what follows the ``$`` of a ``${NAME}`` (group 1) or ``$NAME`` (group 2)
+_BRACED_OR_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)")
+#: the characters of a name (:data:`NAME`)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 def scan_word(tmap: TextMap, start: int, end: int) -> Word:
-    """Read the word ``tmap.text[start:end]``: its expansions (with original offsets) and value."""
+    """Read the word ``tmap.text[start:end]``: its expansions (with original offsets) and value.
+
+    In the script's own text (``tmap`` maps no offset and holds no substituted value) a word
+    with no backslash, single quote or backquote, not starting with ``~``, is read without the
+    scanner when it is plain, or holds only double quotes and ``$NAME``/``${NAME}`` (most words
+    of real scripts; :func:`_scan` reads the others; tests/test_words.py compares the two)."""
+    text = tmap.text[start:end]
+    if tmap.offsets is None and not tmap.early and "\\" not in text and "'" not in text \
+            and "`" not in text and text[:1] != "~":
+        if "$" not in text and '"' not in text:
+            return Word(text, start, end, text, [], [])  # nothing to remove or expand
+        word = _quoted_names(text, start, end, tmap.text[end:end + 1])
+        if word is not None:
+            return word
+    return _scan(tmap, start, end)
+
+
+def _quoted_names(text: str, start: int, end: int, after: str) -> Word | None:
+    """The word ``text``, ``[start, end)`` of the script's own text (``after``: the character
+    that follows it, "" at the end) as :class:`_Scanner` reads it, when it holds nothing but
+    plain characters, double quotes and ``$NAME``/``${NAME}`` (the caller tested that it has
+    no backslash, single quote or backquote and does not start with ``~``); None when it holds
+    another ``$`` (``$1``, ``${X:-y}``, ``$(…)``, a lone ``$``) or a name character follows it
+    (the scanner would read ``$NAME`` at its end past it)."""
+    if after in _NAME_CHARS:
+        return None
+    expansions = []
+    i = text.find("$")
+    while i >= 0:
+        m = _BRACED_OR_NAME.match(text, i + 1)
+        if m is None:
+            return None
+        j = m.end()
+        # (inside double quotes when an odd number of them come before it)
+        quoting = DOUBLE if text.count('"', 0, i) % 2 else UNQUOTED
+        expansions.append(Expansion(m[1] or m[2], "var", quoting, start + i, start + j,
+                                    text[i:j]))
+        i = text.find("$", j)
+    return Word(text, start, end, None if expansions else text.replace('"', ""), expansions, [])
+
+
+def _scan(tmap: TextMap, start: int, end: int) -> Word:
+    """:func:`scan_word`'s reading of any word, by :class:`_Scanner` (the reference)."""
     text = tmap.text[start:end]
     os_, oe = tmap.orig_span(start, end) if tmap.offsets is not None else (start, end)
     early = tmap.early_in(start, end) if tmap.early else []
