@@ -306,12 +306,14 @@ class _Ctx(NamedTuple):
 
 class _Impure(Exception):
     """Raised while a chunk's walk is recorded when its reading needs the rest of the script
-    (an alias such as ``RANK=$SLURM_PROCID`` behind a guard, a here-document body the script
-    runs): that chunk is walked in place instead."""
+    (an alias such as ``RANK=$SLURM_PROCID`` behind a guard): that chunk is walked in place
+    instead."""
 
 
 #: the kinds of what a walk emits (see :meth:`_Reader.emit`)
-_CMD, _BACKGROUND, _PIPELINE, _STRING, _FUNCTION = range(5)
+_CMD, _BACKGROUND, _PIPELINE, _STRING, _FUNCTION, _HEREDOC = range(6)
+#: the context a here-document event carries (its body is read in a context of its own)
+_NO_CTX = _Ctx()
 
 
 class _Reader:
@@ -361,6 +363,8 @@ class _Reader:
             self._apply_background(s, e, ctx)
         elif kind == _PIPELINE:
             self._apply_pipeline(s, e, extra, ctx)
+        elif kind == _HEREDOC:
+            self._run_body(s, e)
         else:
             self.functions[extra] = (s, e)
 
@@ -431,15 +435,19 @@ class _Reader:
         self._sequence(tree, node, ctx)
 
     def _generated(self, tree: _Tree, node: Any) -> None:
-        """A here-document body the script runs as a script (``Script.bodies``): read where it
-        stands, as the batch node's code or, for ``srun … bash FILE``, as every task's (its
-        ``$`` signs then expand in the task when the delimiter was quoted)."""
+        """A here-document of the batch script (``node``: its redirect): its body's span goes
+        to :meth:`emit`, which reads it when the script runs it (:meth:`_run_body`; which
+        bodies it runs, the whole model says, so a recording keeps the span and a replay
+        decides)."""
         doc = next((c for c in node.named_children if c.type == "heredoc_body"), None)
-        if doc is None or not tree.top:
-            return
-        if self.recorded is not None:
-            raise _Impure  # which bodies the script runs, the whole model says
-        s, e = tree.span(doc)
+        if doc is not None and tree.top:
+            self.emit(_HEREDOC, *tree.span(doc), _NO_CTX)
+
+    def _run_body(self, s: int, e: int) -> None:
+        """The here-document body at ``[s, e)`` (script offsets) when the script runs it as a
+        script (``Script.bodies``): read where it stands, as the batch node's code or, for
+        ``srun … bash FILE``, as every task's (its ``$`` signs then expand in the task when the
+        delimiter was quoted)."""
         body = next((b for b in self.script.bodies if s <= b.start <= e), None)
         if body is None or (body.start, body.end) in self.parsed:
             return
