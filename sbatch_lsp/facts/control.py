@@ -49,6 +49,12 @@ NEGATE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"
 FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 #: the shell-level statement kinds that hold commands (tree-sitter-bash node types)
 LOOPS = {"while_statement", "for_statement", "c_style_for_statement"}
+#: the node types :meth:`_Reader._command` reads as one command of the model
+_COMMANDS = frozenset({"command", "declaration_command", "variable_assignment", "test_command",
+                       "unset_command"})
+#: a command's children that are no words of it (redirections, prefix assignments)
+_NOT_WORDS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect",
+                        "variable_assignment"})
 #: signal names as ``trap`` accepts them, normalised (bash(1) trap: SIG prefix optional)
 SIGNAL_NUMBERS = {"1": "HUP", "2": "INT", "3": "QUIT", "6": "ABRT", "9": "KILL", "10": "USR1",
                   "12": "USR2", "14": "ALRM", "15": "TERM", "0": "EXIT"}
@@ -386,6 +392,9 @@ class _Reader:
     # -- statements
     def walk(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
         t = node.type
+        if t in _COMMANDS:  # (first: most nodes walked are commands)
+            self._command(tree, node, ctx)
+            return
         if t == "if_statement":
             self._if(tree, node, ctx)
             return
@@ -418,10 +427,6 @@ class _Reader:
             return
         if t == "pipeline":
             self._pipeline(tree, node, ctx)
-            return
-        if t in ("command", "declaration_command", "variable_assignment", "test_command",
-                 "unset_command"):
-            self._command(tree, node, ctx)
             return
         if t == "redirected_statement":
             body = node.child_by_field_name("body") or (node.named_children[0]
@@ -467,12 +472,12 @@ class _Reader:
     def _sequence(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
         """Children in order; a child followed by ``&`` runs in the background."""
         kids = node.children
+        program = ctx.statement is None and node.type == "program"
         for k, c in enumerate(kids):
             if not c.is_named:
                 continue
-            top = ctx if ctx.statement is not None or node.type != "program" else _Ctx(
-                ctx.tasks, ctx.in_loop, ctx.in_subshell, ctx.in_condition, ctx.function,
-                tree.span(c))
+            top = ctx if not program else _Ctx(ctx.tasks, ctx.in_loop, ctx.in_subshell,
+                                               ctx.in_condition, ctx.function, tree.span(c))
             self.walk(tree, c, top)
             if k + 1 < len(kids) and kids[k + 1].type == "&":
                 self.emit(_BACKGROUND, *tree.span(c), top)
@@ -529,21 +534,19 @@ class _Reader:
         cond_nodes: list[Any] = []
         body: list[Any] = []
         branches: list[tuple[list[Any], list[Any]]] = []
+        clauses: list[tuple[str, Any]] = []
         seen_then = False
         for c in node.children:
-            if c.type in ("if", "fi", ";", "\n"):
-                continue
-            if c.type == "then":
+            t = c.type
+            if t == "then":
                 seen_then = True
-                continue
-            if c.type in ("elif_clause", "else_clause"):
-                continue
-            if not c.is_named:
-                continue
-            (body if seen_then else cond_nodes).append(c)
+            elif t == "elif_clause" or t == "else_clause":
+                clauses.append((t, c))
+            elif t not in ("if", "fi", ";", "\n") and c.is_named:
+                (body if seen_then else cond_nodes).append(c)
         branches.append((cond_nodes, body))
-        for c in node.children:
-            if c.type == "elif_clause":
+        for t, c in clauses:
+            if t == "elif_clause":
                 cn: list[Any] = []
                 bd: list[Any] = []
                 then = False
@@ -553,7 +556,7 @@ class _Reader:
                     elif g.is_named:
                         (bd if then else cn).append(g)
                 branches.append((cn, bd))
-            elif c.type == "else_clause":
+            else:
                 branches.append(([], [g for g in c.children if g.is_named]))
         for conds, stmts in branches:
             here = ctx.tasks
@@ -626,24 +629,23 @@ class _Reader:
         if not self.batch or ctx.in_subshell:
             self.emit(_CMD, s, e, ctx)
             return
-        kids = node.named_children
-        whole = tree.text_of(node)
-        texts = (tree.text_of(c) for c in kids
-                 if c.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect",
-                                   "variable_assignment"))
+        kind = node.type
+        # (each read of a node's attribute builds objects: the children and types read once)
+        typed = [(c, c.type) for c in node.named_children]
+        whole = tree.text[s - tree.base:e - tree.base]
+        texts = (tree.text_of(c) for c, k in typed if k not in _NOT_WORDS)
         # the tail reads the name, and the arguments only when they may hold `$!` or the
         # command is set/wait/trap: the other words' texts are not taken
         words = list(texts) if "$!" in whole or "${!}" in whole else \
-            list(itertools.islice(texts, 1)) if node.type == "command" else []
+            list(itertools.islice(texts, 1)) if kind == "command" else []
         if words[:1] in (["set"], ["wait"], ["trap"]):
             words += texts
         self.emit(_CMD, s, e, ctx, _command_tail(
-            words, node.type == "command",
-            whole if node.type == "variable_assignment" else None))
+            words, kind == "command", whole if kind == "variable_assignment" else None))
         # nested command strings: bash -c '…' bodies and $CMD values
-        for c in kids:
-            if c.type in ("raw_string", "string"):
-                self.emit(_STRING, *tree.span(c), ctx, c.type == "raw_string")
+        for c, k in typed:
+            if k == "string" or k == "raw_string":
+                self.emit(_STRING, *tree.span(c), ctx, k == "raw_string")
 
     def _apply_command(self, s: int, e: int, ctx: _Ctx,
                        tail: tuple[str | None, list[str] | None, bool, str | None] | None,
@@ -925,14 +927,17 @@ def signal_name(word: str) -> str:
 
 class _Recorder(_Reader):
     """A reader whose :meth:`emit` records (an override: a bound method kept on the reader
-    made each recorder a reference cycle, left to the garbage collector)."""
+    made each recorder a reference cycle, left to the garbage collector). It has no script:
+    the walk reads only ``batch`` and ``recorded`` (what needs the model raises
+    :class:`_Impure` or is an event); a reader's indexes of the model, built for an empty
+    one, were a tenth of a compound chunk's walk."""
 
     def emit(self, kind: int, s: int, e: int, ctx: _Ctx, extra: Any = None) -> None:
         assert self.recorded is not None
         self.recorded.append((kind, s, e, ctx, extra))
 
-    def __init__(self, script: Script, text: str):
-        super().__init__(script, text)
+    def __init__(self) -> None:  # (no super().__init__: see the class docstring)
+        self.batch = True
         self.recorded = []
 
 
@@ -964,7 +969,7 @@ def chunk_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
 
 def walked_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     """:func:`chunk_events` of ``text`` read by tree-sitter and walked (for every chunk)."""
-    recorder = _Recorder(Script(), "")
+    recorder = _Recorder()
     tree = _Tree(text, 0, _never, top=True, memo=False)  # (the recording is kept, not the tree)
     try:
         recorder.walk(tree, tree.root, _Ctx())
