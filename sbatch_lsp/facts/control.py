@@ -32,7 +32,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
 from ..shell.model import Command, Script
@@ -336,13 +336,13 @@ class _Reader:
     def __init__(self, script: Script, text: str):
         self.script = script
         self.text = text
-        self.by_start: dict[int, list[Command]] = {}
         self.recorded: list[tuple] | None = None  # a _Recorder's list
-        for cmd in script.walk():
-            self.by_start.setdefault(cmd.start, []).append(cmd)
-        #: by_start's keys ascending, and those of commands in nested strings (bisected: a
-        #: scan per string or per background job made a long script quadratic)
-        self.starts = sorted(self.by_start)
+        walked = list(script.walk())
+        #: the first model command (in walk order) that starts at each offset: the one a
+        #: command node joins (:meth:`by_start` lists them all, built only when needed)
+        self.first_at = {cmd.start: cmd for cmd in reversed(walked)}
+        #: the starts of commands in nested strings, ascending (bisected: a scan per string
+        #: made a long script quadratic)
         self.nested_starts = sorted({c.start for cmd in script.commands for inner in cmd.nested
                                      for c in inner.walk()})
         self.of: dict[int, CommandControl] = {}
@@ -357,6 +357,22 @@ class _Reader:
         self.batch = True
         #: a generated body's start -> the span of its last top-level statement
         self.body_last: dict[int, tuple[int, int]] = {}
+
+    @cached_property
+    def by_start(self) -> dict[int, list[Command]]:
+        """The model's commands by start offset, each list in walk order (for background
+        jobs, pipelines and aliases: most scripts have none, and a long script's edit paid
+        for the index)."""
+        found: dict[int, list[Command]] = {}
+        for cmd in self.script.walk():
+            found.setdefault(cmd.start, []).append(cmd)
+        return found
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """:meth:`by_start`'s keys ascending (bisected: a scan per background job made a long
+        script quadratic)."""
+        return sorted(self.by_start)
 
     # -- what the walk finds: applied at once, or recorded and replayed
     def emit(self, kind: int, s: int, e: int, ctx: _Ctx, extra: Any = None) -> None:
@@ -656,8 +672,7 @@ class _Reader:
         the variable that keeps ``$!`` or ""; None when it sets nothing), what it sets
         (``set``, ``wait``, ``trap``, a saved ``$!``). ``ctx``'s offsets are relative to
         ``base`` (a replayed recording's), those of ``s`` and ``e`` are not."""
-        found = self.by_start.get(s)  # (the model command that starts there)
-        cmd = found[0] if found else None
+        cmd = self.first_at.get(s)  # (the model command that starts there)
         if cmd is not None:
             tasks, in_loop, in_subshell, in_condition, _function, statement, after = ctx
             if base:
@@ -1149,7 +1164,7 @@ def control_of(script: Script, text: str) -> Control:
         tree = _Tree(chunk_text, chunk.start, _never, top=True)
         reader.walk(tree, tree.root, _Ctx())
         last = _last_statement(tree) or last
-    if last is not None:
+    if last is not None and reader.body_last:
         # `exec bash FILE` / `bash FILE` last: the script's status is that of the body's end
         runner = next((c for c in script.commands if c.runs is not None and
                        last[0] <= c.start < last[1]), None)
