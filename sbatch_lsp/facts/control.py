@@ -1006,10 +1006,11 @@ _EXPANSION = (r"\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!](?=[\s\"]|$)"
               r"|\{[!#%*+,\-./0-9:=?@A-Z\[\]^_a-z~]+\}"
               r"|\((?>(?:[^()'\"`\\$#\n]+|\$[A-Za-z_][A-Za-z0-9_]*)*)\))")
 #: … a double-quoted string of text, escapes and those expansions, or a single-quoted one
-_DOUBLE = rf'"(?>(?:[^"\\`$]+|\\[\s\S]|{_EXPANSION})*)"'
+_DOUBLE = rf'"(?:[^"\\`$]+|\\[\s\S]|{_EXPANSION})*+"'
 _SINGLE = r"'[^']*'"
-#: a word (atomic: a word is never split to let a match succeed)
-_WORD = rf"(?>(?:{_BARE}|{_EXPANSION}|{_DOUBLE}|{_SINGLE})+)"
+#: a word (possessive, as an atomic group: a word is never split to let a match succeed; the
+#: possessive form is the cheaper for the regex engine, a tenth of a plain chunk's reading)
+_WORD = rf"(?:{_BARE}|{_EXPANSION}|{_DOUBLE}|{_SINGLE})++"
 #: an output or input redirection to a word (``> log``, ``2>>err``, ``&> out``, ``< in``) or
 #: a descriptor copy (``2>&1``)
 _REDIRECTION = rf"[0-9]*>&(?:[0-9]+|-)|(?:[0-9]*(?:>>?|<)|&>>?)[ \t]*{_WORD}"
