@@ -278,23 +278,48 @@ def test_the_chunk_events_memo_is_hit_and_keyed_by_the_chunks_text():
         same_both_ways(edited)
 
 
+def replayed_and_walked(text: str) -> tuple[tuple, tuple] | None:
+    """The control facts (:func:`control_key`) of ``text``'s job with each chunk replayed
+    from its recording, and with every chunk walked in place (chunk_events bypassed); None
+    when the text makes no job."""
+    job = lint(text, "job.sbatch").job
+    if job is None:
+        return None
+    replayed = control_key(job)
+    job._derived.pop(control._of_job)
+    events = control.chunk_events
+    control.chunk_events = lambda _text: None  # type: ignore[assignment]
+    try:
+        walked = control_key(job)
+    finally:
+        control.chunk_events = events  # type: ignore[assignment]
+    return replayed, walked
+
+
 def test_a_replayed_walk_is_the_walk_in_place_for_every_script():
     """The control facts of every script the project holds, each chunk replayed from its
     recording, equal those of every chunk walked in place (chunk_events bypassed)."""
     for param in sample_scripts():
-        text = param.values[0]
-        job = lint(text, "job.sbatch").job
-        if job is None:
-            continue
-        replayed = control_key(job)
-        job._derived.pop(control._of_job)
-        events = control.chunk_events
-        control.chunk_events = lambda _text: None  # type: ignore[assignment]
-        try:
-            walked = control_key(job)
-        finally:
-            control.chunk_events = events  # type: ignore[assignment]
-        assert replayed == walked, param.id
+        both = replayed_and_walked(param.values[0])
+        assert both is None or both[0] == both[1], param.id
+
+
+@pytest.mark.parametrize("run", ["srun bash run.sh", "exec bash run.sh", "bash run.sh",
+                                 "source run.sh", "cat run.sh"])
+@pytest.mark.parametrize("quote", ["'EOF'", "EOF"])
+def test_here_document_chunks_are_recorded_and_replayed_as_walked(run, quote):
+    """A chunk holding a here-document is recorded like any other (the body's span: whether
+    the script runs the body, and where, the whole model says when the recording is
+    replayed), and its replay gives the facts of the walk in place: the guards, background
+    jobs, waits and last statement read in a body the script runs."""
+    text = ("#!/bin/bash\n#SBATCH --nodes=2\nset -e\n"
+            f"cat > run.sh <<{quote}\nif [ \"$SLURM_PROCID\" -eq 0 ]; then\n"
+            "  srun hostname | tee log &\nfi\nwait\ntrap 'kill 0' TERM\nEOF\n"
+            f"echo written\n{run}\n")
+    chunks = [text[c.start:c.end] for c in parse.parse_script(text).chunks]
+    assert all(control.chunk_events(c) is not None for c in chunks if "<<" in c)
+    both = replayed_and_walked(text)
+    assert both is not None and both[0] == both[1]
 
 
 @pytest.mark.parametrize("text", sample_scripts())

@@ -32,7 +32,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
 from ..shell.model import Command, Script
@@ -49,6 +49,12 @@ NEGATE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"
 FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 #: the shell-level statement kinds that hold commands (tree-sitter-bash node types)
 LOOPS = {"while_statement", "for_statement", "c_style_for_statement"}
+#: the node types :meth:`_Reader._command` reads as one command of the model
+_COMMANDS = frozenset({"command", "declaration_command", "variable_assignment", "test_command",
+                       "unset_command"})
+#: a command's children that are no words of it (redirections, prefix assignments)
+_NOT_WORDS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect",
+                        "variable_assignment"})
 #: signal names as ``trap`` accepts them, normalised (bash(1) trap: SIG prefix optional)
 SIGNAL_NUMBERS = {"1": "HUP", "2": "INT", "3": "QUIT", "6": "ABRT", "9": "KILL", "10": "USR1",
                   "12": "USR2", "14": "ALRM", "15": "TERM", "0": "EXIT"}
@@ -306,12 +312,14 @@ class _Ctx(NamedTuple):
 
 class _Impure(Exception):
     """Raised while a chunk's walk is recorded when its reading needs the rest of the script
-    (an alias such as ``RANK=$SLURM_PROCID`` behind a guard, a here-document body the script
-    runs): that chunk is walked in place instead."""
+    (an alias such as ``RANK=$SLURM_PROCID`` behind a guard): that chunk is walked in place
+    instead."""
 
 
 #: the kinds of what a walk emits (see :meth:`_Reader.emit`)
-_CMD, _BACKGROUND, _PIPELINE, _STRING, _FUNCTION = range(5)
+_CMD, _BACKGROUND, _PIPELINE, _STRING, _FUNCTION, _HEREDOC = range(6)
+#: the context a here-document event carries (its body is read in a context of its own)
+_NO_CTX = _Ctx()
 
 
 class _Reader:
@@ -328,13 +336,13 @@ class _Reader:
     def __init__(self, script: Script, text: str):
         self.script = script
         self.text = text
-        self.by_start: dict[int, list[Command]] = {}
         self.recorded: list[tuple] | None = None  # a _Recorder's list
-        for cmd in script.walk():
-            self.by_start.setdefault(cmd.start, []).append(cmd)
-        #: by_start's keys ascending, and those of commands in nested strings (bisected: a
-        #: scan per string or per background job made a long script quadratic)
-        self.starts = sorted(self.by_start)
+        walked = list(script.walk())
+        #: the first model command (in walk order) that starts at each offset: the one a
+        #: command node joins (:meth:`by_start` lists them all, built only when needed)
+        self.first_at = {cmd.start: cmd for cmd in reversed(walked)}
+        #: the starts of commands in nested strings, ascending (bisected: a scan per string
+        #: made a long script quadratic)
         self.nested_starts = sorted({c.start for cmd in script.commands for inner in cmd.nested
                                      for c in inner.walk()})
         self.of: dict[int, CommandControl] = {}
@@ -350,6 +358,22 @@ class _Reader:
         #: a generated body's start -> the span of its last top-level statement
         self.body_last: dict[int, tuple[int, int]] = {}
 
+    @cached_property
+    def by_start(self) -> dict[int, list[Command]]:
+        """The model's commands by start offset, each list in walk order (for background
+        jobs, pipelines and aliases: most scripts have none, and a long script's edit paid
+        for the index)."""
+        found: dict[int, list[Command]] = {}
+        for cmd in self.script.walk():
+            found.setdefault(cmd.start, []).append(cmd)
+        return found
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """:meth:`by_start`'s keys ascending (bisected: a scan per background job made a long
+        script quadratic)."""
+        return sorted(self.by_start)
+
     # -- what the walk finds: applied at once, or recorded and replayed
     def emit(self, kind: int, s: int, e: int, ctx: _Ctx, extra: Any = None) -> None:
         """Apply one thing the walk found at ``[s, e)`` (script offsets) in context ``ctx``."""
@@ -361,6 +385,8 @@ class _Reader:
             self._apply_background(s, e, ctx)
         elif kind == _PIPELINE:
             self._apply_pipeline(s, e, extra, ctx)
+        elif kind == _HEREDOC:
+            self._run_body(s, e)
         else:
             self.functions[extra] = (s, e)
 
@@ -382,6 +408,9 @@ class _Reader:
     # -- statements
     def walk(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
         t = node.type
+        if t in _COMMANDS:  # (first: most nodes walked are commands)
+            self._command(tree, node, ctx)
+            return
         if t == "if_statement":
             self._if(tree, node, ctx)
             return
@@ -415,10 +444,6 @@ class _Reader:
         if t == "pipeline":
             self._pipeline(tree, node, ctx)
             return
-        if t in ("command", "declaration_command", "variable_assignment", "test_command",
-                 "unset_command"):
-            self._command(tree, node, ctx)
-            return
         if t == "redirected_statement":
             body = node.child_by_field_name("body") or (node.named_children[0]
                                                         if node.named_children else None)
@@ -431,15 +456,19 @@ class _Reader:
         self._sequence(tree, node, ctx)
 
     def _generated(self, tree: _Tree, node: Any) -> None:
-        """A here-document body the script runs as a script (``Script.bodies``): read where it
-        stands, as the batch node's code or, for ``srun … bash FILE``, as every task's (its
-        ``$`` signs then expand in the task when the delimiter was quoted)."""
+        """A here-document of the batch script (``node``: its redirect): its body's span goes
+        to :meth:`emit`, which reads it when the script runs it (:meth:`_run_body`; which
+        bodies it runs, the whole model says, so a recording keeps the span and a replay
+        decides)."""
         doc = next((c for c in node.named_children if c.type == "heredoc_body"), None)
-        if doc is None or not tree.top:
-            return
-        if self.recorded is not None:
-            raise _Impure  # which bodies the script runs, the whole model says
-        s, e = tree.span(doc)
+        if doc is not None and tree.top:
+            self.emit(_HEREDOC, *tree.span(doc), _NO_CTX)
+
+    def _run_body(self, s: int, e: int) -> None:
+        """The here-document body at ``[s, e)`` (script offsets) when the script runs it as a
+        script (``Script.bodies``): read where it stands, as the batch node's code or, for
+        ``srun … bash FILE``, as every task's (its ``$`` signs then expand in the task when the
+        delimiter was quoted)."""
         body = next((b for b in self.script.bodies if s <= b.start <= e), None)
         if body is None or (body.start, body.end) in self.parsed:
             return
@@ -459,12 +488,12 @@ class _Reader:
     def _sequence(self, tree: _Tree, node: Any, ctx: _Ctx) -> None:
         """Children in order; a child followed by ``&`` runs in the background."""
         kids = node.children
+        program = ctx.statement is None and node.type == "program"
         for k, c in enumerate(kids):
             if not c.is_named:
                 continue
-            top = ctx if ctx.statement is not None or node.type != "program" else _Ctx(
-                ctx.tasks, ctx.in_loop, ctx.in_subshell, ctx.in_condition, ctx.function,
-                tree.span(c))
+            top = ctx if not program else _Ctx(ctx.tasks, ctx.in_loop, ctx.in_subshell,
+                                               ctx.in_condition, ctx.function, tree.span(c))
             self.walk(tree, c, top)
             if k + 1 < len(kids) and kids[k + 1].type == "&":
                 self.emit(_BACKGROUND, *tree.span(c), top)
@@ -521,21 +550,19 @@ class _Reader:
         cond_nodes: list[Any] = []
         body: list[Any] = []
         branches: list[tuple[list[Any], list[Any]]] = []
+        clauses: list[tuple[str, Any]] = []
         seen_then = False
         for c in node.children:
-            if c.type in ("if", "fi", ";", "\n"):
-                continue
-            if c.type == "then":
+            t = c.type
+            if t == "then":
                 seen_then = True
-                continue
-            if c.type in ("elif_clause", "else_clause"):
-                continue
-            if not c.is_named:
-                continue
-            (body if seen_then else cond_nodes).append(c)
+            elif t == "elif_clause" or t == "else_clause":
+                clauses.append((t, c))
+            elif t not in ("if", "fi", ";", "\n") and c.is_named:
+                (body if seen_then else cond_nodes).append(c)
         branches.append((cond_nodes, body))
-        for c in node.children:
-            if c.type == "elif_clause":
+        for t, c in clauses:
+            if t == "elif_clause":
                 cn: list[Any] = []
                 bd: list[Any] = []
                 then = False
@@ -545,7 +572,7 @@ class _Reader:
                     elif g.is_named:
                         (bd if then else cn).append(g)
                 branches.append((cn, bd))
-            elif c.type == "else_clause":
+            else:
                 branches.append(([], [g for g in c.children if g.is_named]))
         for conds, stmts in branches:
             here = ctx.tasks
@@ -618,24 +645,23 @@ class _Reader:
         if not self.batch or ctx.in_subshell:
             self.emit(_CMD, s, e, ctx)
             return
-        kids = node.named_children
-        whole = tree.text_of(node)
-        texts = (tree.text_of(c) for c in kids
-                 if c.type not in ("file_redirect", "heredoc_redirect", "herestring_redirect",
-                                   "variable_assignment"))
+        kind = node.type
+        # (each read of a node's attribute builds objects: the children and types read once)
+        typed = [(c, c.type) for c in node.named_children]
+        whole = tree.text[s - tree.base:e - tree.base]
+        texts = (tree.text_of(c) for c, k in typed if k not in _NOT_WORDS)
         # the tail reads the name, and the arguments only when they may hold `$!` or the
         # command is set/wait/trap: the other words' texts are not taken
         words = list(texts) if "$!" in whole or "${!}" in whole else \
-            list(itertools.islice(texts, 1)) if node.type == "command" else []
+            list(itertools.islice(texts, 1)) if kind == "command" else []
         if words[:1] in (["set"], ["wait"], ["trap"]):
             words += texts
         self.emit(_CMD, s, e, ctx, _command_tail(
-            words, node.type == "command",
-            whole if node.type == "variable_assignment" else None))
+            words, kind == "command", whole if kind == "variable_assignment" else None))
         # nested command strings: bash -c '…' bodies and $CMD values
-        for c in kids:
-            if c.type in ("raw_string", "string"):
-                self.emit(_STRING, *tree.span(c), ctx, c.type == "raw_string")
+        for c, k in typed:
+            if k == "string" or k == "raw_string":
+                self.emit(_STRING, *tree.span(c), ctx, k == "raw_string")
 
     def _apply_command(self, s: int, e: int, ctx: _Ctx,
                        tail: tuple[str | None, list[str] | None, bool, str | None] | None,
@@ -646,8 +672,7 @@ class _Reader:
         the variable that keeps ``$!`` or ""; None when it sets nothing), what it sets
         (``set``, ``wait``, ``trap``, a saved ``$!``). ``ctx``'s offsets are relative to
         ``base`` (a replayed recording's), those of ``s`` and ``e`` are not."""
-        found = self.by_start.get(s)  # (the model command that starts there)
-        cmd = found[0] if found else None
+        cmd = self.first_at.get(s)  # (the model command that starts there)
         if cmd is not None:
             tasks, in_loop, in_subshell, in_condition, _function, statement, after = ctx
             if base:
@@ -917,14 +942,17 @@ def signal_name(word: str) -> str:
 
 class _Recorder(_Reader):
     """A reader whose :meth:`emit` records (an override: a bound method kept on the reader
-    made each recorder a reference cycle, left to the garbage collector)."""
+    made each recorder a reference cycle, left to the garbage collector). It has no script:
+    the walk reads only ``batch`` and ``recorded`` (what needs the model raises
+    :class:`_Impure` or is an event); a reader's indexes of the model, built for an empty
+    one, were a tenth of a compound chunk's walk."""
 
     def emit(self, kind: int, s: int, e: int, ctx: _Ctx, extra: Any = None) -> None:
         assert self.recorded is not None
         self.recorded.append((kind, s, e, ctx, extra))
 
-    def __init__(self, script: Script, text: str):
-        super().__init__(script, text)
+    def __init__(self) -> None:  # (no super().__init__: see the class docstring)
+        self.batch = True
         self.recorded = []
 
 
@@ -956,7 +984,7 @@ def chunk_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
 
 def walked_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     """:func:`chunk_events` of ``text`` read by tree-sitter and walked (for every chunk)."""
-    recorder = _Recorder(Script(), "")
+    recorder = _Recorder()
     tree = _Tree(text, 0, _never, top=True, memo=False)  # (the recording is kept, not the tree)
     try:
         recorder.walk(tree, tree.root, _Ctx())
@@ -978,10 +1006,11 @@ _EXPANSION = (r"\$(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!](?=[\s\"]|$)"
               r"|\{[!#%*+,\-./0-9:=?@A-Z\[\]^_a-z~]+\}"
               r"|\((?>(?:[^()'\"`\\$#\n]+|\$[A-Za-z_][A-Za-z0-9_]*)*)\))")
 #: … a double-quoted string of text, escapes and those expansions, or a single-quoted one
-_DOUBLE = rf'"(?>(?:[^"\\`$]+|\\[\s\S]|{_EXPANSION})*)"'
+_DOUBLE = rf'"(?:[^"\\`$]+|\\[\s\S]|{_EXPANSION})*+"'
 _SINGLE = r"'[^']*'"
-#: a word (atomic: a word is never split to let a match succeed)
-_WORD = rf"(?>(?:{_BARE}|{_EXPANSION}|{_DOUBLE}|{_SINGLE})+)"
+#: a word (possessive, as an atomic group: a word is never split to let a match succeed; the
+#: possessive form is the cheaper for the regex engine, a tenth of a plain chunk's reading)
+_WORD = rf"(?:{_BARE}|{_EXPANSION}|{_DOUBLE}|{_SINGLE})++"
 #: an output or input redirection to a word (``> log``, ``2>>err``, ``&> out``, ``< in``) or
 #: a descriptor copy (``2>&1``)
 _REDIRECTION = rf"[0-9]*>&(?:[0-9]+|-)|(?:[0-9]*(?:>>?|<)|&>>?)[ \t]*{_WORD}"
@@ -1136,7 +1165,7 @@ def control_of(script: Script, text: str) -> Control:
         tree = _Tree(chunk_text, chunk.start, _never, top=True)
         reader.walk(tree, tree.root, _Ctx())
         last = _last_statement(tree) or last
-    if last is not None:
+    if last is not None and reader.body_last:
         # `exec bash FILE` / `bash FILE` last: the script's status is that of the body's end
         runner = next((c for c in script.commands if c.runs is not None and
                        last[0] <= c.start < last[1]), None)
