@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any, NamedTuple
 
 from . import bashlex_table, chunker, fast, generated, masks, sourced
@@ -92,14 +93,16 @@ def tree_sitter_parse(text: str) -> tuple[Any, Callable[[int], int]]:
     root = _ts_parser().parse(data).root_node
     if len(data) == len(text):
         return root, int
-    idx = [0] * (len(data) + 1)
-    pos = 0
-    for ci, ch in enumerate(text):
-        for _ in range(len(ch.encode("utf-8"))):
-            idx[pos] = ci
-            pos += 1
-    idx[len(data)] = len(text)
+    # byte k belongs to the character whose first byte is the last one at or before k: the
+    # running count of first bytes (every byte but UTF-8's continuation bytes 0x80-0xBF) less one
+    idx = list(accumulate(data.translate(_FIRST_BYTES), initial=-1))
+    idx[0:1] = []
+    idx.append(len(text))
     return root, idx.__getitem__
+
+
+#: bytes.translate table: 1 for a byte that starts a UTF-8 character, 0 for a continuation byte
+_FIRST_BYTES = bytes(0 if 0x80 <= b <= 0xBF else 1 for b in range(256))
 
 
 class ChunkReading(NamedTuple):
