@@ -36,8 +36,10 @@ launcher assembled from several variables, strings nested two deep).
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from .diagnostics import Edit, Fix, apply_edits
 from .facts.layout import NODE_COUNT_VARS as JOB_NODE_VARS
@@ -46,7 +48,7 @@ from .facts.layout import sole_reference as _sole_reference
 from .job import Job, Step
 from .facts.wrappers import base as _base
 from .launchers import TORCHRUN_MODULES, Launch
-from .shell.model import Command, Word, command_words
+from .shell.model import Command, Script, Word, command_words
 
 RANK_VARS = ("RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS "
              "LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE")
@@ -136,7 +138,7 @@ class _Planner:
         self.refusals: list[Refusal] = []
         self.notes: list[str] = []
         self.rank: dict[Edit, int] = {}
-        self._batch: _WordIndex | None = None
+        self._batch: _BatchWords | None = None
 
     # ---- helpers ----------------------------------------------------------------------------
     def refuse(self, message: str, where=None) -> None:
@@ -174,22 +176,13 @@ class _Planner:
                 vw = step.options.get(name)
                 self.drop_word(ow.start, vw.end if vw is not None and vw is not ow else ow.end)
 
-    def batch_words(self) -> "_WordIndex":
-        """The batch shell's words, indexed by offset: each command's argv and prefix
-        assignment values, then the values of the script's assignments; gathered once per plan
-        (:meth:`context` looks launchers up in them)."""
-        if self._batch is None:
-            script = self.job.script
-            words = command_words(script.commands)
-            words += [a.value for a in script.assignments if a.value is not None]
-            self._batch = _WordIndex(words)
-        return self._batch
-
     def context(self, offset: int) -> tuple[Word, str] | None:
-        """The batch-shell word holding ``offset`` (the first in :meth:`batch_words`' order
-        whose text is its source text there) and how the batch shell quotes that character
-        there (``unquoted``, ``single``, ``double``, ``ansi``)."""
-        w = self.batch_words().holding(offset, self.text)
+        """The batch-shell word holding ``offset`` (:meth:`_BatchWords.holding`) and how the
+        batch shell quotes that character there (``unquoted``, ``single``, ``double``,
+        ``ansi``)."""
+        if self._batch is None:
+            self._batch = _BatchWords(self.job.script, self.text)
+        w = self._batch.holding(offset)
         return (w, _quoting(w.text, offset - w.start)) if w is not None else None
 
     def nested_text(self, inner: str, where: Word, anchor: int) -> str | None:
@@ -644,6 +637,70 @@ def _naming_torchrun(words: list[Word]) -> Word | None:
                                                v in TORCHRUN_MODULES):
             return w
     return None
+
+
+def batch_words(script: Script) -> list[Word]:
+    """The batch shell's words in the order :class:`_BatchWords` ranks them: each command's
+    argv and prefix assignment values, then the values of the script's assignments."""
+    return command_words(script.commands) + _values(script)
+
+
+#: the bisection key of the chunks and commands (sorted by start): no list of starts is made
+START = attrgetter("start")
+
+
+class _BatchWords:
+    """The batch shell's words (:func:`batch_words`) looked up by offset, for the few lookups
+    of one plan (a launcher nested in a command string), without gathering and sorting every
+    word of the script (a 5,000-line script holds ~20,000) for them.
+
+    A script whose commands all come from its own top-level chunks (no function, whose body's
+    words a call may replace by its own; no sourced file, whose commands sit at the ``source``
+    line; no here-document body read into it) has every word of a command inside the chunk
+    holding the command's start; its commands are sorted by start and its chunks follow each
+    other (shell/parse.py). There a lookup bisects them and indexes only the words of the commands starting in
+    the chunk that holds the offset, then (when none holds it) the assignments' values: each
+    index built once, on first use. Any other script is looked up in one :class:`_WordIndex`
+    of all its words (the reference; tests/test_convert.py compares both)."""
+
+    def __init__(self, script: Script, text: str):
+        self.script = script
+        self.text = text
+        self.by_chunk = not (script.functions or script.imports or script.bodies)
+        #: the indexes built so far: None for all of batch_words(), "values" for the
+        #: assignments' values, a chunk's number for its commands' words
+        self._indexes: dict[int | str | None, _WordIndex] = {}
+
+    def holding(self, offset: int) -> Word | None:
+        """The first word (in :func:`batch_words`' order) with ``start <= offset < end`` whose
+        text is the source text there, or None."""
+        if not self.by_chunk:
+            return self._index(None, lambda: batch_words(self.script)).holding(offset, self.text)
+        chunks = self.script.chunks
+        k = bisect_right(chunks, offset, key=START) - 1
+        if k >= 0 and offset < chunks[k].end:
+            found = self._index(k, lambda: self._chunk_words(k)).holding(offset, self.text)
+            if found is not None:
+                return found
+        return self._index("values", lambda: _values(self.script)).holding(offset, self.text)
+
+    def _index(self, key: int | str | None, words: Callable[[], list[Word]]) -> "_WordIndex":
+        """The index ``key`` names, of ``words()``, built on first use."""
+        index = self._indexes.get(key)
+        if index is None:
+            index = self._indexes[key] = _WordIndex(words())
+        return index
+
+    def _chunk_words(self, k: int) -> list[Word]:
+        """The words of the commands starting in chunk ``k``, in the script's order."""
+        commands, chunk = self.script.commands, self.script.chunks[k]
+        first = bisect_left(commands, chunk.start, key=START)
+        return command_words(commands[first:bisect_left(commands, chunk.end, key=START)])
+
+
+def _values(script: Script) -> list[Word]:
+    """The values of the script's assignments, in its order."""
+    return [a.value for a in script.assignments if a.value is not None]
 
 
 class _WordIndex:
