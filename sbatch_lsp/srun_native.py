@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -252,15 +252,16 @@ class _Planner:
         by some expansion."""
         script = self.job.script
         seen = {s.launch.anchor.start for s in sites}
-        for cmd in script.walk():
+        for cmd in may_name_torchrun(script, self.text):
             named = _naming_torchrun(cmd.words)
             if named is None or _base(cmd.words[0]) in LOOKUPS:
                 continue  # `which torchrun`, `echo torchrun …`
             if cmd.words[0].start in seen or any(w.start in seen for w in cmd.words[:8]):
                 continue
             return named
+        # (both of LAUNCHER_VALUE's names hold "torch": the regex only for a value holding it)
         candidates = [a for a in script.assignments if a.value is not None and
-                      LAUNCHER_VALUE.search(a.value.text) and
+                      "torch" in a.value.text and LAUNCHER_VALUE.search(a.value.text) and
                       not any(a.value.start <= x < a.value.end for x in seen)]
         if not candidates:
             return None
@@ -627,6 +628,37 @@ class _Planner:
             self.edit(step.srun.end, step.srun.end, add)
 
 
+#: where a literal word of the script's own text may name torchrun: the letters of "torch"
+#: with only what quote removal drops between them (quotes, backslashes, ``$`` of ``$"…"``,
+#: the line break of a continuation; scan_word keeps ``$'…'`` as written)
+TORCH_TEXT = re.compile(r"t[\\'\"$\n]*o[\\'\"$\n]*r[\\'\"$\n]*c[\\'\"$\n]*h")
+
+
+def may_name_torchrun(script: Script, text: str) -> list[Command] | Iterator[Command]:
+    """The commands of ``script.walk()`` (in its order) that may hold a word naming torchrun
+    (:func:`_naming_torchrun`): in a script whose words lie in their commands' chunks
+    (:func:`_own_chunks`), the commands of the chunks where :data:`TORCH_TEXT` finds its
+    ``text``, and every nested command (a nested word may join values the batch shell
+    substituted: ``"${A}chrun"``); else all of them. (A 5,000-line script: a few commands
+    instead of every word of ~5,000; tests/test_convert.py compares both.)"""
+    if not _own_chunks(script):
+        return script.walk()
+    commands, chunks = script.commands, script.chunks
+    picked: set[int] = set()
+    for m in TORCH_TEXT.finditer(text):
+        k = bisect_right(chunks, m.start(), key=START) - 1
+        if k >= 0 and m.start() < chunks[k].end:
+            picked.update(range(*_chunk_commands(script, k)))
+    out: list[Command] = []
+    for i in sorted(picked.union([i for i, c in enumerate(commands) if c.nested])):
+        cmd = commands[i]
+        if i in picked:
+            out.append(cmd)
+        for inner in cmd.nested:
+            out.extend(inner.walk())
+    return out
+
+
 def _naming_torchrun(words: list[Word]) -> Word | None:
     """The first of ``words`` naming torchrun (``torchrun``, ``torch.distributed.run|launch``),
     or None. Both names hold "torch": the regex only for a word that may be one (a plain loop:
@@ -649,24 +681,38 @@ def batch_words(script: Script) -> list[Word]:
 START = attrgetter("start")
 
 
+def _own_chunks(script: Script) -> bool:
+    """Whether every command of ``script`` comes from its own top-level chunks, each word inside
+    the chunk holding its command's start: no function (a call may put its words into the
+    body's commands), no sourced file (its commands sit at the ``source`` line), no here-document
+    body read into it. Its commands are sorted by start and its chunks follow each other
+    (shell/parse.py)."""
+    return not (script.functions or script.imports or script.bodies)
+
+
+def _chunk_commands(script: Script, k: int) -> tuple[int, int]:
+    """The range of ``script.commands`` that start in chunk ``k`` (a script with
+    :func:`_own_chunks`)."""
+    commands, chunk = script.commands, script.chunks[k]
+    return (bisect_left(commands, chunk.start, key=START),
+            bisect_left(commands, chunk.end, key=START))
+
+
 class _BatchWords:
     """The batch shell's words (:func:`batch_words`) looked up by offset, for the few lookups
     of one plan (a launcher nested in a command string), without gathering and sorting every
     word of the script (a 5,000-line script holds ~20,000) for them.
 
-    A script whose commands all come from its own top-level chunks (no function, whose body's
-    words a call may replace by its own; no sourced file, whose commands sit at the ``source``
-    line; no here-document body read into it) has every word of a command inside the chunk
-    holding the command's start; its commands are sorted by start and its chunks follow each
-    other (shell/parse.py). There a lookup bisects them and indexes only the words of the commands starting in
-    the chunk that holds the offset, then (when none holds it) the assignments' values: each
-    index built once, on first use. Any other script is looked up in one :class:`_WordIndex`
-    of all its words (the reference; tests/test_convert.py compares both)."""
+    In a script with :func:`_own_chunks` a lookup bisects the chunks and indexes only the
+    words of the commands starting in the chunk that holds the offset, then (when none holds
+    it) the assignments' values: each index built once, on first use. Any other script is
+    looked up in one :class:`_WordIndex` of all its words (the reference; tests/test_convert.py
+    compares both)."""
 
     def __init__(self, script: Script, text: str):
         self.script = script
         self.text = text
-        self.by_chunk = not (script.functions or script.imports or script.bodies)
+        self.by_chunk = _own_chunks(script)
         #: the indexes built so far: None for all of batch_words(), "values" for the
         #: assignments' values, a chunk's number for its commands' words
         self._indexes: dict[int | str | None, _WordIndex] = {}
@@ -693,9 +739,8 @@ class _BatchWords:
 
     def _chunk_words(self, k: int) -> list[Word]:
         """The words of the commands starting in chunk ``k``, in the script's order."""
-        commands, chunk = self.script.commands, self.script.chunks[k]
-        first = bisect_left(commands, chunk.start, key=START)
-        return command_words(commands[first:bisect_left(commands, chunk.end, key=START)])
+        first, last = _chunk_commands(self.script, k)
+        return command_words(self.script.commands[first:last])
 
 
 def _values(script: Script) -> list[Word]:

@@ -623,6 +623,12 @@ _PIECES = [
     'case "$X" in a) srun bash -c "torchrun a.py";; *) echo no;; esac\n',
     'srun bash -c "$(printf %s "torchrun") b.py"\n',
     'eval "srun python e.py"\n',
+    # torchrun spelled through quotes, escapes and continuations, or joined by the batch shell
+    "ssh node1 tor'ch'run t.py; nohup \"torch\"run x.py & env tor\\chrun y.py\n",
+    'srun tor\\\nchrun z.py\n',
+    "echo $'\\x74orchrun' $\"torchrun\"; mpirun -np 2 python -m torch.distributed.launch a.py\n",
+    'A=tor; srun bash -c "${A}chrun b.py"; T=torchrun; srun $T c.py\n',
+    'which torchrun || echo "no torch here"\n',
 ]
 
 
@@ -641,24 +647,50 @@ def _lookups_agree(text: str) -> bool:
     return fast.by_chunk
 
 
-@pytest.mark.parametrize("fragments", [False, True])
-def test_batch_word_lookup_by_chunk_is_the_reference_index(fragments):
-    """_BatchWords looks a word up in the chunk holding the offset (scripts without
-    functions, sourced files or run here-documents); the words and order it gives are those of
-    one index of every batch-shell word, on each piece, on seeded random scripts made of them
-    and on the shipped examples."""
+@pytest.fixture(params=[False, True], ids=["whole", "fragments"])
+def sample_scripts(request):
+    """Scripts for srun_native's by-chunk searches (read with and without the fragment memo):
+    each of :data:`_PIECES`, 60 seeded random scripts made of them, the shipped examples."""
     import random
 
     from sbatch_lsp.shell.parse import use_fragments
 
-    before = use_fragments(fragments)
-    try:
-        texts = [HEAD + p for p in _PIECES]
-        rng = random.Random(2026)
-        texts += [HEAD + "".join(rng.choices(_PIECES, k=rng.randint(2, 9))) for _ in range(60)]
-        examples = Path(__file__).resolve().parents[1] / "examples"
-        texts += [p.read_text() for p in sorted(examples.glob("*/*.sbatch"))]
-        paths = [_lookups_agree(t) for t in texts]
-        assert any(paths) and not all(paths)  # both paths were taken
-    finally:
-        use_fragments(before)
+    texts = [HEAD + p for p in _PIECES]
+    rng = random.Random(2026)
+    texts += [HEAD + "".join(rng.choices(_PIECES, k=rng.randint(2, 9))) for _ in range(60)]
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    texts += [p.read_text() for p in sorted(examples.glob("*/*.sbatch"))]
+    before = use_fragments(request.param)
+    yield texts
+    use_fragments(before)
+
+
+def test_batch_word_lookup_by_chunk_is_the_reference_index(sample_scripts):
+    """_BatchWords looks a word up in the chunk holding the offset (scripts without
+    functions, sourced files or run here-documents); the words and order it gives are those of
+    one index of every batch-shell word, on every sample script."""
+    paths = [_lookups_agree(t) for t in sample_scripts]
+    assert any(paths) and not all(paths)  # both paths were taken
+
+
+def _namings_agree(text: str) -> bool:
+    """Whether the commands :func:`may_name_torchrun` gives hold every word naming torchrun
+    that a walk of all commands finds, in the same order; returns whether the chunks were
+    searched (not every command given)."""
+    from sbatch_lsp.lint import job_of
+    from sbatch_lsp.srun_native import _naming_torchrun, may_name_torchrun
+
+    script = job_of(text, "t.sbatch").script
+    given = may_name_torchrun(script, text)
+    found = [(c, _naming_torchrun(c.words)) for c in given]
+    reference = [(c, _naming_torchrun(c.words)) for c in script.walk()]
+    assert [x for x in found if x[1]] == [x for x in reference if x[1]], text
+    return isinstance(given, list)
+
+
+def test_commands_that_may_name_torchrun_are_those_a_walk_finds(sample_scripts):
+    """The unseen-launcher search of the plan reads only the chunks whose text may spell
+    torchrun (and every nested command); it finds the words a walk of every command finds, on
+    every sample script."""
+    searched = [_namings_agree(t) for t in sample_scripts]
+    assert any(searched) and not all(searched)  # both paths were taken
