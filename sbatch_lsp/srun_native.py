@@ -345,10 +345,12 @@ class _Planner:
             first = la.anchor
             head = "python -m" if (la.has("module") or la.has("m")) else "python"
         else:  # python [opts] -m torch.distributed.run|launch: keep the interpreter
-            first = next(w for i, w in enumerate(la.words)
-                         if (w.value or "").startswith("-m") and
-                         (((w.value or "")[2:] or (la.words[i + 1].value if i + 1 < len(la.words)
-                                           else None)) in TORCHRUN_MODULES))
+            found = _module_option(la)
+            if found is None:  # `python -um torch.distributed.run`: -m joined to other options
+                self.refuse("the launcher's -m is joined to other Python options; convert this "
+                            "launch by hand", la.anchor)
+                return
+            first = found
             head = "-m" if (la.has("module") or la.has("m")) else ""
         last = la.words[k - 1]
         bridge = bool(BRIDGE.search(prog.text))
@@ -626,6 +628,18 @@ class _Planner:
                     continue
                 add = text
             self.edit(step.srun.end, step.srun.end, add)
+
+
+def _module_option(la: Launch) -> Word | None:
+    """The word of ``la`` (``python … -m torch.distributed.run|launch``) that starts with
+    ``-m`` and names the module (``-mtorch.distributed.run`` or ``-m`` before it), or None."""
+    words = la.words
+    for i, w in enumerate(words):
+        v = w.value or ""
+        if v.startswith("-m") and (v[2:] or (words[i + 1].value if i + 1 < len(words)
+                                             else None)) in TORCHRUN_MODULES:
+            return w
+    return None
 
 
 #: where a literal word of the script's own text may name torchrun: the letters of "torch"

@@ -694,3 +694,13 @@ def test_commands_that_may_name_torchrun_are_those_a_walk_finds(sample_scripts):
     every sample script."""
     searched = [_namings_agree(t) for t in sample_scripts]
     assert any(searched) and not all(searched)  # both paths were taken
+
+
+def test_a_module_launcher_whose_m_is_joined_to_other_options_is_refused():
+    """``python -um torch.distributed.run``: the planner finds no ``-m`` word to rewrite; it
+    refuses (it raised StopIteration, an SB003 finding for SB201, before)."""
+    text = (HEAD + "#SBATCH --ntasks-per-node=4\n"
+            "srun python -um torch.distributed.run --nproc-per-node=4 t.py\n")
+    assert any("-m is joined" in m for m in refused(text))
+    codes = {d.code for d in lint(text, "t.sbatch").diagnostics}
+    assert "SB201" in codes and "SB003" not in codes
