@@ -36,8 +36,10 @@ launcher assembled from several variables, strings nested two deep).
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from .diagnostics import Edit, Fix, apply_edits
 from .facts.layout import NODE_COUNT_VARS as JOB_NODE_VARS
@@ -46,7 +48,7 @@ from .facts.layout import sole_reference as _sole_reference
 from .job import Job, Step
 from .facts.wrappers import base as _base
 from .launchers import TORCHRUN_MODULES, Launch
-from .shell.model import Command, Word, command_words
+from .shell.model import Command, Script, Word, command_words
 
 RANK_VARS = ("RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS "
              "LOCAL_WORLD_SIZE=$SLURM_NTASKS_PER_NODE")
@@ -136,7 +138,7 @@ class _Planner:
         self.refusals: list[Refusal] = []
         self.notes: list[str] = []
         self.rank: dict[Edit, int] = {}
-        self._batch: _WordIndex | None = None
+        self._batch: _BatchWords | None = None
 
     # ---- helpers ----------------------------------------------------------------------------
     def refuse(self, message: str, where=None) -> None:
@@ -174,22 +176,13 @@ class _Planner:
                 vw = step.options.get(name)
                 self.drop_word(ow.start, vw.end if vw is not None and vw is not ow else ow.end)
 
-    def batch_words(self) -> "_WordIndex":
-        """The batch shell's words, indexed by offset: each command's argv and prefix
-        assignment values, then the values of the script's assignments; gathered once per plan
-        (:meth:`context` looks launchers up in them)."""
-        if self._batch is None:
-            script = self.job.script
-            words = command_words(script.commands)
-            words += [a.value for a in script.assignments if a.value is not None]
-            self._batch = _WordIndex(words)
-        return self._batch
-
     def context(self, offset: int) -> tuple[Word, str] | None:
-        """The batch-shell word holding ``offset`` (the first in :meth:`batch_words`' order
-        whose text is its source text there) and how the batch shell quotes that character
-        there (``unquoted``, ``single``, ``double``, ``ansi``)."""
-        w = self.batch_words().holding(offset, self.text)
+        """The batch-shell word holding ``offset`` (:meth:`_BatchWords.holding`) and how the
+        batch shell quotes that character there (``unquoted``, ``single``, ``double``,
+        ``ansi``)."""
+        if self._batch is None:
+            self._batch = _BatchWords(self.job.script, self.text)
+        w = self._batch.holding(offset)
         return (w, _quoting(w.text, offset - w.start)) if w is not None else None
 
     def nested_text(self, inner: str, where: Word, anchor: int) -> str | None:
@@ -259,15 +252,16 @@ class _Planner:
         by some expansion."""
         script = self.job.script
         seen = {s.launch.anchor.start for s in sites}
-        for cmd in script.walk():
+        for cmd in may_name_torchrun(script, self.text):
             named = _naming_torchrun(cmd.words)
             if named is None or _base(cmd.words[0]) in LOOKUPS:
                 continue  # `which torchrun`, `echo torchrun …`
             if cmd.words[0].start in seen or any(w.start in seen for w in cmd.words[:8]):
                 continue
             return named
+        # (both of LAUNCHER_VALUE's names hold "torch": the regex only for a value holding it)
         candidates = [a for a in script.assignments if a.value is not None and
-                      LAUNCHER_VALUE.search(a.value.text) and
+                      "torch" in a.value.text and LAUNCHER_VALUE.search(a.value.text) and
                       not any(a.value.start <= x < a.value.end for x in seen)]
         if not candidates:
             return None
@@ -351,10 +345,12 @@ class _Planner:
             first = la.anchor
             head = "python -m" if (la.has("module") or la.has("m")) else "python"
         else:  # python [opts] -m torch.distributed.run|launch: keep the interpreter
-            first = next(w for i, w in enumerate(la.words)
-                         if (w.value or "").startswith("-m") and
-                         (((w.value or "")[2:] or (la.words[i + 1].value if i + 1 < len(la.words)
-                                           else None)) in TORCHRUN_MODULES))
+            found = _module_option(la)
+            if found is None:  # `python -um torch.distributed.run`: -m joined to other options
+                self.refuse("the launcher's -m is joined to other Python options; convert this "
+                            "launch by hand", la.anchor)
+                return
+            first = found
             head = "-m" if (la.has("module") or la.has("m")) else ""
         last = la.words[k - 1]
         bridge = bool(BRIDGE.search(prog.text))
@@ -634,6 +630,49 @@ class _Planner:
             self.edit(step.srun.end, step.srun.end, add)
 
 
+def _module_option(la: Launch) -> Word | None:
+    """The word of ``la`` (``python … -m torch.distributed.run|launch``) that starts with
+    ``-m`` and names the module (``-mtorch.distributed.run`` or ``-m`` before it), or None."""
+    words = la.words
+    for i, w in enumerate(words):
+        v = w.value or ""
+        if v.startswith("-m") and (v[2:] or (words[i + 1].value if i + 1 < len(words)
+                                             else None)) in TORCHRUN_MODULES:
+            return w
+    return None
+
+
+#: where a literal word of the script's own text may name torchrun: the letters of "torch"
+#: with only what quote removal drops between them (quotes, backslashes, ``$`` of ``$"…"``,
+#: the line break of a continuation; scan_word keeps ``$'…'`` as written)
+TORCH_TEXT = re.compile(r"t[\\'\"$\n]*o[\\'\"$\n]*r[\\'\"$\n]*c[\\'\"$\n]*h")
+
+
+def may_name_torchrun(script: Script, text: str) -> list[Command] | Iterator[Command]:
+    """The commands of ``script.walk()`` (in its order) that may hold a word naming torchrun
+    (:func:`_naming_torchrun`): in a script whose words lie in their commands' chunks
+    (:func:`_own_chunks`), the commands of the chunks where :data:`TORCH_TEXT` finds its
+    ``text``, and every nested command (a nested word may join values the batch shell
+    substituted: ``"${A}chrun"``); else all of them. (A 5,000-line script: a few commands
+    instead of every word of ~5,000; tests/test_convert.py compares both.)"""
+    if not _own_chunks(script):
+        return script.walk()
+    commands, chunks = script.commands, script.chunks
+    picked: set[int] = set()
+    for m in TORCH_TEXT.finditer(text):
+        k = bisect_right(chunks, m.start(), key=START) - 1
+        if k >= 0 and m.start() < chunks[k].end:
+            picked.update(range(*_chunk_commands(script, k)))
+    out: list[Command] = []
+    for i in sorted(picked.union([i for i, c in enumerate(commands) if c.nested])):
+        cmd = commands[i]
+        if i in picked:
+            out.append(cmd)
+        for inner in cmd.nested:
+            out.extend(inner.walk())
+    return out
+
+
 def _naming_torchrun(words: list[Word]) -> Word | None:
     """The first of ``words`` naming torchrun (``torchrun``, ``torch.distributed.run|launch``),
     or None. Both names hold "torch": the regex only for a word that may be one (a plain loop:
@@ -644,6 +683,83 @@ def _naming_torchrun(words: list[Word]) -> Word | None:
                                                v in TORCHRUN_MODULES):
             return w
     return None
+
+
+def batch_words(script: Script) -> list[Word]:
+    """The batch shell's words in the order :class:`_BatchWords` ranks them: each command's
+    argv and prefix assignment values, then the values of the script's assignments."""
+    return command_words(script.commands) + _values(script)
+
+
+#: the bisection key of the chunks and commands (sorted by start): no list of starts is made
+START = attrgetter("start")
+
+
+def _own_chunks(script: Script) -> bool:
+    """Whether every command of ``script`` comes from its own top-level chunks, each word inside
+    the chunk holding its command's start: no function (a call may put its words into the
+    body's commands), no sourced file (its commands sit at the ``source`` line), no here-document
+    body read into it. Its commands are sorted by start and its chunks follow each other
+    (shell/parse.py)."""
+    return not (script.functions or script.imports or script.bodies)
+
+
+def _chunk_commands(script: Script, k: int) -> tuple[int, int]:
+    """The range of ``script.commands`` that start in chunk ``k`` (a script with
+    :func:`_own_chunks`)."""
+    commands, chunk = script.commands, script.chunks[k]
+    return (bisect_left(commands, chunk.start, key=START),
+            bisect_left(commands, chunk.end, key=START))
+
+
+class _BatchWords:
+    """The batch shell's words (:func:`batch_words`) looked up by offset, for the few lookups
+    of one plan (a launcher nested in a command string), without gathering and sorting every
+    word of the script (a 5,000-line script holds ~20,000) for them.
+
+    In a script with :func:`_own_chunks` a lookup bisects the chunks and indexes only the
+    words of the commands starting in the chunk that holds the offset, then (when none holds
+    it) the assignments' values: each index built once, on first use. Any other script is
+    looked up in one :class:`_WordIndex` of all its words (the reference; tests/test_convert.py
+    compares both)."""
+
+    def __init__(self, script: Script, text: str):
+        self.script = script
+        self.text = text
+        self.by_chunk = _own_chunks(script)
+        #: the indexes built so far: None for all of batch_words(), "values" for the
+        #: assignments' values, a chunk's number for its commands' words
+        self._indexes: dict[int | str | None, _WordIndex] = {}
+
+    def holding(self, offset: int) -> Word | None:
+        """The first word (in :func:`batch_words`' order) with ``start <= offset < end`` whose
+        text is the source text there, or None."""
+        if not self.by_chunk:
+            return self._index(None, lambda: batch_words(self.script)).holding(offset, self.text)
+        chunks = self.script.chunks
+        k = bisect_right(chunks, offset, key=START) - 1
+        if k >= 0 and offset < chunks[k].end:
+            found = self._index(k, lambda: self._chunk_words(k)).holding(offset, self.text)
+            if found is not None:
+                return found
+        return self._index("values", lambda: _values(self.script)).holding(offset, self.text)
+
+    def _index(self, key: int | str | None, words: Callable[[], list[Word]]) -> "_WordIndex":
+        """The index ``key`` names, of ``words()``, built on first use."""
+        index = self._indexes.get(key)
+        if index is None:
+            index = self._indexes[key] = _WordIndex(words())
+        return index
+
+    def _chunk_words(self, k: int) -> list[Word]:
+        """The words of the commands starting in chunk ``k``, in the script's order."""
+        first, last = _chunk_commands(self.script, k)
+        return command_words(self.script.commands[first:last])
+
+
+def _values(script: Script) -> list[Word]:
+    """The values of the script's assignments, in its order."""
+    return [a.value for a in script.assignments if a.value is not None]
 
 
 class _WordIndex:

@@ -599,3 +599,108 @@ def test_word_index_gives_the_first_word_in_order_holding_an_offset():
     assert index.holding(22, text) is echo
     assert index.holding(14, text) is None and index.holding(40, text) is None
     assert _WordIndex([]).holding(0, text) is None
+
+
+#: pieces of batch scripts for the batch-word lookup's equivalence test: launchers in command
+#: strings and variables, nested substitutions, quotes of every kind, compound chunks,
+#: here-documents, functions (the reference path), assignments holding commands
+_PIECES = [
+    'srun bash -c "torchrun --nnodes=$N --nproc-per-node=8 train.py --x \\"$Y\\""\n',
+    "srun bash -c 'cd /w && torchrun --nproc-per-node=4 t.py'\n",
+    'LAUNCHER="torchrun --nproc-per-node=2 --master-port=$PORT"\n',
+    'srun $LAUNCHER train.py\n',
+    'CMD="python -m torch.distributed.run --nproc-per-node=4 x.py"; srun bash -c "$CMD"\n',
+    'export A="x y" B=$(hostname -s) C=`date`\n',
+    'X=1 Y="$(echo "$(id -u) z")" srun --ntasks=2 python a.py\n',
+    "echo $'a\\'b' \"c $D\" 'e'\"f\"g\n",
+    'if [ -n "$A" ]; then\n  srun bash -c "echo $A; torchrun t.py"\nelse\n  B=2\nfi\n',
+    'for i in 1 2; do srun --nodes=1 bash -c "python p.py $i" & done; wait\n',
+    'cat > run.sh <<EOF\ntorchrun t.py\nEOF\n',
+    'f() { srun "$@"; }\nf python x.py\n',
+    'srun --export=ALL,V=1 bash -c "export Q=1; python q.py"\n',
+    '# a comment with "quotes" and $(subst)\n',
+    'S="srun --ntasks-per-node=1"; $S python s.py\n',
+    'case "$X" in a) srun bash -c "torchrun a.py";; *) echo no;; esac\n',
+    'srun bash -c "$(printf %s "torchrun") b.py"\n',
+    'eval "srun python e.py"\n',
+    # torchrun spelled through quotes, escapes and continuations, or joined by the batch shell
+    "ssh node1 tor'ch'run t.py; nohup \"torch\"run x.py & env tor\\chrun y.py\n",
+    'srun tor\\\nchrun z.py\n',
+    "echo $'\\x74orchrun' $\"torchrun\"; mpirun -np 2 python -m torch.distributed.launch a.py\n",
+    'A=tor; srun bash -c "${A}chrun b.py"; T=torchrun; srun $T c.py\n',
+    'which torchrun || echo "no torch here"\n',
+]
+
+
+def _lookups_agree(text: str) -> bool:
+    """Whether srun_native's batch-word lookup gives, for every offset of ``text``, the word
+    of the reference index (all words gathered and sorted); returns whether the script took
+    the by-chunk path."""
+    from sbatch_lsp.lint import job_of
+    from sbatch_lsp.srun_native import _BatchWords, _WordIndex, batch_words
+
+    script = job_of(text, "t.sbatch").script
+    fast = _BatchWords(script, text)
+    reference = _WordIndex(batch_words(script))
+    for offset in range(len(text) + 1):
+        assert fast.holding(offset) is reference.holding(offset, text), (offset, text)
+    return fast.by_chunk
+
+
+@pytest.fixture(params=[False, True], ids=["whole", "fragments"])
+def sample_scripts(request):
+    """Scripts for srun_native's by-chunk searches (read with and without the fragment memo):
+    each of :data:`_PIECES`, 60 seeded random scripts made of them, the shipped examples."""
+    import random
+
+    from sbatch_lsp.shell.parse import use_fragments
+
+    texts = [HEAD + p for p in _PIECES]
+    rng = random.Random(2026)
+    texts += [HEAD + "".join(rng.choices(_PIECES, k=rng.randint(2, 9))) for _ in range(60)]
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    texts += [p.read_text() for p in sorted(examples.glob("*/*.sbatch"))]
+    before = use_fragments(request.param)
+    yield texts
+    use_fragments(before)
+
+
+def test_batch_word_lookup_by_chunk_is_the_reference_index(sample_scripts):
+    """_BatchWords looks a word up in the chunk holding the offset (scripts without
+    functions, sourced files or run here-documents); the words and order it gives are those of
+    one index of every batch-shell word, on every sample script."""
+    paths = [_lookups_agree(t) for t in sample_scripts]
+    assert any(paths) and not all(paths)  # both paths were taken
+
+
+def _namings_agree(text: str) -> bool:
+    """Whether the commands :func:`may_name_torchrun` gives hold every word naming torchrun
+    that a walk of all commands finds, in the same order; returns whether the chunks were
+    searched (not every command given)."""
+    from sbatch_lsp.lint import job_of
+    from sbatch_lsp.srun_native import _naming_torchrun, may_name_torchrun
+
+    script = job_of(text, "t.sbatch").script
+    given = may_name_torchrun(script, text)
+    found = [(c, _naming_torchrun(c.words)) for c in given]
+    reference = [(c, _naming_torchrun(c.words)) for c in script.walk()]
+    assert [x for x in found if x[1]] == [x for x in reference if x[1]], text
+    return isinstance(given, list)
+
+
+def test_commands_that_may_name_torchrun_are_those_a_walk_finds(sample_scripts):
+    """The unseen-launcher search of the plan reads only the chunks whose text may spell
+    torchrun (and every nested command); it finds the words a walk of every command finds, on
+    every sample script."""
+    searched = [_namings_agree(t) for t in sample_scripts]
+    assert any(searched) and not all(searched)  # both paths were taken
+
+
+def test_a_module_launcher_whose_m_is_joined_to_other_options_is_refused():
+    """``python -um torch.distributed.run``: the planner finds no ``-m`` word to rewrite; it
+    refuses (it raised StopIteration, an SB003 finding for SB201, before)."""
+    text = (HEAD + "#SBATCH --ntasks-per-node=4\n"
+            "srun python -um torch.distributed.run --nproc-per-node=4 t.py\n")
+    assert any("-m is joined" in m for m in refused(text))
+    codes = {d.code for d in lint(text, "t.sbatch").diagnostics}
+    assert "SB201" in codes and "SB003" not in codes
