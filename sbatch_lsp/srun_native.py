@@ -67,6 +67,10 @@ LAUNCHER_VALUE = re.compile(r"""^["']?\s*(\S*/)?torchrun\b|-m\s*torch\.distribut
 #: variables whose batch-shell value is wrong in every task but one
 PER_TASK_VARS = {"RANK", "LOCAL_RANK", "NODE_RANK", "SLURM_PROCID", "SLURM_LOCALID",
                  "SLURM_NODEID"}
+#: what slurmstepd sets in every task's environment, over any value the batch shell exported
+#: (exec_task, src/slurmd/slurmstepd/task.c, Slurm 22.05 and later)
+STEPD_TASK_VARS = frozenset({"SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURMD_NODENAME",
+                             "SLURM_TASK_PID"})
 #: words that must stay in front of a batch-shell command that srun starts
 KEEP_IN_FRONT = {"exec", "time", "command"}
 PER_TASK = ("cpus-per-task", "gpus-per-task", "mem-per-cpu")
@@ -266,8 +270,15 @@ class _Planner:
         if not candidates:
             return None
         names = {a.name for a in candidates}
+        # reads the reading shell performs (a single-quoted `$X` is read, if at all, by the
+        # shell that runs the string: its commands are walked too); a step's tasks read
+        # slurmstepd's own value of a per-task id, whatever the batch shell assigned (the
+        # conversion's own wrapper reads $SLURM_PROCID there)
+        in_tasks = ({id(c) for s in self.job.steps for c in s.task_commands}
+                    if names & STEPD_TASK_VARS else set())
         reads = [(e.name, w.start) for cmd in script.walk() for w in cmd.all_words()
-                 for e in w.expansions if e.name in names]
+                 for e in w.refs("unquoted", "double") if e.name in names
+                 and not (e.name in STEPD_TASK_VARS and e.early is None and id(cmd) in in_tasks)]
         for a in candidates:  # a value some expansion reads (not one overwritten)
             if any(name == a.name and script.value_at(name, at) is a for name, at in reads):
                 return a.value

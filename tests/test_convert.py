@@ -311,6 +311,28 @@ def test_a_launch_the_model_misses_refuses_the_whole_conversion():
     assert any("cannot follow" in m for m in refused(text))
 
 
+LAUNCH = "torchrun --nnodes=2 --nproc-per-node=8 --node-rank=0 --master-addr=$MASTER_ADDR t.py"
+
+
+def test_a_launcher_value_read_only_where_slurmstepd_sets_the_name_is_not_a_hidden_launch():
+    """A batch value of SLURM_PROCID never reaches a task (slurmstepd sets its own there): the
+    wrapper the conversion writes reads $SLURM_PROCID in the task, so converting the result
+    again must find nothing to do (a hypothesis example found it refused)."""
+    text = f'#!/bin/bash\nSLURM_PROCID="{LAUNCH}"\nsrun {LAUNCH}\n'
+    conv = convert_srun_native(text, path="job.sbatch")
+    assert conv.status == "converted"
+    assert convert_srun_native(conv.new_text, path="job.sbatch").status == "unchanged"
+
+
+@pytest.mark.parametrize("read", ["$SLURM_PROCID", "echo go; $SLURM_PROCID",
+                                  "srun bash -c \"$SLURM_PROCID\"", "LAUNCHER=$SLURM_PROCID; $LAUNCHER"])
+def test_a_launcher_value_the_batch_shell_reads_is_still_refused(read):
+    """The batch shell reads its own value of SLURM_PROCID (and substitutes it into a
+    double-quoted command string before srun runs it)."""
+    text = f'#!/bin/bash\nSLURM_PROCID="{LAUNCH}"\n{read}\n'
+    assert convert_srun_native(text, path="job.sbatch").status != "unchanged"
+
+
 def test_other_steps_of_a_job_already_at_n_per_node_are_untouched():
     text = (HEAD + "#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n" + ADDR + PORT +
             "srun nvidia-smi\n"
