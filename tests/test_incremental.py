@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lsprotocol import types as t
 from lsprotocol.converters import get_converter
 from pygls.workspace.position_codec import PositionCodec
@@ -50,6 +52,7 @@ from sbatch_lsp.server import documents
 from sbatch_lsp.server.diagnostics import lsp_diagnostics
 from sbatch_lsp.server.positions import Positions
 from sbatch_lsp.shell import chunker, parse
+from sbatch_lsp.shell.model import Command, sort_commands
 from test_simple import _key
 
 EDITS_PER_SCRIPT = 6
@@ -744,3 +747,18 @@ def test_a_rescan_after_a_typed_character_reads_only_its_line(monkeypatch):
     edited = text.replace("echo 25\n", "echo 25x\n")
     assert _chunks(chunker.rescan(edited)) == _chunks(chunker.scan(edited))
     assert read[:1] == ["echo 25x"] and len(read) == 1 + 100  # (then the scan afresh: all)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3)), max_size=12),
+       st.booleans())
+def test_sort_commands_is_the_key_sort_of_the_spans(spans, presorted):
+    """model.sort_commands (a check of the starts, then the key sort only when out of order)
+    orders commands as the reference key sort does: by start, the longer first at one start,
+    equal spans in the order given (compared by identity)."""
+    if presorted:  # (the common case: already in order, the sort skipped)
+        spans = sorted(spans, key=lambda s: (s[0], -s[1]))
+    commands = [Command([], [], s, s + n) for s, n in spans]
+    reference = sorted(commands, key=lambda c: (c.start, -c.end))
+    sort_commands(commands)
+    assert [id(c) for c in commands] == [id(c) for c in reference]

@@ -29,7 +29,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .model import Assignment, Chunk, Command, Expansion, Heredoc, Redirect, Script, Word
+from .model import (Assignment, Chunk, Command, Expansion, Heredoc, Redirect, Script, Word,
+                    sort_commands)
 
 _new = object.__new__
 _set = object.__setattr__
@@ -99,7 +100,8 @@ class Fragment:
         """The fragment of ``script``, a script built from one chunk's text alone (offsets
         relative to it), whose reading is recorded in ``chunk``. Detaches its commands from
         ``script`` (the fragment keeps no script alive)."""
-        commands = sorted(script.commands, key=lambda c: (c.start, -c.end))
+        commands = script.commands[:]
+        sort_commands(commands)
         assignments = _distinct([a for c in commands for a in c.assignments] +
                                 script.assignments)
         heredocs = _distinct([h for c in commands for h in c.heredocs] + script.heredocs)

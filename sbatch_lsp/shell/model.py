@@ -10,6 +10,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import lt
 
 from ..backref import BackRef
 
@@ -219,6 +220,17 @@ class Command:
         """The batch-script command that runs this one (itself when it is one)."""
         return next((c for c in self.ancestors() if c.script is None or c.script.parent is None),
                     self)
+
+
+def sort_commands(commands: list[Command]) -> None:
+    """Put ``commands`` in script order, in place: by start offset, the longer first at one
+    start (a command before those nested in it), equal spans in the order given. Most lists
+    are already in that order with distinct starts (a script's commands as read, chunk after
+    chunk): they are only checked (one pass in C), not sorted by a key function that Python
+    calls per command."""
+    starts = [c.start for c in commands]
+    if not all(map(lt, starts, starts[1:])):
+        commands.sort(key=lambda c: (c.start, -c.end))
 
 
 @dataclass

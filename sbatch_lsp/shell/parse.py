@@ -29,6 +29,7 @@ from .model import (
     Script,
     Word,
     allexport_toggles,
+    sort_commands,
 )
 from .words import TextMap, expand_for_shell, expand_heredoc, scan_word
 
@@ -552,7 +553,7 @@ def parse(tmap: TextMap, kind: str = "batch", read_simple: bool = True) -> Scrip
     builder = _Builder(tmap, kind, read_simple)
     script = builder.build()
     if not builder.ordered:
-        script.commands.sort(key=lambda c: (c.start, -c.end))
+        sort_commands(script.commands)
     return script
 
 
@@ -633,7 +634,7 @@ def _substitute_calls(script: Script) -> None:
                 script.commands.append(_copy_for(cmd, words, call))
         copied = True
     if copied:  # (the copies sit at their calls)
-        script.commands.sort(key=lambda c: (c.start, -c.end))
+        sort_commands(script.commands)
 
 
 def _copy_for(cmd: Command, words: list[Word], call: Command) -> Command:
@@ -732,7 +733,7 @@ def _inline_bodies(script: Script, tmap: TextMap, found: list[generated.Run]) ->
             script.functions.setdefault(name, span)
         script.bodies.append(Body(doc.start, doc.end, run.place, doc.quoted))
         run.command.runs = script.bodies[-1]
-    script.commands.sort(key=lambda c: (c.start, -c.end))
+    sort_commands(script.commands)
     script.assignments.sort(key=lambda a: a.start)
 
 
