@@ -58,7 +58,11 @@ def looks_like_option(w: Word, style: Style = "getopt") -> bool:
     """Whether ``w`` is an option word to a ``style`` parser: it starts with ``-`` (literally)
     and is not ``-`` alone; argparse also reads a negative number as a value (``nice -10`` is an
     option to getopt)."""
-    v = literal_start(w)
+    return _option_text(literal_start(w), style)
+
+
+def _option_text(v: str, style: Style) -> bool:
+    """:func:`looks_like_option` of a word whose literal start is ``v``."""
     return v.startswith("-") and v != "-" and not (style == "argparse" and
                                                     NEGATIVE_NUMBER.match(v))
 
@@ -113,7 +117,7 @@ def walk(words: list[Word], start: int, lookup: Lookup, style: Style,
         if v == "--":
             i += 1
             break
-        if not looks_like_option(w, style):
+        if not _option_text(v, style):  # (looks_like_option, its literal start read once)
             break
         if v.startswith("--") or style == "mpi":
             name, eq, val = v.lstrip("-").partition("=")
