@@ -188,7 +188,7 @@ class Trap:
     batch: bool
 
 
-@dataclass
+@dataclass(slots=True)  # (one per command per lint and per edit: no instance dict to build)
 class CommandControl:
     """Where one model command sits: the tasks that run it, whether it is started in the
     background, the pipeline it is a stage of, whether a loop repeats it, whether it runs in a
