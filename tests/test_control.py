@@ -270,3 +270,74 @@ def test_plain_shortcut_equals_the_full_path_on_generated_words():
         word = "".join(rng.choice(parts) for _ in range(rng.randint(1, 4)))
         taken += _same_as_walked(rng.choice(forms) % word)
     assert taken > 1500
+
+
+# ---- the one-pass plain-chunk tokenizer gives the two-pass reading it replaced -------------
+
+def _two_pass_tokens(text: str):
+    """The reference: the chunk matched whole by one pattern (its tokens group 1), then its
+    tokens found again by a second (:func:`control._plain_tokens`' shape, or None)."""
+    import re
+
+    from sbatch_lsp.facts import control as c
+
+    token = re.compile(rf"(?P<redirect>{c._REDIRECTION})|{c._WORD}")
+    plain = re.compile(rf"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*"
+                       rf"((?>{c._REDIRECTION}|{c._WORD})(?:[ \t]+(?:\\\n[ \t]*)*"
+                       rf"(?>{c._REDIRECTION}|{c._WORD}))*+)"
+                       r"[ \t]*(?:(?<=[ \t])#[^\n]*)?(?:\n[ \t]*(?:#[^\n]*)?)*").fullmatch(text)
+    if plain is None:
+        return None
+    words, redirected = [], False
+    for m in token.finditer(text, *plain.span(1)):
+        if m.lastgroup:
+            redirected = True
+        elif redirected:
+            return None
+        else:
+            words.append(m.span())
+    if not words or words[0][0] != plain.start(1):
+        return None
+    return words, plain.span(1), redirected
+
+
+def _same_tokens(text: str) -> bool:
+    from sbatch_lsp.facts.control import _plain_tokens
+
+    found = _plain_tokens(text)
+    assert found == _two_pass_tokens(text), repr(text)
+    return found is not None
+
+
+def test_plain_tokens_equal_the_two_pass_reading_on_tricky_texts():
+    taken = ["a", "srun x > log 2>&1", "  # c\n\n a b  # c\n# d\n", "a \\\n b", 'a "b c" \'d\'',
+             "a $(b c) ${d[@]}", "A=1 B=2", "a >b", "a 2>&1", "a 2>&- >>f", "a &>f",
+             "a #c"]
+    for text in taken:
+        assert _same_tokens(text), text
+    for text in ["", "\n", "# c\n", "> f a", "2>&1 a", "a >f b", "a>f", "a 2>&1>f", "a \\\n",
+                 "a \\\n# c", "a#c", "a\\\n b", "a;b", "a b\\", "a\tb\n\\\n", "a |b",
+                 "'a", "a `b`", "2>f", "&>f a", "a b #c\nd"]:
+        assert not _same_tokens(text), text
+
+
+def test_plain_tokens_equal_the_two_pass_reading_on_random_and_real_chunks():
+    """Seeded random texts of the pieces the patterns read, then every chunk of the sample
+    scripts and of the real corpus (CORPUS_DIR)."""
+    import random
+
+    import sbatch_corpus
+    from rule_pages import sample_scripts
+    from shell_models import real_corpus
+
+    pieces = ["a", "2", "$b", "${c}", '"d e"', "'f'", "$(g)", ">", ">>", "<", "&", "&>", ">&",
+              "1", "-", "#", " ", "  ", "\t", "\n", "\\\n", "\\", ";", "|", "=", '"', "'", "$",
+              "$1", "é", "(", ")", "{", "}", "`"]
+    rng = random.Random(4)
+    taken = sum(_same_tokens("".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))))
+                for _ in range(20000))
+    assert taken > 1000
+    texts = [p.values[0] for p in sample_scripts()]
+    texts += [data.decode("utf-8", "replace") for _name, data in sbatch_corpus.cases()]
+    texts += [text for _name, text in real_corpus()]
+    assert sum(_same_tokens(chunk) for text in texts for chunk in _chunk_texts(text)) > 100

@@ -188,7 +188,7 @@ class Trap:
     batch: bool
 
 
-@dataclass
+@dataclass(slots=True)  # (one per command per lint and per edit: no instance dict to build)
 class CommandControl:
     """Where one model command sits: the tasks that run it, whether it is started in the
     background, the pipeline it is a stage of, whether a loop repeats it, whether it runs in a
@@ -1014,14 +1014,16 @@ _WORD = rf"(?:{_BARE}|{_EXPANSION}|{_DOUBLE}|{_SINGLE})++"
 #: an output or input redirection to a word (``> log``, ``2>>err``, ``&> out``, ``< in``) or
 #: a descriptor copy (``2>&1``)
 _REDIRECTION = rf"[0-9]*>&(?:[0-9]+|-)|(?:[0-9]*(?:>>?|<)|&>>?)[ \t]*{_WORD}"
-#: a redirection (group ``redirect``) or a word
-_TOKEN = re.compile(rf"(?P<redirect>{_REDIRECTION})|{_WORD}")
-#: a plain chunk (:func:`plain_events`): blank and comment lines, then tokens (group 1)
-#: separated by blanks and line continuations, then a comment and blank and comment lines
-#: (no line continuation at the end: tree-sitter-bash would read the next line on)
-_PLAIN = re.compile(rf"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*"
-                    rf"((?>{_REDIRECTION}|{_WORD})(?:[ \t]+(?:\\\n[ \t]*)*(?>{_REDIRECTION}|{_WORD}))*+)"
-                    r"[ \t]*(?:(?<=[ \t])#[^\n]*)?(?:\n[ \t]*(?:#[^\n]*)?)*")
+#: a plain chunk (:func:`_plain_tokens`): blank and comment lines, then its first word (group
+#: 1); the lines and blanks before it are possessive (a word never starts at a blank, ``#``
+#: or newline, so giving any back could not let the word match)
+_FIRST = re.compile(rf"(?:[ \t]*+(?:#[^\n]*+)?\n)*+[ \t]*+({_WORD})")
+#: … then each further token after its blanks and line continuations: a redirection (group 1)
+#: or a word (group 2)
+_NEXT = re.compile(rf"[ \t]++(?:\\\n[ \t]*+)*+(?:({_REDIRECTION})|({_WORD}))")
+#: … then a comment and blank and comment lines to the end (no line continuation at the end:
+#: tree-sitter-bash would read the next line on)
+_TAIL = re.compile(r"[ \t]*(?:(?<=[ \t])#[^\n]*)?(?:\n[ \t]*(?:#[^\n]*)?)*")
 #: a word that is one quoted string (tree-sitter's ``string``/``raw_string`` node)
 _STRING_WORD = re.compile(rf"{_DOUBLE}|{_SINGLE}")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
@@ -1044,6 +1046,33 @@ _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _UNSET = frozenset({"unset", "unsetenv"})
 
 
+def _plain_tokens(text: str) -> tuple[list[tuple[int, int]], tuple[int, int], bool] | None:
+    """The tokens of a plain chunk's statement (:func:`plain_events`), read in one pass: the
+    spans of its words (the first one first), the statement's span (first word to last token)
+    and whether redirections follow the words; None when the text is not one statement of
+    words then redirections between blank and comment lines (a redirection first, a word after
+    a redirection, two tokens with no blank between them, anything else after them)."""
+    first = _FIRST.match(text)
+    if first is None:
+        return None
+    words = [first.span(1)]
+    last = first.end()  # of the last token read
+    redirected = False
+    for token in _NEXT.finditer(text, last):
+        if token.start() != last:
+            break  # (the statement ended before: the tail says whether only comments follow)
+        last = token.end()
+        if token.lastindex == 1:
+            redirected = True
+        elif redirected:
+            return None  # a word after a redirection (tree-sitter puts it into the redirection)
+        else:
+            words.append(token.span(2))
+    if _TAIL.fullmatch(text, last) is None:
+        return None
+    return words, (words[0][0], last), redirected
+
+
 def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     """:func:`walked_events` of a plain chunk, read without tree-sitter; None when the chunk is
     not plain. Plain: between blank and comment lines, one statement of words (plain text,
@@ -1053,23 +1082,11 @@ def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     alone. Its walk emits the command (each assignment, for assignments alone) and the quoted
     strings among its arguments, in the statement's context (tests/test_control.py compares
     the two on every chunk the project holds and on generated ones)."""
-    plain = _PLAIN.fullmatch(text)
-    if plain is None:
+    tokens = _plain_tokens(text)
+    if tokens is None:
         return None
-    words: list[tuple[int, int]] = []
-    end = 0  # of the statement's last word before a redirection
-    redirected = False
-    for token in _TOKEN.finditer(text, *plain.span(1)):
-        if token.lastgroup:
-            redirected = True
-        elif redirected:
-            return None  # a word after a redirection (tree-sitter puts it into the redirection)
-        else:
-            words.append(token.span())
-            end = token.end()
-    if not words or words[0][0] != plain.start(1):
-        return None
-    statement = plain.span(1)
+    words, statement, redirected = tokens
+    end = words[-1][1]  # (the command ends at its last word, before its redirections)
     ctx = _Ctx(EVERY_TASK, False, False, False, None, statement)
     assignments = 0
     for s, e in words:
