@@ -52,7 +52,7 @@ from sbatch_lsp.server import documents
 from sbatch_lsp.server.diagnostics import lsp_diagnostics
 from sbatch_lsp.server.positions import Positions
 from sbatch_lsp.shell import chunker, parse
-from sbatch_lsp.shell.model import Command, new_command, sort_commands
+from sbatch_lsp.shell.model import Command, sort_commands
 from test_simple import _key
 
 EDITS_PER_SCRIPT = 6
@@ -762,20 +762,3 @@ def test_sort_commands_is_the_key_sort_of_the_spans(spans, presorted):
     reference = sorted(commands, key=lambda c: (c.start, -c.end))
     sort_commands(commands)
     assert [id(c) for c in commands] == [id(c) for c in reference]
-
-
-@pytest.mark.parametrize("function, subst", [(None, False), ("run", True)])
-def test_new_command_makes_the_command_its_init_makes(function, subst):
-    """model.new_command (the fields as one dict) makes the object Command's generated
-    ``__init__`` makes from the same arguments: every field, the script's weak reference, and
-    fresh lists of its own (a field added to Command and not to new_command fails here)."""
-    script = parse.Script()
-    words = [parse.Word("echo", 3, 7, "echo")]
-    heredocs: list = []
-    made = Command(words, [], 3, 9, heredocs, function, subst, False, script)
-    new = new_command(words, 3, 9, heredocs, function, subst, weakref.ref(script))
-    assert vars(new) == vars(made)
-    assert new.script is script
-    other = new_command(words, 3, 9, heredocs, function, subst, weakref.ref(script))
-    for name in ("assignments", "nested", "redirects"):
-        assert getattr(new, name) is not getattr(other, name)

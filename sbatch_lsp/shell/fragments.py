@@ -29,11 +29,13 @@ import weakref
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .model import (SCRIPT_SLOT, Assignment, Chunk, Command, Expansion, Heredoc, Redirect, Script,
-                    Word, sort_commands)
+from .model import (Assignment, Chunk, Command, Expansion, Heredoc, Redirect, Script, Word,
+                    sort_commands)
 
 _new = object.__new__
 _set = object.__setattr__
+#: where a Command keeps its weak reference to its script (model.Command.script, a BackRef)
+_SCRIPT_SLOT = vars(Command)["script"].slot
 #: where an Assignment keeps its weak reference to its command (model.Assignment.command)
 _COMMAND_SLOT = vars(Assignment)["command"].slot
 
@@ -139,7 +141,7 @@ class Fragment:
             fields["start"] += base
             fields["end"] += base
             fields["nested"], fields["assignments"] = [], []
-            fields[SCRIPT_SLOT] = ref
+            fields[_SCRIPT_SLOT] = ref
             new = _new(Command)
             new.__dict__ = fields
             commands.append(new)

@@ -7,7 +7,6 @@ synthetic text whose characters each remember where they came from (``TextMap``)
 from __future__ import annotations
 
 import re
-import weakref
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -221,29 +220,6 @@ class Command:
         """The batch-script command that runs this one (itself when it is one)."""
         return next((c for c in self.ancestors() if c.script is None or c.script.parent is None),
                     self)
-
-
-#: where a Command keeps the weak reference to its script (:class:`.BackRef`)
-SCRIPT_SLOT = vars(Command)["script"].slot
-_new = object.__new__
-
-
-def new_command(words: list[Word], start: int, end: int, heredocs: list[Heredoc],
-                function: str | None, in_substitution: bool,
-                script_ref: weakref.ReferenceType[Script]) -> Command:
-    """The Command that ``Command(words, [], start, end, heredocs, function, in_substitution,
-    False, script)`` makes, ``script_ref`` being ``weakref.ref(script)`` (made once per script
-    read): its fields set as one dict, without the generated ``__init__`` and the
-    ``BackRef.__set__`` call it makes for ``script`` (a sixth of the cost of a Command; a
-    script read makes one per simple command). Every field is listed here as in the class:
-    tests/test_incremental.py compares the two ways of making one."""
-    cmd = _new(Command)
-    cmd.__dict__ = {
-        "words": words, "assignments": [], "start": start, "end": end, "heredocs": heredocs,
-        "function": function, "in_substitution": in_substitution, "background": False,
-        SCRIPT_SLOT: script_ref, "nested": [], "runs": None, "calls": None, "redirects": [],
-        "call": None}
-    return cmd
 
 
 def sort_commands(commands: list[Command]) -> None:
