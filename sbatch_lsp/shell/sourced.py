@@ -42,7 +42,8 @@ from dataclasses import dataclass, replace
 
 from .. import elsewhere
 from .masks import match_paren
-from .model import Assignment, Command, Expansion, Imported, Script, Sourcing, Word
+from .model import (Assignment, Command, Expansion, Imported, Script, Sourcing, Word,
+                    sort_commands)
 
 #: the largest sourced file read, in bytes
 MAX_BYTES = 256 * 1024
@@ -243,7 +244,7 @@ def _splice(script: Script, inner: Script, at_cmd: Command, path: str, text: str
         script.assignments.append(new_a)
     script.commands.extend(moved.values())
     script.imports.append(Sourcing(at_cmd.start, at_cmd.end, path))
-    script.commands.sort(key=lambda c: (c.start, -c.end))
+    sort_commands(script.commands)
     script.assignments.sort(key=lambda a: a.start)
 
 
