@@ -8,6 +8,8 @@ and on the real corpus when ``CORPUS_DIR`` names a folder of job scripts (never 
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -512,3 +514,51 @@ def test_tokens_and_commands_built_from_tuples_are_the_named_tuples():
     assert type(command) is fast.Command and command == fast.Command((token,), True, False)
     assert command.function is None and command.heredocs == ()
     assert len(fast.Token._fields) == 4 and len(fast.Command._fields) == 5
+
+
+# ---- `!` after `&&`/`||` (bashlex reads it, as at the start of a list; `a | ! b` it refuses) ----
+BANG_AFTER_AND_OR = ["a && ! b", "a || ! b c", "a && \\\n  ! b", "a &&\n ! b", "a | ! b",
+                     "a && ! b | c", "a && ! b &", "a && ! ! b", "x && ! $(c) d", "a && !",
+                     "a && ! ;", "a && ! b && ! c || d", "X=$(a && ! b)", "a && ! { b; }",
+                     "a && ! ( b )", "a && ! if a; then b; fi", "a && ! [[ x ]]",
+                     "a && !  X=1 b", "a && ! > f b", "for x in a; do a && ! b; done",
+                     "a && !\tb", "a || ! b; ! c && ! d\n", "a |\n ! b", "a && ! b |& c",
+                     "if [ ! -e x && \\\n    ! -e y ]; then\n  a\nelse\n  b\nfi"]
+
+
+@pytest.mark.parametrize("text", BANG_AFTER_AND_OR)
+def test_bang_after_and_or(text):
+    assert differences(text)[2] == []
+
+
+def test_bang_after_and_or_is_read_fast():
+    for text in ["a && ! b", "a || ! b c", "a && \\\n  ! b", "x && ! $(c) d",
+                 "if [ ! -e x && \\\n    ! -e y ]; then\n  a\nfi"]:
+        assert fast.read(text) is not None, text
+    for text in ["a | ! b", "a && ! ! b", "a && !"]:
+        assert fast.read(text) is None, text
+
+
+def _random_lists(seed: int, count: int, atoms: list[str], joins: list[str]) -> list[str]:
+    """``count`` chunks of one to six ``atoms`` with one of ``joins`` between each two, seeded."""
+    import random
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        text = rng.choice(atoms)
+        for _ in range(rng.randint(0, 5)):
+            text += rng.choice(joins) + rng.choice(atoms)
+        texts.append(text)
+    return texts
+
+
+def test_bang_after_and_or_on_random_lists():
+    texts = _random_lists(15, 600, ["a", "! b", "!  c d", "! { f; }", "! $(g)", "X=1 h",
+                                    "! X=1 i", "[ ! -e x ]", "if a; then ! b; fi", "! ! e", "!",
+                                    "! j &"],
+                          [" && ", " || ", " | ", "; ", " &&\n ", " || \\\n ", "\n"])
+    differing = [t for t in texts if differences(t)[2]]
+    assert differing == []
+    bang_after = re.compile(r"(?:&&|\|\|)\s*(?:\\\n\s*)?!")
+    assert sum(fast.read(t) is not None and bang_after.search(t) is not None
+               for t in texts) > 60

@@ -21,7 +21,8 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 - a trailing ``&`` after a pipeline, also inside compound commands (not in a list with
   ``&&``/``||``, where bashlex marks only the last command as background, and not inside
   ``$(...)``);
-- ``! PIPELINE`` at the start of a list item (the command starts after the ``!``);
+- ``! PIPELINE`` at the start of a list item, also after ``&&``/``||`` (the command starts after
+  the ``!``; bashlex refuses one after ``|``);
 - here-documents with a plain delimiter (``<<EOF``, ``<<- END``; a quoted one behind the masks)
   outside ``$(...)``, their bodies gathered at the next newline token as bashlex gathers them
   (inside a compound command, when the delimiter ends its line, at the newline after next:
@@ -240,6 +241,7 @@ class _Reader:
         background_at: list[tuple[int, int]] = []  # spans of pipelines ended by `&`
         pipeline_start = 0  # index in ``out`` of the current pipeline's first command
         need_command = False  # after `&&`, `||` or `|`
+        piped = False  # after `|` (bashlex refuses `a | ! b`, reads `a && ! b`)
         while True:
             i = self._blanks(i, subst, newlines=not self.pending)
             if self.pending and text.startswith("\n", i):  # (a blank or comment line: a
@@ -250,7 +252,7 @@ class _Reader:
                 if need_command or not items:
                     raise _Outside  # `a &&` / `a |` with nothing after, or nothing at all
                 break
-            if word == "!" and not need_command:  # `! PIPELINE`: bashlex's command starts after
+            if word == "!" and not piped:  # `! PIPELINE`: bashlex's command starts after
                 i = self._blanks(i + 1, subst, newlines=False)
                 word = self._reserved(i)
             if text.startswith("(", i) and not text.startswith("((", i) and not subst:
@@ -260,7 +262,7 @@ class _Reader:
             else:
                 i = self._command(i, subst, out)
             items += 1
-            need_command = False
+            need_command = piped = False
             i = self._blanks(i, subst, newlines=False)
             if i >= n or self._closes(i, subst):
                 break
@@ -284,7 +286,7 @@ class _Reader:
                 i = self._after_operator(i + 2, subst)
                 pipeline_start = len(out)
             elif c == "|":  # (`|&`: `2>&1 |`)
-                need_command = True
+                need_command = piped = True
                 i = self._after_operator(i + len("|&" if two == "|&" else "|"), subst)
             elif c == "&" and not subst:
                 background_at.append((out[pipeline_start].tokens[0].start,
