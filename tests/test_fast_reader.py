@@ -562,3 +562,82 @@ def test_bang_after_and_or_on_random_lists():
     bang_after = re.compile(r"(?:&&|\|\|)\s*(?:\\\n\s*)?!")
     assert sum(fast.read(t) is not None and bang_after.search(t) is not None
                for t in texts) > 60
+
+
+# ---- a here-document inside `$(…)` at the top level (`X=$(cat <<EOF` newline … `EOF` newline `)`)
+SUBSTITUTION_HEREDOCS = [
+    "X=$(cat <<EOF\nbody\nEOF\n)", "X=$(cat <<EOF\nbody $(x) `y`\nEOF\n)",
+    "X=$(cat <<EOF\na && b || c\nEOF\n)", "X=$(cat <<EOF\nbody\nEOF\n) && y",
+    "X=$(cat <<EOF\nbody\nEOF\n) z", "X=$(cat <<EOF\nbody\nEOF\n)\necho $X",
+    "X=$(cat <<EOF\nbody\nEOF\n  )", "X=$(cat <<EOF\nbody\nEOF\n\n)",
+    "X=$(cat <<EOF\nbody\nEOF\necho hi\n)", "X=$(cat <<EOF\nbody\nEOF)",
+    "X=$(cat <<EOF | tr a b\nbody\nEOF\n)", "X=$(cat <<EOF && echo x\nbody\nEOF\n)",
+    "X=$(cat <<EOF ; echo x\nbody\nEOF\n)", "X=$(cat <<- EOF\n\tbody\n\tEOF\n)",
+    "X=$(cat <<EOF <<END\na\nEOF\nb\nEND\n)",
+    'X=$(python3 - << PY \nimport os\nprint(os.environ["A"])\nPY\n)',
+    "X=$(python3 - <<'PY'\nimport os\nprint(\"$(a)\")\nPY\n)",
+    "for x in a b; do\n  X=$(cat <<EOF\nbody $x\nEOF\n)\n  echo \"$X\"\ndone",
+    "if a; then\n  X=$(cat <<EOF\nbody\nEOF\n)\nfi", "f() {\n  X=$(cat <<EOF\nbody\nEOF\n)\n}",
+    'echo "$(cat <<EOF\nbody\nEOF\n)"', 'X="\\\n$(cat <<EOF\nbody\nEOF\n)"',
+    "X=$(a $(cat <<EOF\nbody\nEOF\n))", "X=$(cat <<EOF\nbody\nEOF\n) Y=$(cat <<END\nb2\nEND\n)",
+    "X=$(cat <<EOF\nbody\nEOF\n)$(cat <<END\nb2\nEND\n)", "cat <<A; X=$(cat <<EOF\nbody\nEOF\n)\na\nA",
+    "cat <<A $(cat <<EOF\nb\nEOF\n)\na\nA", 'cat <<A x"$(cat <<EOF\nb\nEOF\n)"\na\nA',
+    "X=$(cat <<EOF\nb\nEOF\n) cat <<A\na\nA", "X=$(cat <<EOF\nb\nEOF\n) <<A cat\na\nA",
+    "X=$(cat <<EOF\nbody \\\nEOF\nEOF\n)", "X=$(cat <<EOF\na \\\nb \\\nc\nEOF\n)",
+    "X=$(cat <<EOF # c\nbody\nEOF\n)", "X=$(cat <<EOF\nbody\nEOF\n)\ncat <<B\nx\nB",
+    'X=$(cat <<"EOF"\nbody\nEOF\n)', 'srun bash -c "$(cat <<EOF\na\nEOF\n)" &',
+    "X=$(cat <<EOF\nEOF\n)", "X=$(cat 2>&1 <<EOF\nbody\nEOF\n)", "X=$(<<EOF cat\nbody\nEOF\n)",
+    "X=$(<<EOF\nbody\nEOF\n)", "X=$(cat <<EOF\nbody $((1+2)) ${A:-b}\nEOF\n)",
+    "for x in $(cat <<EOF\na b\nEOF\n); do echo $x; done", "X=$(cat <<EOF\nX=(a b)\nEOF\n)",
+    "X=$(cat <<EOF\nbody\nEOF\n)\nY=$(cat <<EOF\nbody\nEOF\n)\n", "X=`cat <<EOF\nb\nEOF\n`",
+    "a <(cat <<EOF\nb\nEOF\n) c", "X=$(cat <<EOF\ntime while case [[ (( <<<\nEOF\n)"]
+
+
+@pytest.mark.parametrize("text", SUBSTITUTION_HEREDOCS)
+def test_here_documents_in_substitutions(text):
+    assert differences(text)[2] == []
+
+
+def test_here_documents_in_substitutions_are_read_fast():
+    for text in ["X=$(cat <<EOF\nbody\nEOF\n)", 'echo "$(cat <<EOF\nbody\nEOF\n)"',
+                 'X=$(python3 - << PY \nimport os\nprint(os.environ["A"])\nPY\n)',
+                 "X=$(cat <<EOF\nbody\nEOF\n) Y=$(cat <<END\nb2\nEND\n)"]:
+        assert fast.read(text) is not None, text
+    for text in ["X=$(cat <<EOF\nbody $(x)\nEOF\n)", "X=$(cat <<EOF\nbody\nEOF\necho hi\n)",
+                 "X=$(cat <<EOF\na \\\nb \\\nc\nEOF\n)", "if a; then\n  X=$(cat <<EOF\nb\nEOF\n)\nfi",
+                 "X=$(<<EOF\nbody\nEOF\n)", "X=$(cat <<- EOF\n\tbody\n\tEOF\n)"]:
+        assert fast.read(text) is None, text
+
+
+def _substitution_heredoc(rng) -> str:
+    """A random chunk holding a here-document inside ``$(…)`` (mostly the top-level shape)."""
+    delim = rng.choice(["EOF", "END", "PY"])
+    op = rng.choice(["<<", "<< ", "<<", "<<-", "<<'", '<<"'])
+    quote = {"<<'": "'", '<<"': '"'}.get(op, "")
+    command = rng.choice(["cat ", "python3 - ", "cat 2>&1 ", "srun -N1 bash ", ""])
+    tail = rng.choice(["", "", "", " | tr a b", " && echo x", "; echo y", " # c", " $(z)",
+                       " <<X"])
+    lines = [rng.choice(["body", "a b $A ${B:-c}", "x && y", "print('a')", "\tbody", "",
+                         delim + " ", "\t" + delim, "import time", "while a", "do", "case x in",
+                         "X=(a b)", "[[ a ]]", "cat <<Y", "$(x)", "`y`", "a \\", "$((1+2))"])
+             for _ in range(rng.randint(0, 4))]
+    body = "\n".join(lines + [delim] + (["q", "X"] if tail == " <<X" else []))
+    close = rng.choice([")", ")", ")", ") && y", ")\necho $X", "  )", ") z", ")\n", ")\n\n"])
+    head = rng.choice(["X=", "echo ", 'X="', 'srun bash -c "', "A=1 B=", "for x in "])
+    text = head + "$(" + command + op + delim + quote + tail + "\n" + body + "\n" + close
+    if head.endswith('"'):
+        text = text.replace("\n" + close, "\n" + close + '"', 1)
+    if head == "for x in ":
+        text += "; do echo $x; done"
+    wrap = rng.choice(["%s"] * 6 + ["if a; then\n  %s\nfi", "for i in 1; do\n%s\ndone",
+                                    "f() {\n%s\n}", "while read l; do\n%s\ndone < f"])
+    return wrap % text
+
+
+def test_here_documents_in_substitutions_on_random_chunks():
+    import random
+    rng = random.Random(8)
+    texts = [_substitution_heredoc(rng) for _ in range(800)]
+    differing = [t for t in texts if differences(t)[2]]
+    assert differing == []
+    assert sum(fast.read(t) is not None for t in texts) > 50

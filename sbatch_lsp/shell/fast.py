@@ -26,7 +26,9 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
 - here-documents with a plain delimiter (``<<EOF``, ``<<- END``; a quoted one behind the masks)
   outside ``$(...)``, their bodies gathered at the next newline token as bashlex gathers them
   (inside a compound command, when the delimiter ends its line, at the newline after next:
-  bashlex reads the line between as commands);
+  bashlex reads the line between as commands); inside ``$(...)`` one ``<<`` here-document at
+  the top level whose delimiter line the ``)`` follows (``X=$(cat <<EOF`` newline … ``EOF``
+  newline ``)``; see ``_substitution_body``);
 - ``if``/``elif``/``else``, ``for NAME in``, ``while``/``until``, ``{ … }``, ``( … )`` and function
   definitions (``NAME()``, ``function NAME``, ``function NAME()``; the function's span holds the
   redirections after its body, as bashlex's does).
@@ -272,6 +274,8 @@ class _Reader:
                 raise _Outside  # (bashlex reads the comment's words as a command)
             if c == "\n" and self.pending:
                 i = self._bodies(i)
+                if subst and not text.startswith(")", i):
+                    raise _Outside  # (bashlex drops what follows a newline inside `$(…)`)
                 pipeline_start = len(out)
             elif c == "\n" or c == ";" and two not in (";;", ";&"):  # (`;&`: a case operator)
                 linked = linked or c == ";"
@@ -333,6 +337,8 @@ class _Reader:
                     break
                 pos = line_end + 1
             cmd = lst[k]
+            if cmd.in_substitution:
+                _substitution_body(text[body:line_end], cmd)
             lst[k] = cmd._replace(heredocs=cmd.heredocs + ((op_start, body, line_end),))
             pos = line_end + 1
         self.pending = waiting
@@ -389,7 +395,7 @@ class _Reader:
             if i >= n:
                 return i
             c = text[i]
-            if subst and c in "\n#":
+            if subst and (c == "#" or c == "\n" and not self.pending):
                 raise _Outside  # bashlex drops what follows a newline inside `$(…)`
             if subst and text.startswith("\\\n", i):
                 self.pairs.append(i)  # (see ``_placed``)
@@ -567,8 +573,10 @@ class _Reader:
         words = 0
         while True:
             i = _BLANKS.match(text, i).end()  # type: ignore[union-attr]  # (matches "")
-            if i < n and text[i] in "\\#\n":  # (a backslash-newline, a comment; a newline
-                i = self._blanks(i, subst, newlines=False)  # inside `$(…)`)
+            if i < n and text[i] in "\\#\n" and not (docs and text[i] == "\n"):  # (a
+                # backslash-newline, a comment; a newline inside `$(…)` unless it ends the
+                # line of a here-document)
+                i = self._blanks(i, subst, newlines=False)
             if i >= n:
                 break
             c = text[i]
@@ -578,7 +586,9 @@ class _Reader:
             start = i
             if c in _REDIRECT_FIRST and not text.startswith(("<(", ">("), i):
                 doc = _HEREDOC.match(text, i)
-                if doc is not None and not subst:
+                if doc is not None and not self.process:
+                    if subst and (self.compound or doc.group(1) or docs or self.pending):
+                        raise _Outside  # (see ``_substitution_body``)
                     docs.append((doc.end(), start, doc.group(2), bool(doc.group(1)),
                                  self._waits(doc.end(), doc.group(2), docs)))
                     tokens.append(_new_token((start, doc.end(), True, True)))
@@ -867,6 +877,8 @@ class _Reader:
         placed = []
         for cmd in commands:
             first = next((t for t in cmd.tokens if not t.redirect), None)
+            if cmd.heredocs and by(cmd.tokens[0].start):
+                raise _Outside  # (its bodies' spans would move too)
             if first is not None and by(first.start) and any(
                     _assignment_like(text, s, first.end) or SUBSCRIPT.match(text, s)
                     for s in (first.start, first.start - by(first.start))):
@@ -916,6 +928,19 @@ class _Reader:
         if end < 0 or "$(" in self.text[i:end] or "`" in self.text[i:end]:
             raise _Outside  # bashlex reads a `$(…)` inside an assignment's quotes as a command
         return end + 1
+
+
+def _substitution_body(body: str, command: Command) -> None:
+    """Check the body of a here-document inside ``$(…)`` (``X=$(cat <<EOF`` newline body
+    newline ``EOF`` newline ``)``, its command at the top level: not inside a compound command,
+    one plain ``<<`` here-document and no other waiting, see ``_Reader._command``): bashlex
+    reads such a body as it reads one outside, so its span is the model's, but it reads
+    commands inside it (``$(…)``, backquotes) and joins lines at a backslash-newline where
+    this reader does not follow it, and it fails on a command of no word
+    (``$(<<EOF`` newline…): each of those leaves the subset."""
+    if "$(" in body or "`" in body or "\\\n" in body \
+            or all(t.redirect for t in command.tokens):
+        raise _Outside
 
 
 def _no_code(text: str, s: int, e: int) -> bool:
