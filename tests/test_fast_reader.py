@@ -641,3 +641,64 @@ def test_here_documents_in_substitutions_on_random_chunks():
     differing = [t for t in texts if differences(t)[2]]
     assert differing == []
     assert sum(fast.read(t) is not None for t in texts) > 50
+
+
+# ---- the line after a here-document's operator inside a compound command, which bashlex reads as
+# commands (fast._Reader._waits): read unless the masks may rewrite it (fast._masked_as_code)
+WAITING_LINES = [
+    'if a; then\n  tee -a log <<EOF\n### Starting timestamp (s): $(date +%s)\nbody\nEOF\nfi',
+    'if a; then\n\tIFS=\'\' read -r -d \'\' m <<EOF\nYour rclone configuration is missing a "$remote_name" remote.  Until the remote is set up.\nEOF\nfi',
+    'f() {\n\tread -r m <<-EOF\n\tThere was a problem. This program will not work until the problem is fixed.\n\tEOF\n}',
+    'if a; then\n  cat <<EOF\nwhile true\ndo\nEOF\nfi',
+    'if a; then\n  cat <<EOF\ndo x\nEOF\nfi',
+    'while a\ndo\n  cat <<EOF\n  do\nb\nEOF\ndone',
+    'if a; then\n  cat <<EOF\nx $(a && b)\nEOF\nfi',
+    'if a; then\n  cat <<EOF\nx $((1+2))\nEOF\nfi',
+    'if a; then\n  cat <<EOF\n[[ a ]]\nEOF\nfi',
+    'if a; then\n  cat <<EOF\nA=(1 2)\nEOF\nfi',
+    'if a; then\n  cat <<EOF\ntime x\nEOF\nfi',
+    'if a; then\n  cat <<EOF\necho time case select coproc\nEOF\nfi',
+    'if a; then\n  cat <<EOF\ncase x in\na) b;;\nesac\nEOF\nfi',
+    "if a; then\n  cat <<EOF\ncat <<'X'\nEOF\nfi",
+    'if a; then\n  cat <<EOF\nx $(a) `b` ${c:-d} | e; f & g\nEOF\nfi',
+    'if a; then\n  cat <<EOF\nx $(a $(b))\nEOF\nfi',
+    'if a; then\n  cat <<EOF\nuntil x; do y; done\nEOF\nfi',
+    'if a; then\n  cat <<EOF\nwhile x\n  do\nEOF\nfi',
+    'for i in 1; do\n  cat <<EOF\nthe time has come, until\ndome\nEOF\ndone',
+    "for i in 1; do\n  cat <<EOF\ncan't stop\nEOF\ndone",
+    'for i in 1; do\n  cat <<EOF\na = b ( c )\nEOF\ndone',
+    'for i in 1; do\n  cat <<EOF\nx $[1+2]\nEOF\ndone',
+    'for i in 1; do\n  cat <<EOF\nx $(select)\nEOF\ndone',
+    'for i in 1; do\n  cat <<EOF\nx || y\nEOF\ndone',
+    'for i in 1; do\n  cat <<EOF\nx \\\ny\nEOF\ndone',
+    'for i in 1; do\n  cat <<EOF\nEOF\ndone\n',
+]
+
+
+@pytest.mark.parametrize("text", WAITING_LINES)
+def test_lines_read_before_a_waiting_body(text):
+    assert differences(text)[2] == []
+
+
+def test_lines_read_before_a_waiting_body_are_read_fast():
+    assert [fast.read(t) is not None for t in WAITING_LINES[:3]] == [True] * 3
+    assert fast.read(WAITING_LINES[3]) is None  # (`while` and a `do` line: rewritten)
+
+
+def test_lines_read_before_a_waiting_body_on_random_chunks():
+    import random
+    rng = random.Random(5)
+    pieces = ["echo", "x", "time", "until", "while", "do", "done", "case", "select", "$(a)",
+              "$(a && b)", "$((1))", "$[1]", "[[", "]]", "A=(1)", "<<'X'", "`b`", "${c:-d}",
+              "|", ";", "&", "&&", "||", "#", "(", ")", "'", '"', "\\", "can't", "EOF"]
+    texts = []
+    for _ in range(600):
+        lines = [" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))
+                 for _ in range(rng.randint(1, 3))]
+        head = rng.choice(["if a; then\n", "for i in 1; do\n", "f() {\n", "while a\ndo\n"])
+        foot = {"i": "\nfi", "f": "\ndone", "w": "\ndone"}.get(head[0], "\n}")
+        op = rng.choice(["<<EOF", "<<-EOF", "<< EOF", "<<EOF # c"])
+        texts.append(head + "  cat " + op + "\n" + "\n".join(lines) + "\nEOF" + foot)
+    differing = [t for t in texts if differences(t)[2]]
+    assert differing == []
+    assert sum(fast.read(t) is not None for t in texts) > 40

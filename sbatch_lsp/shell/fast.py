@@ -636,8 +636,9 @@ class _Reader:
         gathers the bodies as it ends), so when that token is the newline the next line is
         read as commands and the body starts after it (bashlex/parser.py, heredoc.py). That
         line is read here as it stands; the masks take it for part of the body, so one they
-        might rewrite (holding any of ``masks.TRIGGERS``) or equal to the delimiter leaves the
-        subset, as does a second here-document of the command."""
+        might rewrite or this reader reads as they would have rewritten it
+        (:func:`_masked_as_code`) or equal to the delimiter leaves the subset, as does a second
+        here-document of the command."""
         text = self.text
         rest = _BLANKS.match(text, i).end()  # type: ignore[union-attr]  # (matches "")
         if not self.compound or not text.startswith(("\n", "#"), rest):
@@ -647,8 +648,10 @@ class _Reader:
         line_start = text.find("\n", rest) + 1
         line_end = text.find("\n", line_start) if line_start else -1
         line = text[line_start:line_end if line_end >= 0 else self.n]
+        after_end = text.find("\n", line_end + 1) if line_end >= 0 else -1
+        after = text[line_end + 1:after_end if after_end >= 0 else self.n] if line_end >= 0 else ""
         if not line_start or line.lstrip("\t") == delim or line == delim \
-                or any(t in line for t in masks.TRIGGERS):
+                or _masked_as_code(line, after):
             raise _Outside
         return True
 
@@ -928,6 +931,30 @@ class _Reader:
         if end < 0 or "$(" in self.text[i:end] or "`" in self.text[i:end]:
             raise _Outside  # bashlex reads a `$(…)` inside an assignment's quotes as a command
         return end + 1
+
+
+#: what this reader reads only as the masks rewrite it (``[[`` as ``[``, ``((``, ``$((`` and
+#: ``$[`` as opaque, an array value as a quoted word, a quoted here-document's delimiter), see
+#: :func:`_masked_as_code`
+_MASKED_CONSTRUCTS = ("((", "$[", "[[", "=(", "<<")
+#: a line starting with ``do`` (masks.m_while_newline_do's test of the line after ``while``)
+_DO = re.compile(r"\s*do\b")
+
+
+def _masked_as_code(line: str, after: str) -> bool:
+    """Whether the line after a here-document's operator that bashlex reads as commands (see
+    ``_Reader._waits``), followed by the line ``after``, may read differently here and in the
+    text bashlex is given: the masks take the line for part of the body, so their span-based
+    rewrites (shell/masks.spans) skip it, and it reaches bashlex as written unless a
+    line-based mask rewrites it (``m_while_newline_do``: a ``while``/``until`` line before a
+    ``do`` line; ``m_arith``'s second pass: ``$((``); this reader reads some constructs
+    (:data:`_MASKED_CONSTRUCTS`, ``&&``/``||`` inside ``$(…)``) as they read once masked.
+    ``time``, ``case``, ``select`` and ``coproc`` as command names leave the subset anyway, and
+    mean nothing inside a word."""
+    return any(t in line for t in _MASKED_CONSTRUCTS) \
+        or "$(" in line and ("&&" in line or "||" in line) \
+        or _DO.match(line) is not None \
+        or ("while" in line or "until" in line) and _DO.match(after) is not None
 
 
 def _substitution_body(body: str, command: Command) -> None:
