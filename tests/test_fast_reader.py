@@ -702,3 +702,39 @@ def test_lines_read_before_a_waiting_body_on_random_chunks():
     differing = [t for t in texts if differences(t)[2]]
     assert differing == []
     assert sum(fast.read(t) is not None for t in texts) > 40
+
+
+# ---- a function's span ends at its closing brace or last redirection, not after the blanks or
+# comment that follow (fast._Reader._plain_redirects; before, ``f() { b; } # c`` differed)
+FUNCTION_ENDS = [
+    'f() { b; } ; g',
+    'f() { b; }  \ng',
+    'f() { b; } > log ; g',
+    'f() { b; }  > log  ; g',
+    'f() { b; } # c',
+    'f() { b; } &',
+    'function f { b; }\t# c',
+    'f() {\n  b\n}  > log 2>&1   # c\ng',
+    'if a; then b; fi  # c',
+    'f() { b; } \\\n  > log',
+    '( a )  ; b',
+    '{ a; }  2>&1  | b',
+]
+
+
+@pytest.mark.parametrize("text", FUNCTION_ENDS)
+def test_function_spans_end_where_bashlex_ends_them(text):
+    assert fast.read(text) is not None
+    assert differences(text)[2] == []
+
+
+def test_function_spans_on_random_chunks():
+    import random
+    rng = random.Random(3)
+    texts = [rng.choice(["f() { a; }", "function f {\n  a\n}", "f() ( a )", "{ a; }", "(a)",
+                         "if a; then b; fi"])
+             + rng.choice(["", " ", "  > log", " 2>&1 >f ", "\t"])
+             + rng.choice(["", " # c", " ; g", "\ng", " | h", " && i", " &"])
+             for _ in range(300)]
+    assert [t for t in texts if differences(t)[2]] == []
+    assert sum(fast.read(t) is not None for t in texts) > 150

@@ -518,13 +518,15 @@ class _Reader:
         return i + 1
 
     def _plain_redirects(self, i: int) -> int:
-        """Skip the redirections after a compound command; none may hold a substitution."""
+        """Offset after the redirections after a compound command (``i`` for none: not after
+        the blanks or comment that follow, which a function's span does not hold); none may
+        hold a substitution."""
         while True:
             j = self._blanks(i, False, False)
             inner: list[Command] = []
             end = self._redirect(j, False, inner)
             if end is None:
-                return j
+                return i
             if inner:
                 raise _Outside
             i = end
