@@ -474,10 +474,10 @@ class _Reader:
         else:
             raise _Outside
         self.compound -= 1
-        end = self._plain_redirects(i)
+        end, after = self._plain_redirects(i)
         if name is not None:  # (its span holds its redirections, as bashlex's does)
             self.functions.append((name, start, end))
-        return end
+        return after
 
     def _group(self, i: int, opener: str, closers: tuple[str, ...], out: list[Command]) -> int:
         """Skip the reserved word ``opener`` at ``i`` and read the list after it up to one of
@@ -517,16 +517,16 @@ class _Reader:
         out.extend(inner)
         return i + 1
 
-    def _plain_redirects(self, i: int) -> int:
-        """Offset after the redirections after a compound command (``i`` for none: not after
-        the blanks or comment that follow, which a function's span does not hold); none may
-        hold a substitution."""
+    def _plain_redirects(self, i: int) -> tuple[int, int]:
+        """Skip the redirections after a compound command, none holding a substitution: the
+        offset after the last (``i`` for none), where a function's span ends, and the offset
+        after the blanks or comment that follow it, where the list reads on."""
         while True:
             j = self._blanks(i, False, False)
             inner: list[Command] = []
             end = self._redirect(j, False, inner)
             if end is None:
-                return i
+                return i, j
             if inner:
                 raise _Outside
             i = end
