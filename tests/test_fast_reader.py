@@ -385,7 +385,7 @@ def test_the_fast_path_reads_the_common_forms_and_leaves_the_rest():
                  "a < <(b)", "C=${C:-${D:-1}}", "echo $'\\t'", 'opt[0]="a b"',
                  "X=1 a[1]=$! cmd"]:
         assert fast.read(text) is not None, text
-    for text in ["a && b &", "echo `a $(b)`", "echo $(a &)", "echo $( )",
+    for text in ["echo `a $(b)`", "echo $(a &)", "echo $( )",
                  "a && ", "a |&& b", "echo x\\\ny", "f() {\n  cat <<EOF\nEOF\n}",
                  "time srun x", "a >2>f", "a >#c", "a &>#c", "echo a<(b)",
                  "> f X=1 cmd", "echo [[ 2 ]]", "cd ~$(whoami)/x", "echo 'a'$(x)'b'",
@@ -738,3 +738,50 @@ def test_function_spans_on_random_chunks():
              for _ in range(300)]
     assert [t for t in texts if differences(t)[2]] == []
     assert sum(fast.read(t) is not None for t in texts) > 150
+
+
+# ---- `&` after a pipeline in a list that holds `&&`/`||` (bashlex marks the last pipeline)
+BACKGROUND_AND_OR = [
+    'a && b\nc &',
+    'a && b; c &',
+    'a && b &',
+    'a & b && c',
+    'a || b\n(c d) &',
+    'f() {\n  a && b\n  (c) &\n}',
+    'if a; then b && c; fi\nd &',
+    'a && b\nc & d && e',
+    'a && b\nc | d &\ne',
+    'a &&\nb\nc &',
+    'x=1 && y=2\n{ a; } &',
+    'a && { b & }',
+    'a && { b; } &',
+    'a | b && c\nd | e &',
+    'a && b\nc &\nd && e &',
+    'a && b <<EOF\nx\nEOF\nc &',
+    'while a && b; do c & done',
+    'a && b\nc & wait\n',
+    'a && b | c &',
+    'a | b && c | d &',
+    'a && b || c &',
+    'a && (b; c) &',
+    'if a; then b && c & fi',
+    'a && b & c || d &',
+    'a && f() { b; } &',
+    'a && b $(c) &',
+    'a &&\n b &',
+]
+
+
+@pytest.mark.parametrize("text", BACKGROUND_AND_OR)
+def test_background_in_and_or_lists(text):
+    assert fast.read(text) is not None
+    assert differences(text)[2] == []
+
+
+def test_background_in_and_or_lists_on_random_lists():
+    texts = _random_lists(21, 800, ["a", "b c", "(d)", "{ e; }", "f | g", "x=1", "h() { i; }",
+                                    "if h; then i & fi", "j &", "k && l &", "! m", "n $(o)"],
+                          [" && ", " || ", "; ", "\n", " & ", " &\n", " | "])
+    assert [t for t in texts if differences(t)[2]] == []
+    readings = [fast.read(t) for t in texts if "&&" in t or "||" in t]
+    assert sum(r is not None and any(c.background for c in r.commands) for r in readings) > 100

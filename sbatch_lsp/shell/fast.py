@@ -18,8 +18,8 @@ bashlex takes milliseconds for each; this scanner a few microseconds per line. I
   a word when a blank follows (bashlex's word then holds the pair; not inside ``$(...)``);
 - ``;``, ``&&``, ``||``, ``|``, ``|&`` and a newline after ``&&``/``||``/``|`` (not inside ``$(...)``,
   where bashlex drops what follows a newline);
-- a trailing ``&`` after a pipeline, also inside compound commands (not in a list with
-  ``&&``/``||``, where bashlex marks only the last command as background, and not inside
+- a trailing ``&`` after a pipeline, also inside compound commands and after ``&&``/``||``
+  (``a && b &``: bashlex marks the last pipeline as background, as this reader does; not inside
   ``$(...)``);
 - ``! PIPELINE`` at the start of a list item, also after ``&&``/``||`` (the command starts after
   the ``!``; bashlex refuses one after ``|``);
@@ -239,7 +239,6 @@ class _Reader:
         out: list[Command] = []
         items = 0
         linked = False  # items joined by `;`, `&`, `&&` or `||`
-        and_or = False
         background_at: list[tuple[int, int]] = []  # spans of pipelines ended by `&`
         pipeline_start = 0  # index in ``out`` of the current pipeline's first command
         need_command = False  # after `&&`, `||` or `|`
@@ -286,7 +285,7 @@ class _Reader:
                         raise _Outside
                 pipeline_start = len(out)
             elif two in ("&&", "||"):
-                and_or = need_command = linked = True
+                need_command = linked = True
                 i = self._after_operator(i + 2, subst)
                 pipeline_start = len(out)
             elif c == "|":  # (`|&`: `2>&1 |`)
@@ -304,8 +303,6 @@ class _Reader:
         if self.pending and any(lst is out for lst, *_ in self.pending):
             raise _Outside  # a here-document whose body this list does not reach
         if background_at:
-            if and_or:
-                raise _Outside
             out = [cmd._replace(background=True)
                    if any(s <= cmd.tokens[0].start and cmd.tokens[-1].end <= e
                           for s, e in background_at) else cmd for cmd in out]
