@@ -526,17 +526,19 @@ BANG_AFTER_AND_OR = ["a && ! b", "a || ! b c", "a && \\\n  ! b", "a &&\n ! b", "
                      "if [ ! -e x && \\\n    ! -e y ]; then\n  a\nelse\n  b\nfi"]
 
 
-@pytest.mark.parametrize("text", BANG_AFTER_AND_OR)
-def test_bang_after_and_or(text):
-    assert differences(text)[2] == []
-
-
 def test_bang_after_and_or_is_read_fast():
     for text in ["a && ! b", "a || ! b c", "a && \\\n  ! b", "x && ! $(c) d",
                  "if [ ! -e x && \\\n    ! -e y ]; then\n  a\nfi"]:
         assert fast.read(text) is not None, text
     for text in ["a | ! b", "a && ! ! b", "a && !"]:
         assert fast.read(text) is None, text
+
+
+def _assert_read_as_bashlex(texts: list[str], fast_at_least: int) -> None:
+    """No text of ``texts`` reads differently from bashlex, and more than ``fast_at_least`` of
+    them are read fast (the generator reaches the shape under test)."""
+    assert [t for t in texts if differences(t)[2]] == []
+    assert sum(fast.read(t) is not None for t in texts) > fast_at_least
 
 
 def _random_lists(seed: int, count: int, atoms: list[str], joins: list[str]) -> list[str]:
@@ -593,11 +595,6 @@ SUBSTITUTION_HEREDOCS = [
     "a <(cat <<EOF\nb\nEOF\n) c", "X=$(cat <<EOF\ntime while case [[ (( <<<\nEOF\n)"]
 
 
-@pytest.mark.parametrize("text", SUBSTITUTION_HEREDOCS)
-def test_here_documents_in_substitutions(text):
-    assert differences(text)[2] == []
-
-
 def test_here_documents_in_substitutions_are_read_fast():
     for text in ["X=$(cat <<EOF\nbody\nEOF\n)", 'echo "$(cat <<EOF\nbody\nEOF\n)"',
                  'X=$(python3 - << PY \nimport os\nprint(os.environ["A"])\nPY\n)',
@@ -638,9 +635,7 @@ def test_here_documents_in_substitutions_on_random_chunks():
     import random
     rng = random.Random(8)
     texts = [_substitution_heredoc(rng) for _ in range(800)]
-    differing = [t for t in texts if differences(t)[2]]
-    assert differing == []
-    assert sum(fast.read(t) is not None for t in texts) > 50
+    _assert_read_as_bashlex(texts, 50)
 
 
 # ---- the line after a here-document's operator inside a compound command, which bashlex reads as
@@ -675,11 +670,6 @@ WAITING_LINES = [
 ]
 
 
-@pytest.mark.parametrize("text", WAITING_LINES)
-def test_lines_read_before_a_waiting_body(text):
-    assert differences(text)[2] == []
-
-
 def test_lines_read_before_a_waiting_body_are_read_fast():
     assert [fast.read(t) is not None for t in WAITING_LINES[:3]] == [True] * 3
     assert fast.read(WAITING_LINES[3]) is None  # (`while` and a `do` line: rewritten)
@@ -695,13 +685,11 @@ def test_lines_read_before_a_waiting_body_on_random_chunks():
     for _ in range(600):
         lines = [" ".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))
                  for _ in range(rng.randint(1, 3))]
-        head = rng.choice(["if a; then\n", "for i in 1; do\n", "f() {\n", "while a\ndo\n"])
-        foot = {"i": "\nfi", "f": "\ndone", "w": "\ndone"}.get(head[0], "\n}")
+        head, foot = rng.choice([("if a; then\n", "\nfi"), ("for i in 1; do\n", "\ndone"),
+                                 ("f() {\n", "\n}"), ("while a\ndo\n", "\ndone")])
         op = rng.choice(["<<EOF", "<<-EOF", "<< EOF", "<<EOF # c"])
         texts.append(head + "  cat " + op + "\n" + "\n".join(lines) + "\nEOF" + foot)
-    differing = [t for t in texts if differences(t)[2]]
-    assert differing == []
-    assert sum(fast.read(t) is not None for t in texts) > 40
+    _assert_read_as_bashlex(texts, 40)
 
 
 # ---- a function's span ends at its closing brace or last redirection, not after the blanks or
@@ -722,12 +710,6 @@ FUNCTION_ENDS = [
 ]
 
 
-@pytest.mark.parametrize("text", FUNCTION_ENDS)
-def test_function_spans_end_where_bashlex_ends_them(text):
-    assert fast.read(text) is not None
-    assert differences(text)[2] == []
-
-
 def test_function_spans_on_random_chunks():
     import random
     rng = random.Random(3)
@@ -736,8 +718,7 @@ def test_function_spans_on_random_chunks():
              + rng.choice(["", " ", "  > log", " 2>&1 >f ", "\t"])
              + rng.choice(["", " # c", " ; g", "\ng", " | h", " && i", " &"])
              for _ in range(300)]
-    assert [t for t in texts if differences(t)[2]] == []
-    assert sum(fast.read(t) is not None for t in texts) > 150
+    _assert_read_as_bashlex(texts, 150)
 
 
 # ---- `&` after a pipeline in a list that holds `&&`/`||` (bashlex marks the last pipeline)
@@ -772,12 +753,6 @@ BACKGROUND_AND_OR = [
 ]
 
 
-@pytest.mark.parametrize("text", BACKGROUND_AND_OR)
-def test_background_in_and_or_lists(text):
-    assert fast.read(text) is not None
-    assert differences(text)[2] == []
-
-
 def test_background_in_and_or_lists_on_random_lists():
     texts = _random_lists(21, 800, ["a", "b c", "(d)", "{ e; }", "f | g", "x=1", "h() { i; }",
                                     "if h; then i & fi", "j &", "k && l &", "! m", "n $(o)"],
@@ -785,3 +760,13 @@ def test_background_in_and_or_lists_on_random_lists():
     assert [t for t in texts if differences(t)[2]] == []
     readings = [fast.read(t) for t in texts if "&&" in t or "||" in t]
     assert sum(r is not None and any(c.background for c in r.commands) for r in readings) > 100
+
+
+@pytest.mark.parametrize("text", BANG_AFTER_AND_OR + SUBSTITUTION_HEREDOCS + WAITING_LINES
+                         + FUNCTION_ENDS + BACKGROUND_AND_OR)
+def test_the_shapes_added_in_session_15_read_as_bashlex_reads_them(text):
+    assert differences(text)[2] == []
+
+
+def test_function_ends_and_background_in_and_or_lists_are_read_fast():
+    assert [t for t in FUNCTION_ENDS + BACKGROUND_AND_OR if fast.read(t) is None] == []
