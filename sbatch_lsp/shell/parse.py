@@ -299,10 +299,8 @@ class _Builder:
                 prefix.append((base + start, base + end))
             else:
                 words.append(self._word(base + start, base + end))
-        cmd = self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end,
-                            heredocs, command.function, command.in_substitution)
-        cmd.redirects = redirects
-        cmd.background = command.background
+        self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end, heredocs,
+                      command.function, command.in_substitution, redirects, command.background)
 
     # ---- bashlex ------------------------------------------------------------------------
     def _bl_walk(self, node, base: int, function: str | None, subst: bool) -> None:
@@ -368,8 +366,7 @@ class _Builder:
                 if hd is None and part.type not in ("<<", "<<-"):
                     redirects.append(self._redirect_at(base + part.pos[0], base + part.pos[1]))
         cmd = self._command(words, prefix, base + node.pos[0], base + node.pos[1], heredocs,
-                            function, subst)
-        cmd.redirects = redirects
+                            function, subst, redirects)
         for part in inner:
             for sub in getattr(part, "parts", None) or []:
                 if sub.kind == "commandsubstitution":
@@ -400,7 +397,7 @@ class _Builder:
         if t == "variable_assignment":
             self._command([], [(base + conv(node.start_byte), base + conv(node.end_byte))],
                           base + conv(node.start_byte), base + conv(node.end_byte), [],
-                          function, subst)
+                          function, subst, [])
             for c in node.named_children:
                 self._ts_walk(c, base, conv, function, subst)
             return
@@ -444,9 +441,8 @@ class _Builder:
         if node.type == "declaration_command":
             kw = node.children[0]
             words.insert(0, self._word(base + conv(kw.start_byte), base + conv(kw.end_byte)))
-        cmd = self._command(words, prefix, base + conv(node.start_byte),
-                            base + conv(node.end_byte), [], function, subst)
-        cmd.redirects = redirects
+        self._command(words, prefix, base + conv(node.start_byte), base + conv(node.end_byte),
+                      [], function, subst, redirects)
         for c in node.named_children:
             self._ts_walk_subst(c, base, conv, function)
 
@@ -497,10 +493,15 @@ class _Builder:
         self.script.heredocs.append(doc)
         return doc
 
-    def _command(self, words, prefix, start, end, heredocs, function, subst) -> Command:
+    def _command(self, words, prefix, start, end, heredocs, function, subst, redirects,
+                 background=False) -> Command:
+        """The command of ``words`` (its prefix assignments at the spans ``prefix``) spanning
+        ``[start, end)`` of this text, added to the script with the assignments it makes."""
         s, e = self.tmap.orig_span(start, end) if self.tmap.offsets is not None else (start, end)
-        # (the fields in order, not by keyword: a third of the cost of making a Command)
-        cmd = Command(words, [], s, e, heredocs, function, subst, False, self.script)
+        # (the fields in order, not by keyword: a third of the cost of making a Command; given
+        # up to the redirections, not set after: no default list made and replaced)
+        cmd = Command(words, [], s, e, heredocs, function, subst, background, self.script, [],
+                      None, None, redirects)
         for ps, pe in prefix:
             a = self._assignment(ps, pe, cmd, exported=False)
             if a:
