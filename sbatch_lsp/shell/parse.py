@@ -54,6 +54,10 @@ def _refuse_unclosed_brace(expand: Callable) -> Callable:
 bashlex.subst._paramexpand = _refuse_unclosed_brace(bashlex.subst._paramexpand)
 
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
+#: a word before a command's name that is an assignment as bashlex reads one: ``NAME=`` or
+#: ``NAME+=`` (:data:`ASSIGN` without an index); ``A[1]=x`` is a word to bashlex (the command's
+#: name), so the fast path's model takes it as one too
+PREFIX_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
 #: a redirection's descriptor number and operator, and the blanks before its target
 REDIRECT_HEAD = re.compile(r"(\d*)(>>|>\||<>|>&|<&|&>>|&>|<<<|>|<)[ \t]*")
@@ -69,14 +73,6 @@ MAX_NESTING = 4
 #: chunks whose readings the chunk cache keeps (least recently used go first): the chunks of
 #: some 50 open documents of a few hundred lines, or a few long ones
 CHUNK_CACHE_SIZE = 8192
-
-
-def _prefix_assignment(text: str, i: int) -> bool:
-    """Whether the word at ``text[i]`` before a command's name is an assignment as bashlex reads
-    one: ``NAME=`` or ``NAME+=``; ``A[1]=x`` is a word to bashlex (the command's name), so the
-    fast path's model takes it as one too."""
-    m = ASSIGN.match(text, i)
-    return m is not None and m.group(2) is None
 
 
 @lru_cache(maxsize=1)
@@ -213,7 +209,10 @@ class _Builder:
     # ---- chunks -------------------------------------------------------------------------
     def build(self) -> Script:
         text = self.text
-        line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        # (each line's start: the running sum of the lengths, newline included, of the lines
+        # before it; cheaper than a match object per newline)
+        line_starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
+        line_starts.pop()  # (the start of the line after the last one)
         # in the script's own text (no nested string) a chunk's model is a function of its
         # text placed at its start: the fragment memo reads each distinct chunk once; the
         # chunker re-scans only what changed since the text it read last (a version before)
@@ -295,7 +294,7 @@ class _Builder:
             if redirect:
                 redirects.append(self._redirect_at(base + start, base + end))
                 continue
-            if not words and _prefix_assignment(self.text, base + start):
+            if not words and PREFIX_ASSIGN.match(self.text, base + start):
                 prefix.append((base + start, base + end))
             else:
                 words.append(self._word(base + start, base + end))
