@@ -52,9 +52,14 @@ def test_the_plain_reading_is_the_scanners_on_random_lines(atoms):
     assert _agrees(line), line
 
 
-def test_the_plain_reading_is_the_scanners_on_every_line_of_the_scripts():
+def _script_lines() -> set[str]:
+    """Every line of the sample scripts and of the real corpus (when CORPUS_DIR is set)."""
     texts = [p.values[0] for p in sample_scripts()] + [text for _, text in real_corpus()]
-    lines = {line for text in texts for line in text.split("\n")}
+    return {line for text in texts for line in text.split("\n")}
+
+
+def test_the_plain_reading_is_the_scanners_on_every_line_of_the_scripts():
+    lines = _script_lines()
     assert all(_agrees(line) for line in lines), [x for x in lines if not _agrees(x)][:5]
     assert sum(chunker._plain_alone(line) is not None for line in lines) > len(lines) // 2
 
@@ -174,6 +179,4 @@ def test_the_compound_word_test_is_the_reference_on_random_lines(atoms):
 
 
 def test_the_compound_word_test_is_the_reference_on_every_line_of_the_scripts():
-    texts = [p.values[0] for p in sample_scripts()] + [text for _, text in real_corpus()]
-    lines = {line for text in texts for line in text.split("\n")}
-    assert [x for x in lines if not _finds_as_the_reference(x)][:5] == []
+    assert [x for x in _script_lines() if not _finds_as_the_reference(x)][:5] == []
