@@ -765,8 +765,8 @@ def outline_script(text: str, wanted: re.Pattern) -> Script:
 
 def shell_string_index(words: list[Word]) -> int | None:
     """Index of the command-string argument of ``bash -c STR`` (or ``sh -lc STR``) in ``words``."""
-    for k, w in enumerate(words[:-1]):
-        name = w.value
+    for k in range(len(words) - 1):  # (no copy of the list: it is read for every command)
+        name = words[k].value
         if name is None or not name.endswith(SHELL_ENDINGS):  # (a quick test for most words)
             continue
         if name.rsplit("/", 1)[-1] not in SHELLS:
