@@ -2,6 +2,8 @@
 reads, it finds what a fresh :class:`~sbatch_lsp.shell.chunker.Scanner` finds (whether the line is
 a whole chunk by itself, and where its comment starts); the other lines it leaves to the
 scanner."""
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,9 +52,14 @@ def test_the_plain_reading_is_the_scanners_on_random_lines(atoms):
     assert _agrees(line), line
 
 
-def test_the_plain_reading_is_the_scanners_on_every_line_of_the_scripts():
+def _script_lines() -> set[str]:
+    """Every line of the sample scripts and of the real corpus (when CORPUS_DIR is set)."""
     texts = [p.values[0] for p in sample_scripts()] + [text for _, text in real_corpus()]
-    lines = {line for text in texts for line in text.split("\n")}
+    return {line for text in texts for line in text.split("\n")}
+
+
+def test_the_plain_reading_is_the_scanners_on_every_line_of_the_scripts():
+    lines = _script_lines()
     assert all(_agrees(line) for line in lines), [x for x in lines if not _agrees(x)][:5]
     assert sum(chunker._plain_alone(line) is not None for line in lines) > len(lines) // 2
 
@@ -139,3 +146,37 @@ def test_a_scanner_state_round_trips(atoms):
         sc.scan_line(line)
     assert tuple(vars(chunker.Scanner())) == chunker._State._fields
     assert vars(chunker.Scanner.at(sc.state())) == vars(sc)
+
+
+# ---- the compound-word test of a plain line against the look-behind pattern it replaced ----
+#: the reference: a compound-command word with a break (or the line's start) before it and a
+#: break (or the end) after it, found by a look-behind pattern (tried at every position)
+_COMPOUND_REFERENCE = re.compile(
+    r"(?<![^ \t;&|()<>'\"`$\\])(?:if|case|do|fi|esac|done|for|while|until|select|function)"
+    r"(?![^ \t;&|()<>'\"`$\\])")
+
+
+def _finds_as_the_reference(line: str) -> bool:
+    return all(chunker._compound_word(line, end) ==
+               (_COMPOUND_REFERENCE.search(line, 0, end) is not None)
+               for end in {len(line), len(line) // 2, max(len(line) - 1, 0)})
+
+
+@pytest.mark.parametrize("line", [
+    "if", "xif", "ifx", "elif a", "a;if b", "a|do", "(fi)", "sudo x", "done;", "a done-x",
+    "echo for", "$for", "'do'", "\\fi", "a\tesac", "do\\", "ffi fi", "function_x", "x function",
+    "doneif", "a <do> b", "case$x", "", " ", "whileuntil while"])
+def test_the_compound_word_test_is_the_reference_on_tricky_lines(line):
+    assert _finds_as_the_reference(line)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(ATOMS + ["i", "f", "o", "d", "xdo", "done_", "-"]),
+                min_size=0, max_size=14))
+def test_the_compound_word_test_is_the_reference_on_random_lines(atoms):
+    line = "".join(atoms)
+    assert _finds_as_the_reference(line), line
+
+
+def test_the_compound_word_test_is_the_reference_on_every_line_of_the_scripts():
+    assert [x for x in _script_lines() if not _finds_as_the_reference(x)][:5] == []

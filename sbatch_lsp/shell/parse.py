@@ -54,6 +54,10 @@ def _refuse_unclosed_brace(expand: Callable) -> Callable:
 bashlex.subst._paramexpand = _refuse_unclosed_brace(bashlex.subst._paramexpand)
 
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
+#: a word before a command's name that is an assignment as bashlex reads one: ``NAME=`` or
+#: ``NAME+=`` (:data:`ASSIGN` without an index); ``A[1]=x`` is a word to bashlex (the command's
+#: name), so the fast path's model takes it as one too
+PREFIX_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
 #: a redirection's descriptor number and operator, and the blanks before its target
 REDIRECT_HEAD = re.compile(r"(\d*)(>>|>\||<>|>&|<&|&>>|&>|<<<|>|<)[ \t]*")
@@ -69,14 +73,6 @@ MAX_NESTING = 4
 #: chunks whose readings the chunk cache keeps (least recently used go first): the chunks of
 #: some 50 open documents of a few hundred lines, or a few long ones
 CHUNK_CACHE_SIZE = 8192
-
-
-def _prefix_assignment(text: str, i: int) -> bool:
-    """Whether the word at ``text[i]`` before a command's name is an assignment as bashlex reads
-    one: ``NAME=`` or ``NAME+=``; ``A[1]=x`` is a word to bashlex (the command's name), so the
-    fast path's model takes it as one too."""
-    m = ASSIGN.match(text, i)
-    return m is not None and m.group(2) is None
 
 
 @lru_cache(maxsize=1)
@@ -213,7 +209,10 @@ class _Builder:
     # ---- chunks -------------------------------------------------------------------------
     def build(self) -> Script:
         text = self.text
-        line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        # (each line's start: the running sum of the lengths, newline included, of the lines
+        # before it; cheaper than a match object per newline)
+        line_starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))
+        line_starts.pop()  # (the start of the line after the last one)
         # in the script's own text (no nested string) a chunk's model is a function of its
         # text placed at its start: the fragment memo reads each distinct chunk once; the
         # chunker re-scans only what changed since the text it read last (a version before)
@@ -295,14 +294,12 @@ class _Builder:
             if redirect:
                 redirects.append(self._redirect_at(base + start, base + end))
                 continue
-            if not words and _prefix_assignment(self.text, base + start):
+            if not words and PREFIX_ASSIGN.match(self.text, base + start):
                 prefix.append((base + start, base + end))
             else:
                 words.append(self._word(base + start, base + end))
-        cmd = self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end,
-                            heredocs, command.function, command.in_substitution)
-        cmd.redirects = redirects
-        cmd.background = command.background
+        self._command(words, prefix, base + tokens[0].start, base + tokens[-1].end, heredocs,
+                      command.function, command.in_substitution, redirects, command.background)
 
     # ---- bashlex ------------------------------------------------------------------------
     def _bl_walk(self, node, base: int, function: str | None, subst: bool) -> None:
@@ -368,8 +365,7 @@ class _Builder:
                 if hd is None and part.type not in ("<<", "<<-"):
                     redirects.append(self._redirect_at(base + part.pos[0], base + part.pos[1]))
         cmd = self._command(words, prefix, base + node.pos[0], base + node.pos[1], heredocs,
-                            function, subst)
-        cmd.redirects = redirects
+                            function, subst, redirects)
         for part in inner:
             for sub in getattr(part, "parts", None) or []:
                 if sub.kind == "commandsubstitution":
@@ -400,7 +396,7 @@ class _Builder:
         if t == "variable_assignment":
             self._command([], [(base + conv(node.start_byte), base + conv(node.end_byte))],
                           base + conv(node.start_byte), base + conv(node.end_byte), [],
-                          function, subst)
+                          function, subst, [])
             for c in node.named_children:
                 self._ts_walk(c, base, conv, function, subst)
             return
@@ -444,9 +440,8 @@ class _Builder:
         if node.type == "declaration_command":
             kw = node.children[0]
             words.insert(0, self._word(base + conv(kw.start_byte), base + conv(kw.end_byte)))
-        cmd = self._command(words, prefix, base + conv(node.start_byte),
-                            base + conv(node.end_byte), [], function, subst)
-        cmd.redirects = redirects
+        self._command(words, prefix, base + conv(node.start_byte), base + conv(node.end_byte),
+                      [], function, subst, redirects)
         for c in node.named_children:
             self._ts_walk_subst(c, base, conv, function)
 
@@ -497,10 +492,15 @@ class _Builder:
         self.script.heredocs.append(doc)
         return doc
 
-    def _command(self, words, prefix, start, end, heredocs, function, subst) -> Command:
+    def _command(self, words, prefix, start, end, heredocs, function, subst, redirects,
+                 background=False) -> Command:
+        """The command of ``words`` (its prefix assignments at the spans ``prefix``) spanning
+        ``[start, end)`` of this text, added to the script with the assignments it makes."""
         s, e = self.tmap.orig_span(start, end) if self.tmap.offsets is not None else (start, end)
-        # (the fields in order, not by keyword: a third of the cost of making a Command)
-        cmd = Command(words, [], s, e, heredocs, function, subst, False, self.script)
+        # (the fields in order, not by keyword: a third of the cost of making a Command; given
+        # up to the redirections, not set after: no default list made and replaced)
+        cmd = Command(words, [], s, e, heredocs, function, subst, background, self.script, [],
+                      None, None, redirects)
         for ps, pe in prefix:
             a = self._assignment(ps, pe, cmd, exported=False)
             if a:
@@ -765,8 +765,8 @@ def outline_script(text: str, wanted: re.Pattern) -> Script:
 
 def shell_string_index(words: list[Word]) -> int | None:
     """Index of the command-string argument of ``bash -c STR`` (or ``sh -lc STR``) in ``words``."""
-    for k, w in enumerate(words[:-1]):
-        name = w.value
+    for k in range(len(words) - 1):  # (no copy of the list: it is read for every command)
+        name = words[k].value
         if name is None or not name.endswith(SHELL_ENDINGS):  # (a quick test for most words)
             continue
         if name.rsplit("/", 1)[-1] not in SHELLS:

@@ -203,7 +203,9 @@ def import_sourced(script: Script, path: str | None, parse: Callable[[str], Scri
         return
     here = os.path.dirname(os.path.abspath(path))
     folders = Folders(here, here) if folders is None else Folders(folders.submit, here)
-    for cmd in [c for c in script.commands if _is_source(c)]:
+    # (the name test in place, not in a call per command: most commands are no `source`)
+    for cmd in [c for c in script.commands
+                if len(c.words) >= 2 and c.words[0].value in ("source", ".") and _reads_here(c)]:
         target = resolve(cmd.words[1], script, cmd.start, folders)
         if target is None or target in chain or target == os.path.abspath(path):
             continue
@@ -215,9 +217,11 @@ def import_sourced(script: Script, path: str | None, parse: Callable[[str], Scri
         _splice(script, inner, cmd, target, text)
 
 
-def _is_source(cmd: Command) -> bool:
-    return len(cmd.words) >= 2 and cmd.words[0].value in ("source", ".") \
-        and not cmd.in_substitution and cmd.function is None and cmd.calls is None and \
+def _reads_here(cmd: Command) -> bool:
+    """Whether the file a ``source`` command ``cmd`` reads changes the script's own state as
+    the script runs: the command is outside a command substitution and a function body
+    (including one whose calls hold it), in the script itself, not in a nested string."""
+    return not cmd.in_substitution and cmd.function is None and cmd.calls is None and \
         (cmd.script is None or cmd.script.parent is None)
 
 
