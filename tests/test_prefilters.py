@@ -133,3 +133,24 @@ def test_check_value_judges_only_the_validated_options():
     for name in set(sbatch_options()) - VALIDATED:
         for value in bad:
             assert check_value(name, value, "24.05") is None, (name, value)
+
+
+def test_check_value_memo_answers_as_a_fresh_check():
+    """values.check_value is memoised (values repeat across scripts): every judged value of
+    the sample scripts, asked twice in a shuffled order after the others, gets the answer the
+    unmemoised function gives."""
+    import random
+
+    from sbatch_lsp.values import EXAMPLES, VALIDATED, check_value
+
+    asked = [(name, value) for name, value in EXAMPLES.items() if name in VALIDATED]
+    for param in sample_scripts():
+        asked += [(u.name, u.value) for u in job_of(param.values[0]).directives.options
+                  if u.ok and u.value is not None and u.name in VALIDATED]
+    asked += [("time", "90"), ("time", "600"), ("mem", "1.5G"), ("nodes", "2-1"), ("mem", "8"),
+              ("nodes", "1,5,9"), ("nodes", "1-15:4")]  # (the last two: by release)
+    random.Random(5).shuffle(asked)
+    for version in ("22.05", "26.05"):
+        for name, value in asked + asked:
+            assert check_value(name, value, version) == \
+                check_value.__wrapped__(name, value, version), (name, value)
