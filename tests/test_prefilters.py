@@ -154,3 +154,23 @@ def test_check_value_memo_answers_as_a_fresh_check():
         for name, value in asked + asked:
             assert check_value(name, value, version) == \
                 check_value.__wrapped__(name, value, version), (name, value)
+
+
+def test_effective_component_zero_answers_as_get():
+    """SB106 reads component 0's options from ``DirectiveBlock.effective(0)`` (one dict) where
+    ``DirectiveBlock.get`` answers them: both give the same use (the last accepted one) or None
+    for every name of every sample script, refused, repeated and hetjob uses included."""
+    from sbatch_lsp.options import sbatch_options
+
+    cases = [
+        "#!/bin/bash\n#SBATCH --mem=4G\n#SBATCH --mem=8G\n#SBATCH --bogus\n#SBATCH --time=\n",
+        ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH hetjob\n#SBATCH -N 3 --gpus-per-task=1\n"
+         "#SBATCH --mem-per-gpu=1G\n"),
+    ]
+    texts = cases + [param.values[0] for param in sample_scripts()]
+    names = set(sbatch_options())
+    for text in texts:
+        d = job_of(text).directives
+        eff = d.effective(0)
+        for name in names | {u.name for u in d.options if u.name}:
+            assert eff.get(name) is d.get(name), (name, text)
