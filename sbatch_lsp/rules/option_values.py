@@ -35,11 +35,11 @@ def invalid_value(job):
             continue
         if not use.ok or use.value is None or use.name not in values.VALIDATED:
             continue  # (check_value judges only these: most uses name none of them)
-        if values.TEMPLATE.search(src.line_text(use.line)):
-            continue  # a placeholder line is opaque
         problem = values.check_value(use.name, use.value, version)
         if problem is None:
-            continue
+            continue  # (most values; the line is read only for a problem)
+        if values.TEMPLATE.search(src.line_text(use.line)):
+            continue  # a placeholder line is opaque
         start, end = use.value_start, use.value_end
         if use.value_token is not None and use.value_token.cut_by_hash:
             end = min(end, start + len(use.value))
