@@ -23,7 +23,7 @@ from .facts.layout import count_of, gpu_count, parse_count
 from .facts.provenance import Provenance, is_completed_elsewhere, provenance_of
 from .facts.values import expand_arrays
 from .facts.wrappers import MAX_WRAPPERS, WRAPPER_NAMES, base, skip_wrapper, wrapper_at
-from .launchers import Launch, find_launch, may_launch
+from .launchers import LAUNCHER_NAMES, Launch, find_launch, may_launch
 from .shell.model import Command, Script, Word
 from .shell.parse import shell_string_index
 from .source import Source
@@ -35,6 +35,17 @@ if TYPE_CHECKING:  # the profile is data the Job carries; the configuration laye
 PYXIS_IMAGE = {"container-image", "container-name"}
 #: the first words a command that runs srun can start with (srun itself, or a wrapper)
 SRUN_OR_WRAPPER = WRAPPER_NAMES | {"srun"}
+#: the first words with which a command may be an srun step or start a launcher
+STEP_OR_LAUNCH = SRUN_OR_WRAPPER | LAUNCHER_NAMES
+
+
+def may_step_or_launch(first: Word) -> bool:
+    """Whether a command whose first word is ``first`` may be an srun step (``Job.step_for``)
+    or start a launcher (:func:`launchers.may_launch`): False only when both answer no, from
+    one basename (most commands), where asking both reads it twice and calls two functions.
+    A python launcher's name (``PYTHON``) starts with ``python``."""
+    name = base(first)
+    return name in STEP_OR_LAUNCH or name.startswith("python") or "[@]" in first.text
 
 
 @dataclass
@@ -227,8 +238,8 @@ class Job:
         by_task: dict[int, Step] = {}
         by_srun: dict[int, Step] = {}
         for cmd in self.script.walk():
-            if not cmd.words or cmd.in_substitution:
-                continue
+            if not cmd.words or cmd.in_substitution or not may_step_or_launch(cmd.words[0]):
+                continue  # (most commands: neither a step nor a launch, told by the first word)
             step = self.step_for(cmd)
             if step is not None:
                 self.steps.append(step)

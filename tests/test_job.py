@@ -166,3 +166,57 @@ def test_one_command_string_run_twice_is_one_finding():
     [d] = lint(text).diagnostics
     assert d.code == "SB201" and {lint(text).source.line_of(r.start) + 1
                                   for r in d.related} >= {6, 7}
+
+
+# ---- the first-word gate of Job._steps --------------------------------------------------------
+def _first_words():
+    """First words of commands: tricky ones, seeded random ones and those of every case and
+    example script (and of the real corpus when CORPUS_DIR names it)."""
+    import random
+    from pathlib import Path
+
+    from sbatch_lsp.job import STEP_OR_LAUNCH
+    from sbatch_lsp.shell.model import Word
+    from sbatch_lsp.shell.parse import parse_script
+    from tests.shell_models import real_corpus
+
+    def word(text, value):
+        return Word(text, 0, len(text), value)
+
+    tricky = ["srun", "/usr/bin/srun", "python", "python3", "python3.11", "pythonx", "python3.1.2",
+              "/opt/conda/bin/python3", "torchrun", "mpirun", "timeout", "nohup", "env", "", "/",
+              "srun/", "echo", "bash", "py", "Python", "$CMD", '"${CMD[@]}"', "${A[@]}x", "'[@]'"]
+    tricky += sorted(STEP_OR_LAUNCH)
+    for t in tricky:
+        yield word(t, t if "$" not in t else None)
+        yield word(t, None)
+    rng = random.Random(11)
+    alphabet = ["s", "r", "u", "n", "p", "y", "t", "h", "o", "3", ".", "/", "[@]", "$", "{", "}",
+                '"', "x", "1"]
+    for _ in range(5000):
+        t = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 9)))
+        yield word(t, None if "$" in t else t)
+    root = Path(__file__).parent.parent
+    texts = [p.read_text() for p in sorted((root / "tests" / "cases").glob("*.sbatch"))]
+    texts += [p.read_text() for p in sorted((root / "examples").rglob("*.sbatch"))]
+    texts += [text for _, text in real_corpus()]
+    for text in texts:
+        for cmd in parse_script(text).walk():
+            if cmd.words:
+                yield cmd.words[0]
+
+
+def test_the_step_or_launch_gate_passes_every_step_and_launch_start():
+    """may_step_or_launch is False only where step_for's own first test and may_launch both
+    answer no: Job._steps skips those commands without asking either."""
+    from sbatch_lsp.facts.wrappers import base
+    from sbatch_lsp.job import SRUN_OR_WRAPPER, may_step_or_launch
+    from sbatch_lsp.launchers import may_launch
+
+    seen = 0
+    for w in _first_words():
+        step = base(w) in SRUN_OR_WRAPPER or "[@]" in w.text  # (step_for's first test)
+        if step or may_launch(w):
+            assert may_step_or_launch(w), w
+        seen += 1
+    assert seen > 5000

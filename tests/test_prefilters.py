@@ -133,3 +133,44 @@ def test_check_value_judges_only_the_validated_options():
     for name in set(sbatch_options()) - VALIDATED:
         for value in bad:
             assert check_value(name, value, "24.05") is None, (name, value)
+
+
+def test_check_value_memo_answers_as_a_fresh_check():
+    """values.check_value is memoised (values repeat across scripts): every judged value of
+    the sample scripts, asked twice in a shuffled order after the others, gets the answer the
+    unmemoised function gives."""
+    import random
+
+    from sbatch_lsp.values import EXAMPLES, VALIDATED, check_value
+
+    asked = [(name, value) for name, value in EXAMPLES.items() if name in VALIDATED]
+    for param in sample_scripts():
+        asked += [(u.name, u.value) for u in job_of(param.values[0]).directives.options
+                  if u.ok and u.value is not None and u.name in VALIDATED]
+    asked += [("time", "90"), ("time", "600"), ("mem", "1.5G"), ("nodes", "2-1"), ("mem", "8"),
+              ("nodes", "1,5,9"), ("nodes", "1-15:4")]  # (the last two: by release)
+    random.Random(5).shuffle(asked)
+    for version in ("22.05", "26.05"):
+        for name, value in asked + asked:
+            assert check_value(name, value, version) == \
+                check_value.__wrapped__(name, value, version), (name, value)
+
+
+def test_effective_component_zero_answers_as_get():
+    """SB106 reads component 0's options from ``DirectiveBlock.effective(0)`` (one dict) where
+    ``DirectiveBlock.get`` answers them: both give the same use (the last accepted one) or None
+    for every name of every sample script, refused, repeated and hetjob uses included."""
+    from sbatch_lsp.options import sbatch_options
+
+    cases = [
+        "#!/bin/bash\n#SBATCH --mem=4G\n#SBATCH --mem=8G\n#SBATCH --bogus\n#SBATCH --time=\n",
+        ("#!/bin/bash\n#SBATCH -N 2\n#SBATCH hetjob\n#SBATCH -N 3 --gpus-per-task=1\n"
+         "#SBATCH --mem-per-gpu=1G\n"),
+    ]
+    texts = cases + [param.values[0] for param in sample_scripts()]
+    names = set(sbatch_options())
+    for text in texts:
+        d = job_of(text).directives
+        eff = d.effective(0)
+        for name in names | {u.name for u in d.options if u.name}:
+            assert eff.get(name) is d.get(name), (name, text)

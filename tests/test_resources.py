@@ -137,3 +137,41 @@ def test_gpus_total_over_nodes():
     launch = base.format(16).replace("python -u run.py", 'srun --ntasks-per-node=1 bash -c '
                                      '"torchrun --nnodes=2 --nproc-per-node=8 t.py"')
     assert [s for s, _ in _sb204(launch)] == [Severity.WARNING]
+
+
+def test_word_tool_answers_as_tool_on_every_command():
+    """resources._word_tool skips building the word values for a command no tool name and no
+    ``cuda``/``--device`` word makes a GPU use: it answers as ``_tool`` on the values, for
+    tricky, 20,000 seeded random and every sample (and CORPUS_DIR) command."""
+    import random
+
+    from rule_pages import sample_scripts
+    from sbatch_lsp.facts.resources import NAMED_TOOLS, _tool, _word_tool
+    from sbatch_lsp.facts.wrappers import base
+    from sbatch_lsp.shell.model import Word
+    from sbatch_lsp.shell.parse import parse_script
+    from shell_models import real_corpus
+
+    def words_of(texts, literal):
+        return [Word(t, 0, len(t), t if ok else None) for t, ok in zip(texts, literal, strict=True)]
+
+    parts = [*sorted(NAMED_TOOLS), "/usr/bin/nvidia-smi", "run", "exec", "--nv", "--gpus=all",
+             "--device", "--device=cuda:0", "cuda", "CUDA", "cu", "da", "--dev", "ice", "load",
+             "add", "cuda/12.1", "python", "-c", "torch.cuda.is_available()", "x", "", "\0",
+             "=", "$DEV", "nvidia", ".to('cuda')"]
+    commands = []
+    rng = random.Random(3)
+    for _ in range(20000):
+        n = rng.randrange(1, 6)
+        texts = ["".join(rng.choice(parts) for _ in range(rng.randrange(1, 3))) for _ in range(n)]
+        commands.append(words_of(texts, [rng.random() < 0.8 for _ in range(n)]))
+    texts = [param.values[0] for param in sample_scripts()] + [t for _, t in real_corpus()]
+    for text in texts:
+        commands += [cmd.words for cmd in parse_script(text).walk() if cmd.words]
+    found = 0
+    for words in commands:
+        values = [w.value if w.value is not None else w.text for w in words]
+        expected = _tool(base(words[0]), words, values)
+        assert _word_tool(words) == expected, values
+        found += expected is not None
+    assert found > 100

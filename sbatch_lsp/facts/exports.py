@@ -47,17 +47,17 @@ class Exports:
         self.events: dict[str, list[Event]] = {}
         #: (offset, on) for each ``set -a``/``set +a``, in text order
         self.allexport: list[tuple[int, bool]] = []
-        assigned: list[tuple[str, int]] = []  # (name, offset) of each plain assignment
+        assigning: list[Command] = []  # the plain assignment commands (NAME=v)
         for cmd in script.commands:
             if cmd.in_substitution:
                 continue
             if not cmd.words:
-                assigned += [(a.name, a.start) for a in cmd.assignments]  # NAME=v
+                assigning.append(cmd)
             elif cmd.words[0].value in BUILTINS:
                 self._command(cmd)
         self.allexport.sort()
         self._toggles = [at for at, _ in self.allexport]
-        self._add_assigned(assigned)
+        self._add_assigned(assigning)
         for found in self.events.values():
             if len(found) > 1:  # (most names: one event, nothing to order)
                 found.sort(key=attrgetter("at"))
@@ -66,17 +66,18 @@ class Exports:
     def _add(self, e: Event) -> None:
         self.events.setdefault(e.name, []).append(e)
 
-    def _add_assigned(self, assigned: list[tuple[str, int]]) -> None:
-        """The :data:`ASSIGNED` events of those of the plain assignments ``assigned`` ((name,
-        offset) pairs) made while ``set -a`` is on (the toggles all read and sorted).
+    def _add_assigned(self, assigning: list[Command]) -> None:
+        """The :data:`ASSIGNED` events of those of the plain assignments of the commands
+        ``assigning`` made while ``set -a`` is on (the toggles all read and sorted).
         One made while it is off changes no export attribute (:meth:`_timeline` keeps the
         state across it), so leaving it out gives the same answers; in most scripts ``set -a``
         is never on, and their assignments (some ten thousand in the corpus) cost no event."""
         if not any(on for _, on in self.allexport):
             return
-        for name, at in assigned:
-            if self.allexport_at(at):
-                self._add(Event(name, at, ASSIGNED))
+        for cmd in assigning:
+            for a in cmd.assignments:
+                if self.allexport_at(a.start):
+                    self._add(Event(a.name, a.start, ASSIGNED))
 
     def _command(self, cmd: Command) -> None:
         name = cmd.words[0].value

@@ -290,10 +290,16 @@ def _may_prepare(cmd: Command) -> bool:
     """Whether :func:`preparations` may find something in ``cmd``: False only for a command
     whose first word names neither a wrapper (:func:`wrappers.wrapped`) nor one of
     :func:`_tool`'s (most commands: found without unwrapping)."""
-    if not cmd.words:
+    words = cmd.words
+    if not words:
         return False
-    name = base(cmd.words[0])
-    return name in TOOLS or name in WRAPPER_NAMES or name.startswith("python")
+    name = base(words[0])
+    return name in TOOL_OR_WRAPPER or name.startswith("python")
+
+
+#: the first words of a command that :func:`_may_prepare` lets through (besides ``python…``),
+#: one set for the one lookup it makes per command of the script
+TOOL_OR_WRAPPER = TOOLS | WRAPPER_NAMES
 
 
 def _targets(job: Job, cmd: Command,

@@ -36,22 +36,23 @@ class VariableReads:
         self._assigned_from: dict[str, set[str]] | None = None
         by_name, early = self._by_name, self._early
         for cmd in script.walk():
-            words = cmd.words
-            if cmd.assignments:
-                words = cmd.all_words()
-            for w in words:
-                for e in w.expansions:
-                    if e.name:
-                        found = by_name.get(e.name)
-                        if found is None:
-                            by_name[e.name] = [(cmd, e)]
-                        else:
-                            found.append((cmd, e))
-                for e in w.early:
-                    if e.name:
-                        into = early.setdefault(e.name, [])
-                        if not into or into[-1] is not cmd:
-                            into.append(cmd)
+            for w in cmd.all_words() if cmd.assignments else cmd.words:
+                # (most words expand nothing: a test of the list is cheaper than a loop over it)
+                if w.expansions:
+                    for e in w.expansions:
+                        name = e.name
+                        if name:
+                            found = by_name.get(name)
+                            if found is None:
+                                by_name[name] = [(cmd, e)]
+                            else:
+                                found.append((cmd, e))
+                if w.early:
+                    for e in w.early:
+                        if e.name:
+                            into = early.setdefault(e.name, [])
+                            if not into or into[-1] is not cmd:
+                                into.append(cmd)
         #: every name read: by a command's words, or early in a nested word
         self.names: frozenset[str] = frozenset(by_name) | frozenset(early)
 

@@ -209,9 +209,14 @@ def _commands(job: Job) -> Iterator[tuple[Command, Step | None]]:
             seen.add(id(c))
             yield c, s
     for cmd in job.script.walk():
-        if id(cmd) in seen or id(cmd) in by_srun or not cmd.words:
+        if not cmd.words or id(cmd) in seen or id(cmd) in by_srun:
             continue
-        yield cmd, next((by_srun[id(a)] for a in cmd.ancestors() if id(a) in by_srun), None)
+        step = None
+        for a in cmd.ancestors():  # (none for a batch-script command)
+            step = by_srun.get(id(a))
+            if step is not None:
+                break
+        yield cmd, step
 
 
 def _command_uses(job: Job) -> Iterator[GpuUse]:
@@ -228,12 +233,26 @@ def _command_uses(job: Job) -> Iterator[GpuUse]:
             yield GpuUse(w.start, w.end, why, strength, step)
 
 
+#: the commands :func:`_tool` judges by their name; any other command is a GPU use only with
+#: ``cuda`` or ``--device`` in a word
+NAMED_TOOLS = frozenset({"nvidia-smi", "singularity", "apptainer", "docker", "podman", "module",
+                         "ml"})
+
+
 def _word_tool(words: list[Word]) -> tuple[Word, str, Strength] | None:
-    """:func:`_tool` of the command ``words`` (None for no words)."""
+    """:func:`_tool` of the command ``words`` (None for no words), without building the word
+    values that :func:`_tool` reads for most commands (no tool name, no such word)."""
     if not words:
         return None
-    return _tool(base(words[0]), words, [w.value if w.value is not None else w.text
-                                         for w in words])
+    name = base(words[0])
+    if name not in NAMED_TOOLS:
+        for w in words:
+            v = w.value if w.value is not None else w.text
+            if "cuda" in v or "--device" in v:
+                break
+        else:
+            return None  # (most commands: _tool's own test of the joined values fails)
+    return _tool(name, words, [w.value if w.value is not None else w.text for w in words])
 
 
 def _tool(name: str, words: list[Word], values: list[str]) -> tuple[Word, str, Strength] | None:

@@ -35,11 +35,11 @@ def invalid_value(job):
             continue
         if not use.ok or use.value is None or use.name not in values.VALIDATED:
             continue  # (check_value judges only these: most uses name none of them)
-        if values.TEMPLATE.search(src.line_text(use.line)):
-            continue  # a placeholder line is opaque
         problem = values.check_value(use.name, use.value, version)
         if problem is None:
-            continue
+            continue  # (most values; the line is read only for a problem)
+        if values.TEMPLATE.search(src.line_text(use.line)):
+            continue  # a placeholder line is opaque
         start, end = use.value_start, use.value_end
         if use.value_token is not None and use.value_token.cut_by_hash:
             end = min(end, start + len(use.value))
@@ -83,10 +83,13 @@ def conflicting_options(job):
     needs ``--ntasks`` or ``--gpus``), ``--gpus-per-node`` with ``--gres=gpu`` from 26.05, and
     duplicates: the last use wins silently (slurm-facts.md §2, §3.3, §4)."""
     d = job.directives
+    # component 0's effective uses by name: DirectiveBlock.get's answers, each asked here as a
+    # dict lookup instead of a method call (a few dozen per script)
+    get = d.effective(0).get
     version = job.profile.slurm_version
     seen = set()
     for names, said in EXCLUSIVE:
-        uses = [d.get(n) for n in names if d.get(n)]
+        uses = [u for n in names if (u := get(n)) is not None]
         if len(uses) >= 2:
             uses.sort(key=lambda u: u.start)
             key = tuple(u.name for u in uses)
@@ -98,46 +101,46 @@ def conflicting_options(job):
                           f"`--{second.name}` and `--{first.name}` cannot be combined: sbatch "
                           f"refuses the job (\"{said}\"); keep one of them",
                           related=[Related(first.start, first.end, f"`--{first.name}` is set here")])
-    gres = d.get("gres")
+    gres = get("gres")
     gres_gpu = gres is not None and _gres_has_gpu(gres.value)
-    if version_key(version) >= (26, 5) and gres_gpu and d.get("gpus-per-node"):
-        g = d.get("gpus-per-node")
+    if version_key(version) >= (26, 5) and gres_gpu and get("gpus-per-node"):
+        g = get("gpus-per-node")
         yield finding("SB106", g.start, g.end,
                       "`--gpus-per-node` and `--gres=gpu` cannot be combined from Slurm 26.05: "
                       "sbatch refuses the job (\"--gpus-per-node and --gres=gpu are mutually "
                       "exclusive.\"); keep one GPU request",
                       related=[Related(gres.start, gres.end, "`--gres=gpu` is set here")])
     gpu = job.gpu_requested()
-    mpg = d.get("mem-per-gpu")
+    mpg = get("mem-per-gpu")
     if mpg is not None and gpu is None and not job.templated:
         yield finding("SB106", mpg.start, mpg.end,
                       "`--mem-per-gpu` without any GPU request: sbatch refuses the job "
                       "(\"Requested mem_per_tres=… but did not request any GPU.\"); request GPUs "
                       "(--gpus-per-node, --gres=gpu:N) or use --mem")
     yield from _nodelist_beyond_nodes(d)
-    dist = d.get("distribution")
+    dist = get("distribution")
     if dist is not None and (dist.value or "").lower().startswith(("arbitrary", "hostfile")) \
-            and not d.get("nodelist") and not d.get("nodefile"):
+            and not get("nodelist") and not get("nodefile"):
         yield finding("SB106", dist.start, dist.end,
                       "`--distribution=arbitrary` needs the node list: sbatch refuses the job "
                       "(\"With Arbitrary distribution you need to specify a nodelist or hostfile "
                       "with the -w option\")")
-    gps = d.get("gpus-per-socket")
-    if gps is not None and not d.get("sockets-per-node") and not d.get("extra-node-info"):
+    gps = get("gpus-per-socket")
+    if gps is not None and not get("sockets-per-node") and not get("extra-node-info"):
         yield finding("SB106", gps.start, gps.end,
                       "`--gpus-per-socket` needs `--sockets-per-node`: sbatch refuses the job "
                       "(\"--gpus-per-socket option requires --sockets-per-node specification\")")
     for name in ("ntasks-per-gpu", "ntasks-per-tres"):
-        use = d.get(name)
-        if use is not None and gpu is None and not d.get("nodes") and not d.get("ntasks"):
+        use = get(name)
+        if use is not None and gpu is None and not get("nodes") and not get("ntasks"):
             yield finding("SB106", use.start, use.end,
                           f"`--{name}` needs a GPU request or a node or task count: sbatch "
                           "refuses the job (\"--ntasks-per-tres needs either a GRES GPU "
                           "specification or a node/ntask specification\")")
     yield from _begin_after_deadline(d)
     yield from _gpus_per_task_without_count(d)
-    gpt = d.get("gpus-per-task")
-    gpus, ntasks = d.get("gpus"), d.get("ntasks")
+    gpt = get("gpus-per-task")
+    gpus, ntasks = get("gpus"), get("ntasks")
     if gpt is not None and gpus is not None and ntasks is not None:
         total, per, n = (gpu_count(gpus.value), gpu_count(gpt.value),
                          parse_count(ntasks.value))
