@@ -1058,9 +1058,9 @@ def _plain_tokens(text: str) -> tuple[list[tuple[int, int]], tuple[int, int], bo
     words = [first.span(1)]
     last = first.end()  # of the last token read
     redirected = False
-    for token in _NEXT.finditer(text, last):
-        if token.start() != last:
-            break  # (the statement ended before: the tail says whether only comments follow)
+    # (a match at the last token's end, not a search: the statement ends where none starts
+    # there, and the tail says whether only comments follow)
+    while (token := _NEXT.match(text, last)) is not None:
         last = token.end()
         if token.lastindex == 1:
             redirected = True
@@ -1090,7 +1090,9 @@ def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     ctx = _Ctx(EVERY_TASK, False, False, False, None, statement)
     assignments = 0
     for s, e in words:
-        m = _ASSIGNMENT.match(text, s, e)
+        # (an assignment word holds a `=`: most first words have none, and a find costs less
+        # than the pattern)
+        m = _ASSIGNMENT.match(text, s, e) if text.find("=", s, e) >= 0 else None
         if m is None:
             break
         dollars = text.count("$", m.end(), e)
@@ -1113,9 +1115,12 @@ def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     if first in _NOT_SIMPLE or not _COMMAND_NAME.fullmatch(first):
         return None
     kids = words[assignments:]
-    texts = [text[s:e] for s, e in kids]
-    if any(w == "-" or w[0] == "=" for w in texts):
-        return None  # (tree-sitter-bash leaves `-` out of the command, reads `==` apart)
+    texts = []
+    for s, e in kids:  # (a loop, not a comprehension and a generator: one frame less each)
+        w = text[s:e]
+        if w == "-" or w[0] == "=":
+            return None  # (tree-sitter-bash leaves `-` out of the command, reads `==` apart)
+        texts.append(w)
     if first in _WORDS_READ and not all(_ONE_PART.fullmatch(w) for w in texts[1:]):
         return None  # (the walk reads these arguments' texts: tree-sitter-bash may split one)
     if first in _DECLARATIONS or first in _UNSET:  # `export A=1 B`: a declaration_command
@@ -1132,9 +1137,10 @@ def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     else:
         events.append((_CMD, statement[0], end, ctx, _command_tail(texts, True, None)))
         kids = kids[1:]
-    for s, e in kids:  # the arguments that are one quoted string
-        if text[s] in "'\"" and _STRING_WORD.fullmatch(text, s, e):
-            events.append((_STRING, s, e, ctx, text[s] == "'"))
+    if "'" in text or '"' in text:  # (else no argument is one quoted string)
+        for s, e in kids:  # the arguments that are one quoted string
+            if text[s] in "'\"" and _STRING_WORD.fullmatch(text, s, e):
+                events.append((_STRING, s, e, ctx, text[s] == "'"))
     return tuple(events), statement
 
 
