@@ -646,22 +646,26 @@ class _Reader:
             self.emit(_CMD, s, e, ctx)
             return
         kind = node.type
-        # (each read of a node's attribute builds objects: the children and types read once)
-        typed = [(c, c.type) for c in node.named_children]
+        # (each read of a node's attribute builds objects: the children read once, their
+        # types only where needed)
+        kids = node.named_children
         whole = tree.text[s - tree.base:e - tree.base]
-        texts = (tree.text_of(c) for c, k in typed if k not in _NOT_WORDS)
+        texts = (tree.text_of(c) for c in kids if c.type not in _NOT_WORDS)
         # the tail reads the name, and the arguments only when they may hold `$!` or the
-        # command is set/wait/trap: the other words' texts are not taken
+        # command is set/wait/trap: the other words' texts (and types) are not taken
         words = list(texts) if "$!" in whole or "${!}" in whole else \
             list(itertools.islice(texts, 1)) if kind == "command" else []
         if words[:1] in (["set"], ["wait"], ["trap"]):
             words += texts
         self.emit(_CMD, s, e, ctx, _command_tail(
             words, kind == "command", whole if kind == "variable_assignment" else None))
-        # nested command strings: bash -c '…' bodies and $CMD values
-        for c, k in typed:
-            if k == "string" or k == "raw_string":
-                self.emit(_STRING, *tree.span(c), ctx, k == "raw_string")
+        # nested command strings: bash -c '…' bodies and $CMD values (a string or raw_string
+        # starts with its quote: a command without one holds none)
+        if '"' in whole or "'" in whole:
+            for c in kids:
+                k = c.type
+                if k == "string" or k == "raw_string":
+                    self.emit(_STRING, *tree.span(c), ctx, k == "raw_string")
 
     def _apply_command(self, s: int, e: int, ctx: _Ctx,
                        tail: tuple[str | None, list[str] | None, bool, str | None] | None,
@@ -1059,8 +1063,10 @@ def _plain_tokens(text: str) -> tuple[list[tuple[int, int]], tuple[int, int], bo
     last = first.end()  # of the last token read
     redirected = False
     # (a match at the last token's end, not a search: the statement ends where none starts
-    # there, and the tail says whether only comments follow)
-    while (token := _NEXT.match(text, last)) is not None:
+    # there, and the tail says whether only comments follow; at the text's end, where most
+    # chunks end, no token starts and the tail is empty: neither pattern is tried)
+    size = len(text)
+    while last < size and (token := _NEXT.match(text, last)) is not None:
         last = token.end()
         if token.lastindex == 1:
             redirected = True
@@ -1068,7 +1074,7 @@ def _plain_tokens(text: str) -> tuple[list[tuple[int, int]], tuple[int, int], bo
             return None  # a word after a redirection (tree-sitter puts it into the redirection)
         else:
             words.append(token.span(2))
-    if _TAIL.fullmatch(text, last) is None:
+    if last < size and _TAIL.fullmatch(text, last) is None:
         return None
     return words, (words[0][0], last), redirected
 
