@@ -1118,7 +1118,9 @@ def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
                 events.append((_STRING, value, e, ctx, text[value] == "'"))
         return tuple(events), statement
     first = text[words[assignments][0]:words[assignments][1]]
-    if first in _NOT_SIMPLE or not _COMMAND_NAME.fullmatch(first):
+    # (a name of letters and digits alone, most names, is one the pattern takes: its `\w` is
+    # what str.isalnum() accepts, and `_`)
+    if first in _NOT_SIMPLE or not (first.isalnum() or _COMMAND_NAME.fullmatch(first)):
         return None
     kids = words[assignments:]
     texts = []
