@@ -35,6 +35,9 @@ from .source import Source
 COMMENT = re.compile(r"#\s*sbatch-lint:\s*(disable-file|disable|enable)\s*=\s*"
                      r"([A-Za-z0-9][\w-]*(?:[ \t]*,[ \t]*[A-Za-z0-9][\w-]*)*)")
 ITEM = re.compile(r"[A-Za-z0-9][\w-]*")
+#: what every comment :data:`COMMENT` matches holds (a comment has no line break): a text
+#: without it has no suppression
+_MARKER = "sbatch-lint:"
 #: codes an inline comment never silences: an unused suppression, a bug in sbatch-lint
 UNSUPPRESSIBLE = ("SB001", "SB003")
 
@@ -85,6 +88,8 @@ class _Scope:
 def read(source: Source, script: Script) -> list[Suppression]:
     """Every suppression comment of the script, in text order (the batch script's own
     comments: ``script`` is the model :func:`~sbatch_lsp.shell.parse.parse_script` built)."""
+    if _MARKER not in source.text:
+        return []  # (most scripts: no comment can match, and the chunk index is not built)
     chunk_at = _chunk_index(script)
     out = []
     for start, end in script.comments:

@@ -179,3 +179,10 @@ def test_add_noqa_on_the_command_line(tmp_path):
     assert piped.stdout == add_noqa(MULTI)
     both = subprocess.run(run + ["--fix"], capture_output=True, text=True)
     assert both.returncode == 2 and "--add-noqa" in both.stderr
+
+
+@pytest.mark.parametrize("comment", ["#sbatch-lint:disable=SB201", "#  sbatch-lint:\tdisable = SB201"])
+def test_a_comment_without_or_with_odd_blanks_is_read(comment):
+    """suppressions.read looks for its marker (``sbatch-lint:``) in the text before reading any
+    comment: every spelling the comment pattern takes holds it."""
+    assert findings(HEAD + comment + "\n" + LAUNCH) == []

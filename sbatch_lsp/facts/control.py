@@ -646,22 +646,26 @@ class _Reader:
             self.emit(_CMD, s, e, ctx)
             return
         kind = node.type
-        # (each read of a node's attribute builds objects: the children and types read once)
-        typed = [(c, c.type) for c in node.named_children]
+        # (each read of a node's attribute builds objects: the children read once, their
+        # types only where needed)
+        kids = node.named_children
         whole = tree.text[s - tree.base:e - tree.base]
-        texts = (tree.text_of(c) for c, k in typed if k not in _NOT_WORDS)
+        texts = (tree.text_of(c) for c in kids if c.type not in _NOT_WORDS)
         # the tail reads the name, and the arguments only when they may hold `$!` or the
-        # command is set/wait/trap: the other words' texts are not taken
+        # command is set/wait/trap: the other words' texts (and types) are not taken
         words = list(texts) if "$!" in whole or "${!}" in whole else \
             list(itertools.islice(texts, 1)) if kind == "command" else []
         if words[:1] in (["set"], ["wait"], ["trap"]):
             words += texts
         self.emit(_CMD, s, e, ctx, _command_tail(
             words, kind == "command", whole if kind == "variable_assignment" else None))
-        # nested command strings: bash -c '…' bodies and $CMD values
-        for c, k in typed:
-            if k == "string" or k == "raw_string":
-                self.emit(_STRING, *tree.span(c), ctx, k == "raw_string")
+        # nested command strings: bash -c '…' bodies and $CMD values (a string or raw_string
+        # starts with its quote: a command without one holds none)
+        if '"' in whole or "'" in whole:
+            for c in kids:
+                k = c.type
+                if k == "string" or k == "raw_string":
+                    self.emit(_STRING, *tree.span(c), ctx, k == "raw_string")
 
     def _apply_command(self, s: int, e: int, ctx: _Ctx,
                        tail: tuple[str | None, list[str] | None, bool, str | None] | None,
@@ -1058,9 +1062,11 @@ def _plain_tokens(text: str) -> tuple[list[tuple[int, int]], tuple[int, int], bo
     words = [first.span(1)]
     last = first.end()  # of the last token read
     redirected = False
-    for token in _NEXT.finditer(text, last):
-        if token.start() != last:
-            break  # (the statement ended before: the tail says whether only comments follow)
+    # (a match at the last token's end, not a search: the statement ends where none starts
+    # there, and the tail says whether only comments follow; at the text's end, where most
+    # chunks end, no token starts and the tail is empty: neither pattern is tried)
+    size = len(text)
+    while last < size and (token := _NEXT.match(text, last)) is not None:
         last = token.end()
         if token.lastindex == 1:
             redirected = True
@@ -1068,7 +1074,7 @@ def _plain_tokens(text: str) -> tuple[list[tuple[int, int]], tuple[int, int], bo
             return None  # a word after a redirection (tree-sitter puts it into the redirection)
         else:
             words.append(token.span(2))
-    if _TAIL.fullmatch(text, last) is None:
+    if last < size and _TAIL.fullmatch(text, last) is None:
         return None
     return words, (words[0][0], last), redirected
 
@@ -1090,7 +1096,9 @@ def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     ctx = _Ctx(EVERY_TASK, False, False, False, None, statement)
     assignments = 0
     for s, e in words:
-        m = _ASSIGNMENT.match(text, s, e)
+        # (an assignment word holds a `=`: most first words have none, and a find costs less
+        # than the pattern)
+        m = _ASSIGNMENT.match(text, s, e) if text.find("=", s, e) >= 0 else None
         if m is None:
             break
         dollars = text.count("$", m.end(), e)
@@ -1110,12 +1118,17 @@ def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
                 events.append((_STRING, value, e, ctx, text[value] == "'"))
         return tuple(events), statement
     first = text[words[assignments][0]:words[assignments][1]]
-    if first in _NOT_SIMPLE or not _COMMAND_NAME.fullmatch(first):
+    # (a name of letters and digits alone, most names, is one the pattern takes: its `\w` is
+    # what str.isalnum() accepts, and `_`)
+    if first in _NOT_SIMPLE or not (first.isalnum() or _COMMAND_NAME.fullmatch(first)):
         return None
     kids = words[assignments:]
-    texts = [text[s:e] for s, e in kids]
-    if any(w == "-" or w[0] == "=" for w in texts):
-        return None  # (tree-sitter-bash leaves `-` out of the command, reads `==` apart)
+    texts = []
+    for s, e in kids:  # (a loop, not a comprehension and a generator: one frame less each)
+        w = text[s:e]
+        if w == "-" or w[0] == "=":
+            return None  # (tree-sitter-bash leaves `-` out of the command, reads `==` apart)
+        texts.append(w)
     if first in _WORDS_READ and not all(_ONE_PART.fullmatch(w) for w in texts[1:]):
         return None  # (the walk reads these arguments' texts: tree-sitter-bash may split one)
     if first in _DECLARATIONS or first in _UNSET:  # `export A=1 B`: a declaration_command
@@ -1132,9 +1145,10 @@ def plain_events(text: str) -> tuple[tuple, tuple[int, int] | None] | None:
     else:
         events.append((_CMD, statement[0], end, ctx, _command_tail(texts, True, None)))
         kids = kids[1:]
-    for s, e in kids:  # the arguments that are one quoted string
-        if text[s] in "'\"" and _STRING_WORD.fullmatch(text, s, e):
-            events.append((_STRING, s, e, ctx, text[s] == "'"))
+    if "'" in text or '"' in text:  # (else no argument is one quoted string)
+        for s, e in kids:  # the arguments that are one quoted string
+            if text[s] in "'\"" and _STRING_WORD.fullmatch(text, s, e):
+                events.append((_STRING, s, e, ctx, text[s] == "'"))
     return tuple(events), statement
 
 
