@@ -19,9 +19,11 @@ from itertools import accumulate
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .diagnostics import Diagnostic, Edit, Fix, Related
+from .shell import parse as _parse
+from .shell.chunker import changed_lines
 
 if TYPE_CHECKING:
     from .job import Job
@@ -169,8 +171,13 @@ def find_secrets(text: str) -> list[Secret]:
     candidates = candidate_lines(text)
     if not candidates:
         return []  # (most texts: the messages the masker checks, half the scripts)
+    return _secrets_in(text.split("\n"), candidates)
+
+
+def _secrets_in(lines: list[str], candidates: list[int]) -> list[Secret]:
+    """:func:`find_secrets` of the text whose lines (split at ``\\n``) are ``lines``, given
+    its :func:`candidate_lines`."""
     found: dict[tuple[int, int], Secret] = {}
-    lines = text.split("\n")
     ends = list(accumulate(map(len, lines)))  # (line n starts at ends[n - 1] + n)
     for n in candidates:
         offset = ends[n - 1] + n if n else 0
@@ -206,6 +213,41 @@ def candidate_lines(text: str) -> list[int]:
     if not starts and not folded_starts:
         return []
     return sorted(set(_lines_of(text, starts)) | set(_lines_of(folded, folded_starts)))
+
+
+class _Scanned(NamedTuple):
+    """A script text :func:`script_secrets` read: its lines and its :func:`candidate_lines`."""
+
+    lines: list[str]
+    candidates: list[int]
+
+
+#: the last script text :func:`script_secrets` read with the fragment memo on (one text, not
+#: one per document: the server lints a document's versions one after another)
+_last: list[_Scanned | None] = [None]
+
+
+def script_secrets(text: str) -> list[Secret]:
+    """:func:`find_secrets` of a script's ``text`` (the same list). With the fragment memo on
+    (shell/parse.py ``use_fragments``: the language server, which lints every version of a
+    document) only the lines that differ from the last text read are searched for candidate
+    lines (no prefilter matches across a newline: a line's verdict is its own): an edit costs
+    the search of the lines it changed, not of the whole text. Off (the CLI: every text is
+    new) it is :func:`find_secrets`."""
+    if not _parse.USE_FRAGMENTS:
+        return find_secrets(text)
+    lines = text.split("\n")
+    last = _last[0]
+    if last is None:
+        candidates = candidate_lines(text)
+    else:
+        a, b = changed_lines(lines, last.lines)
+        n, m = len(lines), len(last.lines)
+        candidates = [k for k in last.candidates if k < a] + \
+            [a + k for k in candidate_lines("\n".join(lines[a:n - b]))] + \
+            [k + n - m for k in last.candidates if k >= m - b]
+    _last[0] = _Scanned(lines, candidates)
+    return _secrets_in(lines, candidates) if candidates else []
 
 
 def _lines_of(text: str, offsets: list[int]) -> list[int]:
@@ -276,7 +318,7 @@ def credential_values(job: Job) -> list[Secret]:
 
 
 def _credential_values(job: Job) -> list[Secret]:
-    secrets = list(find_secrets(job.source.text))
+    secrets = script_secrets(job.source.text)
     for a in job.script.assignments:
         if a.value is None or a.value.value is None or not credential_name(a.name) or \
                 a.origin is not None:  # a sourced file's: not in this text (imported_secrets)
