@@ -1,8 +1,12 @@
 """Secret detection: the cheap prefilter never hides a format detect-secrets knows."""
+import os
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sbatch_lsp import secrets
 from sbatch_lsp.secrets import PLUGIN_PREFILTER, _detectors, find_secrets
 
 PATTERNS = [pytest.param(rx, id=f"{kind}-{i}") for i, (kind, rx) in enumerate(_detectors())]
@@ -180,3 +184,54 @@ def test_finding_secrets_does_not_import_detect_secrets():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["1", "False"]
+
+
+_PLAIN_ALTERNATIVES = [
+    alt for alt in re.split(r"\|(?![^()]*\))", secrets.PLUGIN_PREFILTER.pattern)
+    if alt not in (secrets._PLUGIN_FOLDED.pattern, r"\d{8,10}:")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_PLAIN_ALTERNATIVES).flatmap(
+    lambda alt: st.from_regex(alt, fullmatch=True)))
+def test_every_plain_match_starts_with_a_needle_or_is_dotted(example):
+    # candidate_lines finds _PLUGIN_PLAIN's matches by str.find of _PLAIN_NEEDLES (and
+    # _PLUGIN_DOTTED): a match that starts with no needle would be missed
+    assert example.startswith(secrets._PLAIN_NEEDLES) or \
+        secrets._PLUGIN_DOTTED.fullmatch(example), example
+
+
+def _plain_lines(text: str) -> set[int]:
+    """The lines in which the search of _PLUGIN_PLAIN (the reference) finds a match."""
+    return set(secrets._lines_of(text, [m.start() for m in secrets._PLUGIN_PLAIN.finditer(text)]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.sampled_from(_PLAIN_ALTERNATIVES).flatmap(lambda alt: st.from_regex(alt, fullmatch=True)),
+    st.text(alphabet=st.sampled_from(list("AaCcGgSsKkPpeyJ_.-u3TIB:=\n x")), max_size=12)),
+    max_size=8))
+def test_needle_scan_finds_the_lines_the_alternation_finds(parts):
+    text = "".join(parts)
+    found = secrets._needle_starts(text, secrets._PLAIN_NEEDLES, secrets._PLUGIN_PLAIN.match)
+    found += [m.start() for m in secrets._PLUGIN_DOTTED.finditer(text)]
+    assert set(secrets._lines_of(text, found)) == _plain_lines(text)
+
+
+def test_needle_scan_on_sample_scripts():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from lsp_bench import script
+
+    texts = [script(300), *_lines_to_prefilter(), "x.abcdef.y\nAKIA\nSK" + "a1" * 16]
+    corpus = os.environ.get("CORPUS_DIR")
+    if corpus:
+        texts += [p.read_text("utf-8", "replace") for p in sorted(Path(corpus).iterdir())]
+    for text in texts:
+        found = secrets._needle_starts(text, secrets._PLAIN_NEEDLES, secrets._PLUGIN_PLAIN.match)
+        found += [m.start() for m in secrets._PLUGIN_DOTTED.finditer(text)]
+        assert set(secrets._lines_of(text, found)) == _plain_lines(text)
+        assert _plain_lines(text) <= set(secrets.candidate_lines(text))
+    assert len(texts[0]) >= secrets.NEEDLES_FROM  # (candidate_lines searched it by the needles)
