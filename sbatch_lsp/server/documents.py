@@ -243,8 +243,9 @@ class Worker:
                 value, exc = None, None
             except BaseException as e:  # noqa: BLE001  (reported through the future)
                 value, exc = None, e
-            if job.skip:
-                continue
+            if job.skip or (exc is None and job.fn == self._sweep):
+                continue  # a sweep's future has no waiter: settling it woke the loop for
+                # nothing after every publish
             try:
                 self.loop.call_soon_threadsafe(_settle, job.future, value, exc)
             except RuntimeError:  # the loop closed (the server shut down): nobody waits
