@@ -73,6 +73,41 @@ class LspLinesDocument(TextDocument):
     def lines(self):
         return tuple(LINES.findall(self.source))
 
+    def _apply_incremental_change(self, change: t.TextDocumentContentChangePartial) -> None:
+        """Apply an incremental (range) change, as pygls does, on the text: a splice at the
+        range's offsets when :meth:`_ascii_offset` finds both (a keystroke: one place on ASCII
+        lines), else pygls' own, which handles the rest (columns past a line's end, a line past
+        the last, non-ASCII lines, a range whose end line comes before its start line). pygls'
+        splits the whole text into lines, walks the line's characters in Python to convert
+        columns (twice per end) and rewrites the text line by line: 1.7M instructions a
+        keystroke at 300 lines, 0.1M this way (callgrind)."""
+        source = self.source
+        rng = change.range
+        start = self._ascii_offset(source, rng.start)
+        end = start if rng.end == rng.start else self._ascii_offset(source, rng.end)
+        if start is None or end is None or rng.start.line > rng.end.line:
+            super()._apply_incremental_change(change)
+            return
+        self._source = source[:start] + change.text + source[end:]
+
+    @staticmethod
+    def _ascii_offset(source: str, pos: t.Position) -> int | None:
+        """The offset into ``source`` where pygls' conversion puts ``pos`` (lines split after
+        each ``\\n``, as :attr:`lines`), when its line exists and is ASCII (a column is then a
+        character in every position encoding) and its column is at most the line's length
+        with ``\\r\\n`` counted as one (pygls counts it so); None otherwise (pygls' own
+        conversion clamps or must count units)."""
+        rest = source.split("\n", pos.line)  # the text after line pos.line's start, last
+        if len(rest) <= pos.line:
+            return None  # fewer lines
+        start = len(source) - len(rest[-1])
+        if start >= len(source):
+            return None  # the line after the last: pygls appends
+        line = source[start:source.find("\n", start) + 1 or len(source)]
+        if not line.isascii() or not 0 <= pos.character <= len(line.replace("\r\n", "\n")):
+            return None
+        return start + pos.character
+
 
 def split_lines_as_lsp(workspace: Workspace) -> None:
     """Make every document ``workspace`` creates an :class:`LspLinesDocument`."""
@@ -208,8 +243,9 @@ class Worker:
                 value, exc = None, None
             except BaseException as e:  # noqa: BLE001  (reported through the future)
                 value, exc = None, e
-            if job.skip:
-                continue
+            if job.skip or (exc is None and job.fn == self._sweep):
+                continue  # a sweep's future has no waiter: settling it woke the loop for
+                # nothing after every publish
             try:
                 self.loop.call_soon_threadsafe(_settle, job.future, value, exc)
             except RuntimeError:  # the loop closed (the server shut down): nobody waits
