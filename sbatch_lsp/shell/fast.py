@@ -936,8 +936,6 @@ class _Reader:
 #: ``$[`` as opaque, an array value as a quoted word, a quoted here-document's delimiter), see
 #: :func:`_masked_as_code`
 _MASKED_CONSTRUCTS = ("((", "$[", "[[", "=(", "<<")
-#: a line starting with ``do`` (masks.m_while_newline_do's test of the line after ``while``)
-_DO = re.compile(r"\s*do\b")
 
 
 def _masked_as_code(line: str, after: str) -> bool:
@@ -952,8 +950,8 @@ def _masked_as_code(line: str, after: str) -> bool:
     mean nothing inside a word."""
     return any(t in line for t in _MASKED_CONSTRUCTS) \
         or "$(" in line and ("&&" in line or "||" in line) \
-        or _DO.match(line) is not None \
-        or ("while" in line or "until" in line) and _DO.match(after) is not None
+        or masks.DO_LINE.match(line) is not None \
+        or ("while" in line or "until" in line) and masks.DO_LINE.match(after) is not None
 
 
 def _substitution_body(body: str, command: Command) -> None:
