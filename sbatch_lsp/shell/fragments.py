@@ -20,7 +20,9 @@ makes, and later frees, only those objects of the chunks it changed or moved.
 
 A fragment lists its objects once and links them by position (a command's assignments and
 here-documents, an assignment's command, the script's lists), so a placement is a pass over
-lists, with no lookup by identity.
+lists, with no lookup by identity. Those passes use ``zip`` without ``strict=True`` (the
+lists are the fragment's own, of equal lengths by construction): a keyword argument makes
+``zip`` parse its arguments the slow way, about 800 instructions a call, three calls a chunk.
 """
 from __future__ import annotations
 
@@ -133,8 +135,9 @@ class Fragment:
             placed = self._moved(base, line)
             self.last[0] = (base, line, placed)
         script.chunks.append(placed.chunk)
-        commands = []
-        for c, (words, docs, redirects) in zip(self.commands, placed.lists, strict=True):
+        commands = script.commands
+        first = len(commands)
+        for c, (words, docs, redirects) in zip(self.commands, placed.lists):  # noqa: B905
             # (a copy of the fields: a Command's ``__init__`` sets a dozen)
             fields = c.__dict__.copy()
             fields["words"], fields["heredocs"], fields["redirects"] = words, docs, redirects
@@ -145,22 +148,29 @@ class Fragment:
             new = _new(Command)
             new.__dict__ = fields
             commands.append(new)
-        script.commands += commands
-        links = self.links
         if self.assignments:
-            owned = [_assignment(a, value, base, commands[k] if k >= 0 else None)
-                     for a, value, k in zip(self.assignments, placed.values, links.owner,
-                                            strict=True)]
-            for new, mine in zip(commands, links.prefix, strict=True):
-                if mine:
-                    new.assignments = [owned[k] for k in mine]
-            script.assignments += [owned[k] for k in links.listed]
-        if links.listed_docs:
-            script.heredocs += [placed.docs[k] for k in links.listed_docs]
+            self._assign(script, commands[first:], placed.values, base)
+        if self.links.listed_docs:
+            script.heredocs += _picked(placed.docs, self.links.listed_docs)
         for name, (s, e) in self.functions:
             script.functions[name] = (s + base, e + base)
-        if self.data_spans:
-            script.data_spans += [(s + base, e + base) for s, e in self.data_spans]
+        for s, e in self.data_spans:
+            script.data_spans.append((s + base, e + base))
+
+    def _assign(self, script: Script, commands: list[Command], values: list[Word | None],
+                base: int) -> None:
+        """Give ``script`` and ``commands`` (this placement's copies of :attr:`commands`)
+        copies of :attr:`assignments` moved by ``base``, holding ``values`` (their value words
+        as placed). (Apart from :meth:`place`: a comprehension that reads a function's local
+        variable makes it a cell, dearer for every placement, most of which place no
+        assignment.)"""
+        links = self.links
+        owned = [_assignment(a, value, base, commands[k] if k >= 0 else None)
+                 for a, value, k in zip(self.assignments, values, links.owner)]  # noqa: B905
+        for new, mine in zip(commands, links.prefix):  # noqa: B905
+            if mine:
+                new.assignments = _picked(owned, mine)
+        script.assignments += _picked(owned, links.listed)
 
     def _moved(self, base: int, line: int) -> _Placed:
         """New words, here-documents, redirections and chunk for a placement at offset ``base``
@@ -173,9 +183,9 @@ class Fragment:
         words = [_word(w, base) for w in self.words]
         lists = []
         cut = 0
-        for c, mine, end in zip(self.commands, self.links.docs, self.cuts, strict=True):
+        for c, mine, end in zip(self.commands, self.links.docs, self.cuts):  # noqa: B905
             lists.append((words[cut:end] if cut or end < len(words) else words,
-                          [docs[k] for k in mine] if mine else [],
+                          _picked(docs, mine) if mine else [],
                           [_redirect(r, base) for r in c.redirects] if c.redirects else []))
             cut = end
         values = [_word(a.value, base) if a.value is not None else None
@@ -183,6 +193,11 @@ class Fragment:
         chunk = Chunk(line, line + self.lines, base, base + self.length, self.parser, self.error,
                       self.conditional)
         return _Placed(lists, values, docs, chunk)
+
+
+def _picked(objects: list, positions: tuple[int, ...]) -> list:
+    """The items of ``objects`` at ``positions``, in that order."""
+    return [objects[k] for k in positions]
 
 
 def _distinct(objects: list) -> list:
