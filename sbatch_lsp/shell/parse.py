@@ -62,7 +62,10 @@ DECLARE = {"export", "declare", "typeset", "local", "readonly"}
 #: a redirection's descriptor number and operator, and the blanks before its target
 REDIRECT_HEAD = re.compile(r"(\d*)(>>|>\||<>|>&|<&|&>>|&>|<<<|>|<)[ \t]*")
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
-SHELL_ENDINGS = tuple(SHELLS)  # a word whose basename is a shell ends with one of them
+#: how every name in SHELLS ends: a word that ends otherwise names no shell (a quick test for
+#: most words, cheaper than ``str.endswith``, which parses its arguments the slow way)
+#: (tests/test_place_shortcuts.py checks it)
+SHELL_ENDING = "sh"
 #: commands that run their arguments as a command: an unquoted ``$CMD`` among their arguments
 #: is a command line (``srun $LAUNCHER train.py``); elsewhere it is data (``echo $LAUNCHER``)
 RUNNERS = {"srun", "exec", "time", "nohup", "env", "numactl", "taskset", "stdbuf", "nice",
@@ -224,10 +227,16 @@ class _Builder:
         self.script.comments = spans if self.tmap.offsets is None else \
             [self.tmap.orig_span(cs, ce) for cs, ce in spans]
         ref = weakref.ref(self.script)
+        # a chunk's text as the chunker holds it is the script's own when the script has no
+        # carriage return (the fragment memo is keyed by the latter); and it is the same
+        # string object from version to version for a chunk the edit did not touch, so its
+        # hash is not computed again at each lookup
+        own_text = "\r" not in self.tmap.text
         for ch in chunks:
             s = line_starts[ch.start - 1]
             e = line_starts[ch.end] - 1 if ch.end < len(line_starts) else len(text)
-            fragment = chunk_fragment(self.tmap.text[s:e], self.read_simple) if memo else None
+            fragment = chunk_fragment(ch.text if own_text else self.tmap.text[s:e],
+                                      self.read_simple) if memo else None
             if fragment is not None:  # (memo: this text's offsets are the original ones)
                 fragment.place(self.script, ref, s, ch.start - 1)
                 continue
@@ -767,7 +776,7 @@ def shell_string_index(words: list[Word]) -> int | None:
     """Index of the command-string argument of ``bash -c STR`` (or ``sh -lc STR``) in ``words``."""
     for k in range(len(words) - 1):  # (no copy of the list: it is read for every command)
         name = words[k].value
-        if name is None or not name.endswith(SHELL_ENDINGS):  # (a quick test for most words)
+        if name is None or name[-2:] != SHELL_ENDING:  # (a quick test for most words)
             continue
         if name.rsplit("/", 1)[-1] not in SHELLS:
             continue
