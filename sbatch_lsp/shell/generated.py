@@ -176,6 +176,8 @@ def runs(script: Script, text: str) -> list[Run]:
     """Every command of the batch script that runs a file the script wrote, or a here-document
     on a shell's standard input, in text order."""
     files = written_files(script, text)
-    found = ((run_of(c, files, script) if files else None) or stdin_run(c, text)
-             for c in script.commands)
+    if files:
+        found = (run_of(c, files, script) or stdin_run(c, text) for c in script.commands)
+    else:  # (most scripts: only a command with a here-document can run one, most have none)
+        found = (stdin_run(c, text) for c in script.commands if c.heredocs)
     return [r for r in found if r is not None]
