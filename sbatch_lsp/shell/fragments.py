@@ -22,7 +22,7 @@ A fragment lists its objects once and links them by position (a command's assign
 here-documents, an assignment's command, the script's lists), so a placement is a pass over
 lists, with no lookup by identity. Those passes use ``zip`` without ``strict=True`` (the
 lists are the fragment's own, of equal lengths by construction): a keyword argument makes
-``zip`` parse its arguments the slow way, about 800 instructions a call, three calls a chunk.
+``zip`` parse its arguments the slow way, about 800 instructions a call.
 """
 from __future__ import annotations
 
@@ -57,10 +57,11 @@ class _Links(NamedTuple):
 
 class _Placed(NamedTuple):
     """What a placement at one offset and line made that nothing changes once built, by
-    position: each command's (words, here-documents, redirections) lists, each assignment's
-    value word, each here-document, and the script's :class:`Chunk`."""
+    position: for each of the fragment's commands, the command and its (words,
+    here-documents, redirections) lists as placed; each assignment's value word, each
+    here-document, and the script's :class:`Chunk`."""
 
-    lists: list[tuple[list[Word], list[Heredoc], list[Redirect]]]
+    lists: list[tuple[Command, list[Word], list[Heredoc], list[Redirect]]]
     values: list[Word | None]
     docs: list[Heredoc]
     chunk: Chunk
@@ -76,8 +77,9 @@ class Fragment:
     chunk was read (``Chunk.parser``/``Chunk.error``), whether it is a conditional compound
     (``Chunk.conditional``) and its number of lines less one (``Chunk.end_line`` -
     ``Chunk.start_line``) and characters (``length``). ``words`` holds the commands' words
-    in one list, command after command, and ``cuts`` where each command's words end in it (a
-    move copies them in one pass). Its own objects are never mutated; ``last`` holds ``(base,
+    in one list, command after command, and ``parts`` for each command the command, its
+    here-documents' positions (as in :attr:`_Links.docs`) and where its words end in
+    ``words`` (a move copies the words in one pass, then cuts them per command). Its own objects are never mutated; ``last`` holds ``(base,
     line, placed)``: the offset and first line of the last placement and what it made that
     nothing changes once built (:class:`_Placed`)."""
 
@@ -93,7 +95,7 @@ class Fragment:
     lines: int
     length: int
     words: tuple[Word, ...]
-    cuts: tuple[int, ...]
+    parts: tuple[tuple[Command, tuple[int, ...], int], ...]
     last: list[tuple[int, int, _Placed | None]] = field(
         default_factory=lambda: [(-1, -1, None)], compare=False, repr=False)
 
@@ -118,11 +120,12 @@ class Fragment:
                        tuple(where[id(h)] for h in script.heredocs))
         for cmd in commands:
             cmd.script = None
-        cuts = list(itertools.accumulate(len(c.words) for c in commands))
+        cuts = itertools.accumulate(len(c.words) for c in commands)
+        parts = tuple(zip(commands, links.docs, cuts, strict=True))
         return cls(tuple(commands), tuple(assignments), tuple(heredocs), links,
                    tuple(script.functions.items()), tuple(script.data_spans), chunk.parser,
                    chunk.error, chunk.conditional, chunk.end_line - chunk.start_line,
-                   chunk.end - chunk.start, tuple(w for c in commands for w in c.words), tuple(cuts))
+                   chunk.end - chunk.start, tuple(w for c in commands for w in c.words), parts)
 
     def place(self, script: Script, ref: weakref.ref, base: int, line: int) -> None:
         """Append this fragment's chunk and copies of its objects to ``script`` (``ref``: a
@@ -137,7 +140,7 @@ class Fragment:
         script.chunks.append(placed.chunk)
         commands = script.commands
         first = len(commands)
-        for c, (words, docs, redirects) in zip(self.commands, placed.lists):  # noqa: B905
+        for c, words, docs, redirects in placed.lists:  # (no zip: a call a chunk)
             # (a copy of the fields: a Command's ``__init__`` sets a dozen)
             fields = c.__dict__.copy()
             fields["words"], fields["heredocs"], fields["redirects"] = words, docs, redirects
@@ -183,8 +186,8 @@ class Fragment:
         words = [_word(w, base) for w in self.words]
         lists = []
         cut = 0
-        for c, mine, end in zip(self.commands, self.links.docs, self.cuts):  # noqa: B905
-            lists.append((words[cut:end] if cut or end < len(words) else words,
+        for c, mine, end in self.parts:
+            lists.append((c, words[cut:end] if cut or end < len(words) else words,
                           _picked(docs, mine) if mine else [],
                           [_redirect(r, base) for r in c.redirects] if c.redirects else []))
             cut = end
