@@ -5,13 +5,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sbatch_lsp.shell import chunker, generated, parse
+from sbatch_lsp.shell.model import Word
 from sbatch_lsp.shell.words import TextMap
 
 
-def test_every_shell_name_ends_with_the_quick_tests_ending():
-    """shell_string_index passes over a word whose value does not end with SHELL_ENDING: no
+def test_every_shell_name_ends_with_the_quick_tests_letter():
+    """shell_string_index passes over a word whose value does not end with SHELL_LAST: no
     name in SHELLS may end otherwise."""
-    assert all(name.endswith(parse.SHELL_ENDING) for name in parse.SHELLS)
+    assert all(name.endswith(parse.SHELL_LAST) for name in parse.SHELLS)
 
 
 _TEXTS = st.lists(st.sampled_from([
@@ -49,3 +50,32 @@ def test_runs_asks_only_the_commands_that_can_run_a_script(text):
                  for r in ((generated.run_of(c, files, script) if files else None)
                            or generated.stdin_run(c, text),) if r is not None]
     assert generated.runs(script, text) == reference
+
+
+def _reference_shell_string_index(words: list[Word]) -> int | None:
+    """shell_string_index as it read before its quick test (every word but the last asked)."""
+    for k in range(len(words) - 1):
+        name = words[k].value
+        if name is None or name.rsplit("/", 1)[-1] not in parse.SHELLS:
+            continue
+        j = k + 1
+        while j < len(words) and (words[j].value or "").startswith("-"):
+            flag = words[j].value or ""
+            j += 1
+            if not flag.startswith("--") and "c" in flag[1:]:
+                return j if j < len(words) else None
+        return None
+    return None
+
+
+_VALUES = st.sampled_from([None, "", "bash", "/bin/sh", "zsh", "dash", "ksh", "fish", "h", "sh/",
+                           "-c", "-lc", "--c", "-l", "-", "x", "srun", "-x", "cmd", "bash -c"])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_VALUES, max_size=7))
+def test_shell_string_index_is_the_reference_on_random_words(values):
+    """The quick test (the last letter of the value) and the loop over every word give what
+    asking every word but the last gives."""
+    words = [Word(v or "$X", k, k + 1, v) for k, v in enumerate(values)]
+    assert parse.shell_string_index(words) == _reference_shell_string_index(words), values

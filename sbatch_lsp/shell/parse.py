@@ -62,10 +62,10 @@ DECLARE = {"export", "declare", "typeset", "local", "readonly"}
 #: a redirection's descriptor number and operator, and the blanks before its target
 REDIRECT_HEAD = re.compile(r"(\d*)(>>|>\||<>|>&|<&|&>>|&>|<<<|>|<)[ \t]*")
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
-#: how every name in SHELLS ends: a word that ends otherwise names no shell (a quick test for
-#: most words, cheaper than ``str.endswith``, which parses its arguments the slow way)
-#: (tests/test_place_shortcuts.py checks it)
-SHELL_ENDING = "sh"
+#: the last letter of every name in SHELLS: a word that ends otherwise names no shell (a quick
+#: test for most words: an index, cheaper than a slice or ``str.endswith``, which parses its
+#: arguments the slow way) (tests/test_place_shortcuts.py checks it)
+SHELL_LAST = "h"
 #: commands that run their arguments as a command: an unquoted ``$CMD`` among their arguments
 #: is a command line (``srun $LAUNCHER train.py``); elsewhere it is data (``echo $LAUNCHER``)
 RUNNERS = {"srun", "exec", "time", "nohup", "env", "numactl", "taskset", "stdbuf", "nice",
@@ -774,9 +774,11 @@ def outline_script(text: str, wanted: re.Pattern) -> Script:
 
 def shell_string_index(words: list[Word]) -> int | None:
     """Index of the command-string argument of ``bash -c STR`` (or ``sh -lc STR``) in ``words``."""
-    for k in range(len(words) - 1):  # (no copy of the list: it is read for every command)
-        name = words[k].value
-        if name is None or name[-2:] != SHELL_ENDING:  # (a quick test for most words)
+    # (no range object and no copy of the list: it is read for every command; the last word,
+    # a shell with no word after it, ends the loop as an earlier shell would: no string)
+    for k, w in enumerate(words):
+        name = w.value
+        if not name or name[-1] != SHELL_LAST:  # (a quick test for most words)
             continue
         if name.rsplit("/", 1)[-1] not in SHELLS:
             continue
@@ -824,13 +826,22 @@ def attach_nested(script: Script, tmap: TextMap, depth: int,
         if first.value == "eval" and len(words) > 1:
             _nest(cmd, words[1], tmap, lookup, "eval", depth)
             continue
-        if (first.value or "").rsplit("/", 1)[-1] in RUNNERS:
-            # (the `$` test first: most words are no variable, and a call of _splits per word
-            # cost more than the rest of this loop)
-            k = next((k for k, w in enumerate(words)
-                      if k and w.text[:1] == "$" and _splits(w, lookup)), None)
+        name = first.value or ""
+        if name in RUNNERS or ("/" in name and name.rsplit("/", 1)[-1] in RUNNERS):
+            k = _split_argument(words, lookup)
             if k is not None:
                 _nest_split(cmd, k, tmap, lookup, depth)
+
+
+def _split_argument(words: list[Word], lookup) -> int | None:
+    """The index of the first word after the first (a runner's arguments) that is an unquoted
+    variable whose known value holds several words (:func:`_splits`), or None. (The `$` test
+    first: most words are no variable, and a call of _splits per word cost more than the rest
+    of attach_nested's loop; a loop, not a generator, which costs a resumption per word.)"""
+    for k, w in enumerate(words):
+        if k and w.text[:1] == "$" and _splits(w, lookup):
+            return k
+    return None
 
 
 def _unquoted_variable(w: Word) -> str | None:
