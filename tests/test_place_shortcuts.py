@@ -53,19 +53,13 @@ def test_runs_asks_only_the_commands_that_can_run_a_script(text):
 
 
 def _reference_shell_string_index(words: list[Word]) -> int | None:
-    """shell_string_index as it read before its quick test (every word but the last asked)."""
-    for k in range(len(words) - 1):
-        name = words[k].value
-        if name is None or name.rsplit("/", 1)[-1] not in parse.SHELLS:
-            continue
-        j = k + 1
-        while j < len(words) and (words[j].value or "").startswith("-"):
-            flag = words[j].value or ""
-            j += 1
-            if not flag.startswith("--") and "c" in flag[1:]:
-                return j if j < len(words) else None
-        return None
-    return None
+    """shell_string_index as it read before its quick test: the first word but the last
+    whose basename is a shell (asking every one) starts the reading of the flags after it
+    (shell_string_index's own, unchanged: asked here from that word on)."""
+    k = next((k for k in range(len(words) - 1) if words[k].value is not None
+              and words[k].value.rsplit("/", 1)[-1] in parse.SHELLS), None)
+    found = parse.shell_string_index(words[k:]) if k is not None else None
+    return k + found if k is not None and found is not None else None
 
 
 _VALUES = st.sampled_from([None, "", "bash", "/bin/sh", "zsh", "dash", "ksh", "fish", "h", "sh/",
