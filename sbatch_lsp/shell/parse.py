@@ -179,12 +179,14 @@ def use_fragments(on: bool) -> bool:
 
 
 @lru_cache(maxsize=FRAGMENT_CACHE_SIZE)
-def chunk_fragment(chunk_text: str, read_simple: bool = True) -> Fragment | None:
+def chunk_fragment(chunk_text: str) -> Fragment | None:
     """The fragment memo (shell/fragments.py): the model of one top-level chunk of a script's
     own text (``chunk_text`` as it stands, carriage returns included), offsets relative to its
-    start, read as :class:`_Builder` reads it in place. None when its reading met a mask bug
-    (an SB003 message naming the chunk's lines: it is read in place instead)."""
-    builder = _Builder(TextMap(chunk_text), "batch", read_simple)
+    start, read as :class:`_Builder` reads it in place (with ``read_simple``: a build without
+    it reads in place). None when its reading met a mask bug (an SB003 message naming the
+    chunk's lines: it is read in place instead). (One argument: lru_cache keys a lone string
+    by itself, with its hash cached, where two arguments cost a key tuple a lookup.)"""
+    builder = _Builder(TextMap(chunk_text), "batch")
     builder.reader = getattr(read_chunk, "__wrapped__", read_chunk)  # the fragment keeps it
     chunk = Chunk(0, chunk_text.count("\n"), 0, len(chunk_text), parser="none",
                   conditional=CONDITIONAL.match(chunk_text) is not None)
@@ -219,7 +221,8 @@ class _Builder:
         # in the script's own text (no nested string) a chunk's model is a function of its
         # text placed at its start: the fragment memo reads each distinct chunk once; the
         # chunker re-scans only what changed since the text it read last (a version before)
-        memo = self.tmap.offsets is None and not self.tmap.early and USE_FRAGMENTS
+        memo = self.tmap.offsets is None and not self.tmap.early and USE_FRAGMENTS \
+            and self.read_simple
         chunks, comments = (chunker.rescan if memo else chunker.scan)(text)
         spans = [(line_starts[ln] + col,
                   line_starts[ln + 1] - 1 if ln + 1 < len(line_starts) else len(text))
@@ -235,8 +238,8 @@ class _Builder:
         for ch in chunks:
             s = line_starts[ch.start - 1]
             e = line_starts[ch.end] - 1 if ch.end < len(line_starts) else len(text)
-            fragment = chunk_fragment(ch.text if own_text else self.tmap.text[s:e],
-                                      self.read_simple) if memo else None
+            fragment = chunk_fragment(ch.text if own_text else self.tmap.text[s:e]) \
+                if memo else None
             if fragment is not None:  # (memo: this text's offsets are the original ones)
                 fragment.place(self.script, ref, s, ch.start - 1)
                 continue
