@@ -404,6 +404,9 @@ def _shell_commands(job: Job, keep: Callable[[Command], bool] | None = None) -> 
     them (``job_control(job).tasks(cmd).in_batch_shell()`` tells). Only those ``keep`` keeps
     when it is given (asked first: it is cheaper than the test of a command's ancestors)."""
     in_step = {id(s.command) for s in job.steps}
+    #: id of a script -> whether a step runs it: a command's ancestors are those of its
+    #: script (Command.ancestors), so one test per script, not per command
+    run_by_step: dict[int, bool] = {}
     out = []
     for cmd in job.script.walk():
         if keep is not None and not keep(cmd):
@@ -411,7 +414,11 @@ def _shell_commands(job: Job, keep: Callable[[Command], bool] | None = None) -> 
         if not cmd.words and not cmd.assignments or cmd.in_substitution or \
                 cmd.calls is not None or id(cmd) in in_step:
             continue
-        if any(id(a) in in_step for a in cmd.ancestors()):
+        script = id(cmd.script)
+        inside = run_by_step.get(script)
+        if inside is None:
+            inside = run_by_step[script] = any(id(a) in in_step for a in cmd.ancestors())
+        if inside:
             continue
         out.append(cmd)
     return sorted(out, key=lambda c: c.start)

@@ -330,15 +330,29 @@ class LazyEnv(Mapping[str, EnvVar]):
             self._full = _env(self._job, self._ev, self._step)
         return self._full
 
-    def __getitem__(self, name: str) -> EnvVar:
+    def _lookup(self, name: str) -> EnvVar | None:
+        """What the whole mapping holds for ``name``, None when absent."""
         if self._full is not None:
-            return self._full[name]
+            return self._full.get(name)
         if name not in self._one:
             self._one[name] = _env_one(self._job, self._ev, self._step, name)
-        found = self._one[name]
+        return self._one[name]
+
+    def __getitem__(self, name: str) -> EnvVar:
+        found = self._lookup(name)
         if found is None:
             raise KeyError(name)
         return found
+
+    def get(self, name: str, default: EnvVar | None = None) -> EnvVar | None:  # type: ignore[override]
+        """``Mapping.get`` without its KeyError: rules ask every step for a name most
+        steps lack (``WORLD_SIZE``, ``MASTER_ADDR``), and a raised and caught exception per
+        step was most of such a lookup's cost."""
+        found = self._lookup(name)
+        return default if found is None else found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._lookup(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._read())

@@ -1,0 +1,137 @@
+"""The per-step shortcuts of the edit path give what the plain reading gives, on every script the
+project holds and on tricky ones: the job's containers skip the steps without pyxis options when
+the script never exports ``PYXIS_CONTAINER_IMAGE`` (facts/containers.py); ``expand_arrays``
+copies a command with no array reference without reading its words again (facts/values.py);
+the batch shell's commands test the steps that run a nested script once per script
+(facts/nodelocal.py); a step's env answers ``get`` and ``in`` without raising (facts/steps.py);
+a plain step's view of its argv is not asked again whether it starts a node agent
+(facts/reach.py); set tests in place of loops over a step's options or a command's words.
+Each reference below is the code as it was before the shortcut."""
+import random
+
+import pytest
+
+from rule_pages import sample_scripts
+from sbatch_lsp.facts import nodelocal, reach
+from sbatch_lsp.facts.containers import _containers, container_of
+from sbatch_lsp.facts.steps import LazyEnv, facts_of
+from sbatch_lsp.facts.values import array_elements, expand_arrays
+from sbatch_lsp.facts.resources import step_requests_gpus
+from sbatch_lsp.lint import job_of
+from sbatch_lsp.rules.megatron_env import INSTALLER_WORDS, installer
+
+HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n"
+
+#: scripts where a shortcut could go wrong: the image exported after a step, through set -a,
+#: declare -x, taken back by export -n or unset; arrays holding arrays; nested scripts that
+#: steps run (or not) holding commands that prepare node-local paths
+TRICKY = [
+    HEAD + "srun python a.py\nexport PYXIS_CONTAINER_IMAGE=nvcr.io/x:1\nsrun python b.py\n",
+    HEAD + "set -a\nPYXIS_CONTAINER_IMAGE=/img.sqsh\nset +a\nsrun python a.py\n",
+    HEAD + "declare -x PYXIS_CONTAINER_IMAGE=x\nsrun python a.py\n"
+    "export -n PYXIS_CONTAINER_IMAGE\nsrun python b.py\n",
+    HEAD + "export PYXIS_CONTAINER_IMAGE=x\nunset PYXIS_CONTAINER_IMAGE\nsrun python a.py\n"
+    "srun --container-image=y --container-mounts=/a:/b python c.py\n",
+    HEAD + "PYXIS_CONTAINER_IMAGE=x srun python a.py\nexport PYXIS_CONTAINER_MOUNTS=/a:/a\n"
+    "srun --container-name=n python b.py\n",
+    HEAD + 'A=(--ntasks=2)\nB=("${A[@]}" -N 1)\nsrun "${B[@]}" python x.py\n'
+    'C=(srun "${A[@]}")\n"${C[@]}" bash -c "cp x /tmp/y; python t.py"\n',
+    HEAD + "cp data /tmp/d\nbash -c 'cp a /tmp/b; cp c /dev/shm/d'\n"
+    "srun bash -c 'cp e /tmp/f; python t.py /tmp/d'\n"
+    "srun --ntasks-per-node=1 bash -c \"bash -c 'cp g /tmp/h'\"\npython x.py /tmp/b\n",
+    HEAD + "f() { cp a /tmp/x; srun bash -c 'cp b /tmp/y'; }\nf\nf\nsrun python r.py /tmp/x\n",
+    HEAD + "srun -N 2 ray start --address=$HEAD:6379 --block &\n"
+    "srun bash -c 'ray start --address h:1 --block; dask worker tcp://h:8786' &\n"
+    "timeout 1h srun dask-worker tcp://h:8786 &\nray start --address=h:1\n"
+    "srun --gpus-per-task=1 --gres=gpu:2 python t.py\nsrun --gres=$G python u.py\n"
+    "srun timeout 5 pip install -e .\nsrun uv run python x.py\n",
+]
+
+
+def _scripts():
+    return sample_scripts() + [pytest.param(t, id=f"tricky-{k}") for k, t in enumerate(TRICKY)]
+
+
+def _reference_containers(job):
+    found = (container_of(job, s) for s in sorted(job.steps, key=lambda s: s.srun.start))
+    return [c for c in found if c is not None]
+
+
+def _reference_expand(words, script):
+    out = []
+    for w in words:
+        elements = array_elements(w, script) if w.value is None and "[@]" in w.text else None
+        out.extend([w] if elements is None else elements)
+    return out
+
+
+def _reference_agents(job):
+    steps = [f.step for f in facts_of(job).steps]
+    tasks = []
+    for st in steps:
+        for argv, cmd in [(st.argv, st.command), *((c.words, c) for c in st.task_commands)]:
+            what = reach._agent_of(argv)
+            if what is not None:
+                tasks.append((id(cmd), what))
+    return tasks
+
+
+def _reference_shell_commands(job, keep=None):
+    in_step = {id(s.command) for s in job.steps}
+    out = [cmd for cmd in job.script.walk()
+           if (keep is None or keep(cmd)) and (cmd.words or cmd.assignments) and
+           not cmd.in_substitution and cmd.calls is None and id(cmd) not in in_step and
+           not any(id(a) in in_step for a in cmd.ancestors())]
+    return sorted(out, key=lambda c: c.start)
+
+
+@pytest.mark.parametrize("text", _scripts())
+def test_the_shortcuts_give_the_plain_answers(text):
+    job = job_of(text, "job.sbatch")
+    assert _containers(job) == _reference_containers(job)
+    for cmd in job.script.walk():
+        script = cmd.script or job.script
+        got = expand_arrays(cmd.words, script)
+        assert got == _reference_expand(cmd.words, script) and got is not cmd.words
+    assert [(id(a.command), a.what) for a in reach._agents(job)[1]] == _reference_agents(job)
+    for step in job.steps:
+        assert step.container == any(k in step.options for k in ("container-image",
+                                                                  "container-name"))
+        gres = step.options.get("gres")
+        assert step_requests_gpus(step) == (
+            any(k in step.options for k in ("gpus", "gpus-per-node", "gpus-per-task")) or
+            gres is not None and "gpu" in (gres.value if gres.value is not None else gres.text))
+        for c in step.task_commands:  # (the installer test before its set test)
+            if not any(w.value in INSTALLER_WORDS for w in c.words):
+                assert installer(c) is None
+    for keep in (None, nodelocal._may_prepare):
+        assert nodelocal._shell_commands(job, keep) == _reference_shell_commands(job, keep)
+    facts = facts_of(job)
+    for step in job.steps:
+        whole = dict(LazyEnv(job, facts.evaluator, step))
+        env = LazyEnv(job, facts.evaluator, step)
+        for name in sorted(whole) + ["NOT_SET_ANYWHERE"]:
+            assert env.get(name, "absent") == whole.get(name, "absent"), name
+            assert (name in env) == (name in whole)
+        assert 3 not in env  # (a key that is no name: absent, as in a dict)
+
+
+def test_random_array_words_expand_as_before():
+    """Random commands mixing literal words, array references of assigned and unassigned arrays
+    (and a literal ``[@]``) expand exactly as the plain loop expands them."""
+    rng = random.Random(7)
+    pieces = ["python", "x.py", '"${A[@]}"', "${B[@]}", '"${NONE[@]}"', "'[@]'", "$X", "-n",
+              "2", '"$@"']
+    for _ in range(300):
+        line = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
+        text = HEAD + 'A=(--ntasks=2 "-N 1")\nB=("${A[@]}" z)\nX=3\n' + line + "\n"
+        job = job_of(text, "job.sbatch")
+        for cmd in job.script.walk():
+            assert expand_arrays(cmd.words, job.script) == \
+                _reference_expand(cmd.words, job.script), line
+
+
+def test_an_installer_behind_a_wrapper_is_still_found():
+    job = job_of(TRICKY[-1], "job.sbatch")
+    found = [installer(c) for s in job.steps for c in s.task_commands]
+    assert [f[0] for f in found if f is not None] == ["pip install", "uv run"]
