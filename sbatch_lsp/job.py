@@ -32,7 +32,7 @@ from .values import host_count
 if TYPE_CHECKING:  # the profile is data the Job carries; the configuration layer imports the rules
     from .config import Profile
 
-PYXIS_IMAGE = {"container-image", "container-name"}
+PYXIS_IMAGE = frozenset({"container-image", "container-name"})
 #: the first words a command that runs srun can start with (srun itself, or a wrapper)
 SRUN_OR_WRAPPER = WRAPPER_NAMES | {"srun"}
 #: the first words with which a command may be an srun step or start a launcher
@@ -87,7 +87,8 @@ class Step:
 
     @property
     def container(self) -> bool:
-        return any(k in self.options for k in PYXIS_IMAGE)
+        """Whether the step's options start a pyxis container (an image or a name)."""
+        return not PYXIS_IMAGE.isdisjoint(self.options)  # (one C call: asked per step)
 
     def opt(self, name: str) -> str | None:
         w = self.options.get(name)

@@ -5,9 +5,11 @@ copies a command with no array reference without reading its words again (facts/
 the batch shell's commands test the steps that run a nested script once per script
 (facts/nodelocal.py); a step's env answers ``get`` and ``in`` without raising (facts/steps.py);
 a plain step's view of its argv is not asked again whether it starts a node agent
-(facts/reach.py); set tests in place of loops over a step's options or a command's words.
+(facts/reach.py); set tests in place of loops over a step's options or a command's words; a
+name never exported is not looked up by offset (facts/exports.py).
 Each reference below is the code as it was before the shortcut."""
 import random
+from bisect import bisect_left
 
 import pytest
 
@@ -45,6 +47,10 @@ TRICKY = [
     "timeout 1h srun dask-worker tcp://h:8786 &\nray start --address=h:1\n"
     "srun --gpus-per-task=1 --gres=gpu:2 python t.py\nsrun --gres=$G python u.py\n"
     "srun timeout 5 pip install -e .\nsrun uv run python x.py\n",
+    HEAD + "#SBATCH --ntasks-per-node=4\nexport WORLD_SIZE=8\nset -a\nN=1\nset +a\n"
+    "srun python t.py --world_size 8 --world-size=16 -o out --out=/x --local_rank=0 "
+    "--device 1 --distributed-world-size=4 -world_size 2 --output_dir\n"
+    "export -n WORLD_SIZE\nunset N\nsrun python t.py '--world_size=3' \"--gpu\" 2\n",
 ]
 
 
@@ -63,6 +69,14 @@ def _reference_expand(words, script):
         elements = array_elements(w, script) if w.value is None and "[@]" in w.text else None
         out.extend([w] if elements is None else elements)
     return out
+
+
+def _reference_exported(exports, name, before):
+    ats, states, ever = exports._timeline(name)
+    if before is None:
+        return ever
+    k = bisect_left(ats, before)
+    return states[k - 1] if k else False
 
 
 def _reference_agents(job):
@@ -104,6 +118,11 @@ def test_the_shortcuts_give_the_plain_answers(text):
         for c in step.task_commands:  # (the installer test before its set test)
             if not any(w.value in INSTALLER_WORDS for w in c.words):
                 assert installer(c) is None
+    exports = job.exports
+    names = set(exports.events) | {a.name for a in job.script.assignments} | {"NEVER_SET"}
+    for name in sorted(names):
+        for at in [None, 0, len(text)] + [c.start for c in job.script.commands]:
+            assert exports.exported(name, at) == _reference_exported(exports, name, at)
     for keep in (None, nodelocal._may_prepare):
         assert nodelocal._shell_commands(job, keep) == _reference_shell_commands(job, keep)
     facts = facts_of(job)
@@ -132,6 +151,7 @@ def test_random_array_words_expand_as_before():
 
 
 def test_an_installer_behind_a_wrapper_is_still_found():
-    job = job_of(TRICKY[-1], "job.sbatch")
+    job = job_of(next(t for t in TRICKY if "pip install" in t), "job.sbatch")
     found = [installer(c) for s in job.steps for c in s.task_commands]
     assert [f[0] for f in found if f is not None] == ["pip install", "uv run"]
+
