@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from operator import attrgetter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
@@ -160,6 +161,12 @@ class Job:
     def templated(self) -> bool:
         """Whether the file is a template or a generator's input (facts/provenance.py)."""
         return is_completed_elsewhere(self.provenance)
+
+    def ordered_steps(self) -> list[Step]:
+        """``steps`` in the order of their ``srun`` words in the text (computed once per job;
+        several facts read it, none changes it)."""
+        result: list[Step] = self.derived(_ordered_steps)
+        return result
 
     def derived(self, compute):
         """``compute(job)``, computed once per job: for facts that several rules and the output
@@ -428,6 +435,14 @@ def _provenance(job: Job) -> Provenance | None:
 
 def _exports(job: Job) -> Exports:
     return Exports(job.script)
+
+
+def _ordered_steps(job: Job) -> list[Step]:
+    return sorted(job.steps, key=_SRUN_START)
+
+
+#: a step's sort key in text order (a C getter: a lambda costs a call per step)
+_SRUN_START = attrgetter("srun.start")
 
 
 def _find_srun(words: list[Word]) -> int | None:

@@ -6,7 +6,9 @@ the batch shell's commands test the steps that run a nested script once per scri
 (facts/nodelocal.py); a step's env answers ``get`` and ``in`` without raising (facts/steps.py);
 a plain step's view of its argv is not asked again whether it starts a node agent
 (facts/reach.py); set tests in place of loops over a step's options or a command's words; a
-name never exported is not looked up by offset (facts/exports.py).
+name never exported is not looked up by offset (facts/exports.py); loops in place of
+generators (the framework runs' word test, a command's operands, a step's env and launch); the
+steps in text order sorted once per job (Job.ordered_steps).
 Each reference below is the code as it was before the shortcut."""
 import random
 from bisect import bisect_left
@@ -14,9 +16,10 @@ from bisect import bisect_left
 import pytest
 
 from rule_pages import sample_scripts
-from sbatch_lsp.facts import nodelocal, reach
+from sbatch_lsp.facts import framework, nodelocal, reach
+from sbatch_lsp.facts.argv import literal_start, walk
 from sbatch_lsp.facts.containers import _containers, container_of
-from sbatch_lsp.facts.steps import LazyEnv, facts_of
+from sbatch_lsp.facts.steps import LAUNCHER_NAMES, LazyEnv, facts_of
 from sbatch_lsp.facts.values import array_elements, expand_arrays
 from sbatch_lsp.facts.resources import step_requests_gpus
 from sbatch_lsp.lint import job_of
@@ -51,6 +54,10 @@ TRICKY = [
     "srun python t.py --world_size 8 --world-size=16 -o out --out=/x --local_rank=0 "
     "--device 1 --distributed-world-size=4 -world_size 2 --output_dir\n"
     "export -n WORLD_SIZE\nunset N\nsrun python t.py '--world_size=3' \"--gpu\" 2\n",
+    HEAD + 'ARGS="--tensor-model-parallel-size 2"\nT=model.tp=2\nsrun python pretrain_gpt.py $ARGS\n'
+    "srun python x.py $T\nsrun python y.py trainer.devices=8\nsrun python z.py \"$ARGS\"\n"
+    "conda create -p /tmp/env -y python\ncp -r -- -x /tmp/a\nrsync -a src/ /dev/shm/d --delete\n"
+    "srun -n 4 bash -c 'cp a /tmp/b'\nsrun --ntasks=2 mpirun -np 2 python m.py\n",
 ]
 
 
@@ -69,6 +76,34 @@ def _reference_expand(words, script):
         elements = array_elements(w, script) if w.value is None and "[@]" in w.text else None
         out.extend([w] if elements is None else elements)
     return out
+
+
+def _reference_operands(words, start, takes):
+    if not any(literal_start(w).startswith("-") for w in words[start:]):
+        return {}, words[start:]
+
+    def lookup(name, long):
+        return name, ("--" if long else "-") + name in takes
+
+    values, operands, i = {}, [], start
+    while i < len(words):
+        o = walk(words, i, lookup, "getopt")
+        values.update(o.values)
+        if o.end > i and literal_start(words[o.end - 1]) == "--" and \
+                words[o.end - 1] not in o.values.values():
+            operands.extend(words[o.end:])
+            break
+        if o.end >= len(words):
+            break
+        operands.append(words[o.end])
+        i = o.end + 1
+    return values, operands
+
+
+def _reference_may_run(argv, telling):
+    return any(framework._telling(w.value) if w.value is not None else
+               (framework._telling(w.text) or framework._reference(w.text) in telling)
+               for w in argv)
 
 
 def _reference_exported(exports, name, before):
@@ -118,6 +153,15 @@ def test_the_shortcuts_give_the_plain_answers(text):
         for c in step.task_commands:  # (the installer test before its set test)
             if not any(w.value in INSTALLER_WORDS for w in c.words):
                 assert installer(c) is None
+    assert job.ordered_steps() == sorted(job.steps, key=lambda s: s.srun.start)
+    telling = {a.name for a in job.script.assignments if a.value is not None}
+    for cmd in job.script.walk():
+        assert framework._may_run(cmd.words, telling) == _reference_may_run(cmd.words, telling)
+        assert framework._may_run(cmd.words, set()) == _reference_may_run(cmd.words, set())
+        for start in range(len(cmd.words) + 1):
+            takes = frozenset({"-p", "--prefix", "-t"})
+            assert nodelocal._operands(cmd.words, start, takes) == \
+                _reference_operands(cmd.words, start, takes)
     exports = job.exports
     names = set(exports.events) | {a.name for a in job.script.assignments} | {"NEVER_SET"}
     for name in sorted(names):
@@ -126,6 +170,13 @@ def test_the_shortcuts_give_the_plain_answers(text):
     for keep in (None, nodelocal._may_prepare):
         assert nodelocal._shell_commands(job, keep) == _reference_shell_commands(job, keep)
     facts = facts_of(job)
+    for sf in facts.steps:  # the step's launch: the first not a python one, else "srun"
+        sites = [s for s in job.launches if s.step is sf.step]
+        site = next((s for s in sites if s.launch.kind != "python"), None)
+        launcher = LAUNCHER_NAMES.get(site.launch.flavour) if site is not None else None
+        if site is None and any(s.launch.kind == "python" for s in sites):
+            launcher = "srun"
+        assert (sf.launcher, sf.launch) == (launcher, site.launch if site else None)
     for step in job.steps:
         whole = dict(LazyEnv(job, facts.evaluator, step))
         env = LazyEnv(job, facts.evaluator, step)

@@ -190,7 +190,7 @@ def _containers(job: Job) -> list[Container]:
     # such a step is skipped without asking at its offset (most steps of most scripts)
     env_image = job.exported("PYXIS_CONTAINER_IMAGE")
     out = []
-    for step in sorted(job.steps, key=lambda s: s.srun.start):
+    for step in job.ordered_steps():
         if not env_image and not step.container:
             continue
         c = container_of(job, step)

@@ -210,7 +210,10 @@ def _operands(words: list[Word], start: int,
     """Options and operands of ``words[start:]`` as GNU ``getopt_long`` reads them with
     permutation (options may follow operands, ``--`` ends them): the options' values by name
     without dashes (:func:`argv.walk`), and the operands in order."""
-    if not any(literal_start(w).startswith("-") for w in words[start:]):
+    for w in words[start:]:  # (a loop, not any() over a generator: asked per task command)
+        if literal_start(w).startswith("-"):
+            break
+    else:
         return {}, words[start:]  # no option, nor `--` (most commands: found without walk)
 
     def lookup(name: str, long: bool) -> tuple[str, bool | None]:

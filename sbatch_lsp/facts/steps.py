@@ -113,7 +113,7 @@ def _build(job: Job) -> Facts:
             sites.setdefault(id(site.step), []).append(site)
     layouts: dict[StepRequest, Layout] = {}  # (steps often ask alike: one layout each)
     steps = [_step(job, comps, ev, s, sites.get(id(s), []), layouts)
-             for s in sorted(job.steps, key=lambda s: s.srun.start)]
+             for s in job.ordered_steps()]
     return Facts(comps, steps, ev)
 
 
@@ -170,9 +170,13 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
                                                                      step_layout(comp, request))
     gpn, gpt = _gpus(step, comp, layout)
     image = step.options.get("container-image") or step.options.get("container-name")
-    site = next((s for s in sites if s.launch.kind != "python"), None)
+    site = None
+    for s in sites:  # (the first launch not a python one; a loop: asked per step)
+        if s.launch.kind != "python":
+            site = s
+            break
     launcher = LAUNCHER_NAMES.get(site.launch.flavour) if site is not None else None
-    if site is None and any(s.launch.kind == "python" for s in sites):
+    if site is None and sites:  # (every launch of the step a python one)
         launcher = "srun"
     script = site.command.script if site is not None and site.command.script else job.script
     even = layout.tasks_per_node if isinstance(layout.tasks_per_node, int) else None
@@ -399,8 +403,11 @@ def _env(job: Job, ev: Evaluator, step: Step) -> dict[str, EnvVar]:
 def _env_one(job: Job, ev: Evaluator, step: Step, name: str) -> EnvVar | None:
     """``_env(job, ev, step).get(name)``, evaluating ``name`` only."""
     at = step.command.start
-    a = next((a for a in reversed(job.derived(_by_name).get(name, ())) if _visible(a, at, step)),
-             None)
+    a = None
+    for found in reversed(job.derived(_by_name).get(name, ())):  # (a loop: no generator)
+        if _visible(found, at, step):
+            a = found
+            break
     for p in step.command.assignments:  # `X=1 srun …`
         if p.name == name:
             a = p
