@@ -8,8 +8,10 @@ a plain step's view of its argv is not asked again whether it starts a node agen
 (facts/reach.py); set tests in place of loops over a step's options or a command's words; a
 name never exported is not looked up by offset (facts/exports.py); loops in place of
 generators (the framework runs' word test, a command's operands, a step's env and launch); the
-steps in text order sorted once per job (Job.ordered_steps).
+steps in text order sorted once per job (Job.ordered_steps); the layouts memo of a job's
+steps keyed by a flat tuple of the request's fields (facts/steps.py _layout_key).
 Each reference below is the code as it was before the shortcut."""
+import dataclasses
 import random
 from bisect import bisect_left
 
@@ -19,6 +21,8 @@ from rule_pages import sample_scripts
 from sbatch_lsp.facts import framework, nodelocal, reach
 from sbatch_lsp.facts.argv import literal_start, walk
 from sbatch_lsp.facts.containers import _containers, container_of
+from sbatch_lsp.facts import steps as steps_facts
+from sbatch_lsp.facts.layout import Request, StepRequest, components
 from sbatch_lsp.facts.steps import LAUNCHER_NAMES, LazyEnv, facts_of
 from sbatch_lsp.facts.values import array_elements, expand_arrays
 from sbatch_lsp.facts.resources import step_requests_gpus
@@ -177,6 +181,11 @@ def test_the_shortcuts_give_the_plain_answers(text):
         if site is None and any(s.launch.kind == "python" for s in sites):
             launcher = "srun"
         assert (sf.launcher, sf.launch) == (launcher, site.launch if site else None)
+    comps = components(job.directives)
+    for sf in facts.steps:  # each step's layout as a memo of its own gives it
+        sites = [s for s in job.launches if s.step is sf.step]
+        alone = steps_facts._step(job, comps, facts.evaluator, sf.step, sites, {})
+        assert alone.layout == sf.layout
     for step in job.steps:
         whole = dict(LazyEnv(job, facts.evaluator, step))
         env = LazyEnv(job, facts.evaluator, step)
@@ -206,3 +215,23 @@ def test_an_installer_behind_a_wrapper_is_still_found():
     found = [installer(c) for s in job.steps for c in s.task_commands]
     assert [f[0] for f in found if f is not None] == ["pip install", "uv run"]
 
+
+
+def test_the_layout_key_tells_every_field_of_a_request_apart():
+    """Two requests that differ in any one field (a nested Request's too) get different keys,
+    equal requests equal ones: the key holds every field step_layout reads."""
+    base = StepRequest(Request(True, 2), Request(True, 8), Request(False, None), "block", False,
+                       0, 1, False)
+    others = {"nodes": Request(True, 3), "ntasks": Request(False, 8),
+              "ntasks_per_node": Request(True, None), "distribution": "cyclic",
+              "node_count_tasks": True, "het_group": 1, "cpus_per_task": None,
+              "overcommit": True}
+    assert set(others) == {f.name for f in dataclasses.fields(StepRequest)}
+    key = steps_facts._layout_key
+    assert key(base) == key(dataclasses.replace(base))
+    for name, value in others.items():
+        assert key(dataclasses.replace(base, **{name: value})) != key(base), name
+    for name in ("nodes", "ntasks", "ntasks_per_node"):  # each part of a nested Request
+        r = getattr(base, name)
+        for changed in (Request(not r.given, r.value), Request(r.given, 99)):
+            assert key(dataclasses.replace(base, **{name: changed})) != key(base), name

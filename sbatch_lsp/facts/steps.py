@@ -111,7 +111,7 @@ def _build(job: Job) -> Facts:
     for site in job.launches:
         if site.step is not None:
             sites.setdefault(id(site.step), []).append(site)
-    layouts: dict[StepRequest, Layout] = {}  # (steps often ask alike: one layout each)
+    layouts: dict[tuple, Layout] = {}  # (steps often ask alike: one layout each)
     steps = [_step(job, comps, ev, s, sites.get(id(s), []), layouts)
              for s in job.ordered_steps()]
     return Facts(comps, steps, ev)
@@ -137,9 +137,10 @@ def _het_group(step: Step) -> int | None:
 
 
 def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
-          sites: list[LaunchSite], layouts: dict[StepRequest, Layout]) -> StepFacts:
-    """The facts of ``step``; ``layouts`` holds the layout of each request met so far (a
-    request names its component: :func:`step_layout` is a function of it)."""
+          sites: list[LaunchSite], layouts: dict[tuple, Layout]) -> StepFacts:
+    """The facts of ``step``; ``layouts`` holds the layout of each request met so far, keyed
+    by :func:`_layout_key` (a request names its component: :func:`step_layout` is a function
+    of it)."""
     group = _het_group(step)
     comp = comps[group] if group is not None and group < len(comps) else None
     nodes, nodes_symbol = _request(job, step, "nodes")
@@ -165,8 +166,9 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
         layout = Layout(None, None, None, None, "the step's --het-group is not one component",
                         None)
     else:
-        found = layouts.get(request)
-        layout = found if found is not None else layouts.setdefault(request,
+        key = _layout_key(request)
+        found = layouts.get(key)
+        layout = found if found is not None else layouts.setdefault(key,
                                                                      step_layout(comp, request))
     gpn, gpt = _gpus(step, comp, layout)
     image = step.options.get("container-image") or step.options.get("container-name")
@@ -189,6 +191,15 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
     facts.env = LazyEnv(job, ev, step)
     facts.cpus_per_task = request.cpus_per_task
     return facts
+
+
+def _layout_key(r: StepRequest) -> tuple:
+    """Every field of ``r`` in one flat tuple of ints, strings, bools and None: the layouts
+    memo's key (a StepRequest's dataclass hash and equality call one Python method per nested
+    Request; a flat tuple hashes and compares in C)."""
+    return (r.nodes.given, r.nodes.value, r.ntasks.given, r.ntasks.value,
+            r.ntasks_per_node.given, r.ntasks_per_node.value, r.distribution,
+            r.node_count_tasks, r.het_group, r.cpus_per_task, r.overcommit)
 
 
 def _step_cpus(job: Job, step: Step, comp: Component | None) -> int | None:
