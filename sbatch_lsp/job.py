@@ -426,7 +426,7 @@ class Job:
         """Whether the batch shell exports ``name`` just before offset ``before`` (at any point
         when None): ``export``/``declare -x``, ``set -a`` … ``set +a``, ``export -n``,
         ``unset`` (facts/exports.py has the bash facts)."""
-        return self.exports.exported(name, before)
+        return self.derived(_exports).exported(name, before)  # (:attr:`exports`, one call less)
 
 
 def _provenance(job: Job) -> Provenance | None:

@@ -422,8 +422,9 @@ def _env_one(job: Job, ev: Evaluator, step: Step, name: str) -> EnvVar | None:
     for p in step.command.assignments:  # `X=1 srun …`
         if p.name == name:
             a = p
-    if a is None and name not in step.exports()[1]:
-        return None  # (most lookups: no such variable; the step's mode is not needed)
+    if a is None and ("export" not in step.options or name not in step.exports()[1]):
+        # (most lookups: no such variable, and most steps have no --export to read)
+        return None  # (the step's mode is not needed)
     mode, named = _export_mode(job, step)  # (``named`` is the step's own list, as above)
     var = _env_var(job, ev, step, mode, named, a) if a is not None else None
     if name in named:
