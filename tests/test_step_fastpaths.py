@@ -9,7 +9,9 @@ a plain step's view of its argv is not asked again whether it starts a node agen
 name never exported is not looked up by offset (facts/exports.py); loops in place of
 generators (the framework runs' word test, a command's operands, a step's env and launch); the
 steps in text order sorted once per job (Job.ordered_steps); the layouts memo of a job's
-steps keyed by a flat tuple of the request's fields (facts/steps.py _layout_key).
+steps keyed by a flat tuple of the request's fields (facts/steps.py _layout_key); loops in
+place of generators in rules' whole-script tests (SB303's and SB219's reads, the steps' GPU
+requests); the masker's memo of a text's token formats (secrets.carries_format).
 Each reference below is the code as it was before the shortcut."""
 import dataclasses
 import random
@@ -25,7 +27,12 @@ from sbatch_lsp.facts import steps as steps_facts
 from sbatch_lsp.facts.layout import Request, StepRequest, components
 from sbatch_lsp.facts.steps import LAUNCHER_NAMES, LazyEnv, facts_of
 from sbatch_lsp.facts.values import array_elements, expand_arrays
+from sbatch_lsp.facts import resources
+from sbatch_lsp.facts.reads import variable_reads
 from sbatch_lsp.facts.resources import step_requests_gpus
+from sbatch_lsp.facts.slurm_names import base_name, known_names
+from sbatch_lsp.options import per_task_variables
+from sbatch_lsp.rules import expansion, tasks
 from sbatch_lsp.lint import job_of
 from sbatch_lsp.rules.megatron_env import INSTALLER_WORDS, installer
 
@@ -62,6 +69,11 @@ TRICKY = [
     "srun python x.py $T\nsrun python y.py trainer.devices=8\nsrun python z.py \"$ARGS\"\n"
     "conda create -p /tmp/env -y python\ncp -r -- -x /tmp/a\nrsync -a src/ /dev/shm/d --delete\n"
     "srun -n 4 bash -c 'cp a /tmp/b'\nsrun --ntasks=2 mpirun -np 2 python m.py\n",
+    HEAD + "echo '$SLURM_PROCID' \\$SLURM_NODEID $SLURM_JOB_ID $SLURM_JOBID_X $SLURMD_NODENAME\n"
+    "srun bash -c 'echo $SLURM_LOCALID'\n",
+    HEAD + "echo $SLURMD_NODENAME $SLURMD_NOT_A_NAME\nsrun python x.py\n",
+    HEAD + "#SBATCH --cpus-per-task=4\nSRUN_CPUS_PER_TASK=2 srun python a.py\nsrun python b.py\n"
+    "X=1 srun python c.py\nexport SRUN_CPUS_PER_TASK=3\nsrun python d.py\n",
 ]
 
 
@@ -166,6 +178,18 @@ def test_the_shortcuts_give_the_plain_answers(text):
             takes = frozenset({"-p", "--prefix", "-t"})
             assert nodelocal._operands(cmd.words, start, takes) == \
                 _reference_operands(cmd.words, start, takes)
+    assert resources._steps_request_gpus(job.steps) == any(step_requests_gpus(s)
+                                                             for s in job.steps)
+    reads = variable_reads(job)
+    per_task, known = per_task_variables(), known_names()
+    assert expansion._late_slurm_reads(job, per_task) == any(
+        e.kind == "var" and e.quoting in ("single", "escaped")
+        for name in reads.names if name in per_task or name.startswith("SLURM_")
+        for _, e in reads.of(name))
+    for names in (known, frozenset()):
+        assert tasks._unknown_slurm_reads(job, names) == any(
+            name.startswith(("SLURM_", "SLURMD_")) and base_name(name) not in names
+            for name in reads.names)
     exports = job.exports
     names = set(exports.events) | {a.name for a in job.script.assignments} | {"NEVER_SET"}
     for name in sorted(names):
@@ -174,6 +198,17 @@ def test_the_shortcuts_give_the_plain_answers(text):
     for keep in (None, nodelocal._may_prepare):
         assert nodelocal._shell_commands(job, keep) == _reference_shell_commands(job, keep)
     facts = facts_of(job)
+    comps = components(job.directives)
+    for sf in facts.steps:  # a step's CPUs per task: a prefix or an exported SRUN_… hides them
+        step = sf.step
+        if "cpus-per-task" not in step.options and (
+                job.exported("SRUN_CPUS_PER_TASK", step.command.start) or
+                any(a.name == "SRUN_CPUS_PER_TASK" for a in step.command.assignments)):
+            assert sf.cpus_per_task is None
+        else:
+            group = steps_facts._het_group(step)
+            comp = comps[group] if group is not None and group < len(comps) else None
+            assert sf.cpus_per_task == steps_facts._step_cpus(job, step, comp)
     for sf in facts.steps:  # the step's launch: the first not a python one, else "srun"
         sites = [s for s in job.launches if s.step is sf.step]
         site = next((s for s in sites if s.launch.kind != "python"), None)
@@ -181,7 +216,6 @@ def test_the_shortcuts_give_the_plain_answers(text):
         if site is None and any(s.launch.kind == "python" for s in sites):
             launcher = "srun"
         assert (sf.launcher, sf.launch) == (launcher, site.launch if site else None)
-    comps = components(job.directives)
     for sf in facts.steps:  # each step's layout as a memo of its own gives it
         sites = [s for s in job.launches if s.step is sf.step]
         alone = steps_facts._step(job, comps, facts.evaluator, sf.step, sites, {})
@@ -235,3 +269,27 @@ def test_the_layout_key_tells_every_field_of_a_request_apart():
         r = getattr(base, name)
         for changed in (Request(not r.given, r.value), Request(r.given, 99)):
             assert key(dataclasses.replace(base, **{name: changed})) != key(base), name
+
+
+def _texts_to_mask():
+    """Texts the masker is asked about: token formats alone, in messages and across lines,
+    near misses, and random mixes of them."""
+    gh, aws = "ghp_" + "a1B2" * 9, "AKIA" + "ABCDEFGHIJ234567"
+    hf = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz" + "abcdefgh"
+    parts = [gh, aws, hf, "hf_home", "AKIA", "ghp_", "export TOKEN=", " ", "\n", "ß", "x://y",
+             "hooks.slack.com/services/T0/B0/xyz", "12345678:", "wandb", "`srun`", "$HF_TOKEN"]
+    rng = random.Random(11)
+    texts = ["", "plain message", *parts, f"pass {gh} on the line", f"a\n{aws}\nb"]
+    texts += ["".join(rng.choice(parts) for _ in range(rng.randint(1, 6))) for _ in range(300)]
+    return texts
+
+
+def test_the_masker_memo_answers_as_find_secrets():
+    """secrets.carries_format (memoised by the text) answers what find_secrets does, asked
+    twice (the second answer from the memo), and the masker's carries with it."""
+    from sbatch_lsp.secrets import Masker, carries_format, find_secrets
+
+    masker = Masker(("s3cr3t-value",))
+    for text in _texts_to_mask() * 2:
+        assert carries_format(text) == bool(find_secrets(text)), text
+        assert masker.carries(text) == ("s3cr3t-value" in text or bool(find_secrets(text)))

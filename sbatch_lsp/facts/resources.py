@@ -140,11 +140,19 @@ def step_requests_gpus(step: Step) -> bool:
         gres is not None and "gpu" in (gres.value if gres.value is not None else gres.text)
 
 
+def _steps_request_gpus(steps: list[Step]) -> bool:
+    """Whether some step asks for GPUs itself (a loop, not a generator: asked of every step)."""
+    for s in steps:
+        if step_requests_gpus(s):
+            return True
+    return False
+
+
 def _build(job: Job) -> GpuResources:
     part = job.directives.get("partition")
     return GpuResources(
         request=job.gpu_requested(),
-        steps_request=any(step_requests_gpus(s) for s in job.steps),
+        steps_request=_steps_request_gpus(job.steps),
         exclusive=job.directives.get("exclusive"),
         cpu_partition=part is not None and bool(CPU_PARTITION.search(part.value or "")),
         constrain_devices=job.profile.constrain_devices, job=job)

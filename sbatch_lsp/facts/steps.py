@@ -210,8 +210,9 @@ def _step_cpus(job: Job, step: Step, comp: Component | None) -> int | None:
     w = step.options.get("cpus-per-task")
     if w is not None:
         return parse_count(w.value)
-    if job.exported("SRUN_CPUS_PER_TASK", step.command.start) or any(
-            a.name == "SRUN_CPUS_PER_TASK" for a in step.command.assignments):
+    prefixes = step.command.assignments  # (most srun lines: none, and no generator made)
+    if job.exported("SRUN_CPUS_PER_TASK", step.command.start) or prefixes and any(
+            a.name == "SRUN_CPUS_PER_TASK" for a in prefixes):
         return None
     if (22, 5) <= version_key(job.profile.slurm_version) < (23, 11):
         return 1

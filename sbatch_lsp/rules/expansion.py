@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from ..facts.exports import read_by_task_runtime, value_assignment
 from ..facts.reads import variable_reads
@@ -118,7 +119,7 @@ class _Flow:
         ``Vn=$Vn-1`` lines is linear, not a stack overflow)."""
         if self.carried is None:
             self.carried = {}
-            for a in sorted(self.job.script.assignments, key=lambda a: a.end):
+            for a in sorted(self.job.script.assignments, key=attrgetter("end")):
                 if a.value is not None:
                     self.carried[id(a)] = list({e.start: e for e in self.taint(a.value)}.values())
         return self.carried
@@ -474,6 +475,9 @@ def _late_slurm_reads(job, per_task) -> bool:
     single-quoted (facts/reads.py): what an SB303 finding is made of (an srun step's argv words
     are words of the script, or elements of an array assignment's value, which is one)."""
     reads = variable_reads(job)
-    return any(e.kind == "var" and e.quoting in ("single", "escaped")
-               for name in reads.names if name in per_task or name.startswith("SLURM_")
-               for _, e in reads.of(name))
+    for name in reads.names:  # (loops, not a generator: a script reads SLURM_* on many lines)
+        if name in per_task or name.startswith("SLURM_"):
+            for _, e in reads.of(name):
+                if e.kind == "var" and e.quoting in ("single", "escaped"):
+                    return True
+    return False
