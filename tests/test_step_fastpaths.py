@@ -293,3 +293,17 @@ def test_the_masker_memo_answers_as_find_secrets():
     for text in _texts_to_mask() * 2:
         assert carries_format(text) == bool(find_secrets(text)), text
         assert masker.carries(text) == ("s3cr3t-value" in text or bool(find_secrets(text)))
+
+
+def test_a_prefix_assignment_still_keeps_a_runtime_setting_in():
+    """SB302's runtime settings: a step whose srun line sets the variable itself gets it (the
+    set of its prefix names, built only when it has some), one without does not."""
+    from sbatch_lsp.lint import lint
+
+    def sb302(body: str) -> list[int]:
+        text = HEAD + "#SBATCH --export=NONE\nexport OMP_NUM_THREADS=4\n" + body
+        return [d.start for d in lint(text, "job.sbatch").diagnostics if d.code == "SB302"]
+
+    assert sb302("OMP_NUM_THREADS=4 srun python a.py\n") == []
+    assert sb302("X=1 srun python a.py\n") != []
+    assert sb302("srun python a.py\n") != []

@@ -283,6 +283,8 @@ def unexported_task_variable(job):
     reported: set[str] = set()
     for sf in facts_of(job).steps:
         step = sf.step
+        if not step.task_scripts:
+            continue  # (most steps: no command string, so no read of a task's own)
         given = {a.name for a in step.command.assignments}  # NAME=x srun …
         mode, listed = step.exports()
         for script in step.task_scripts:
@@ -333,7 +335,8 @@ def _runtime_settings_kept_out(job, reported: set[str]):
     done = set(reported)
     for sf in facts_of(job).steps if names else ():
         step = sf.step
-        given = {a.name for a in step.command.assignments}
+        prefixes = step.command.assignments  # (most srun lines: none, no set to build)
+        given = {a.name for a in prefixes} if prefixes else ()
         for name in names:
             if name in done or name in given or \
                     not job.exported(name, before=step.command.start):
