@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from operator import attrgetter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
@@ -32,7 +33,7 @@ from .values import host_count
 if TYPE_CHECKING:  # the profile is data the Job carries; the configuration layer imports the rules
     from .config import Profile
 
-PYXIS_IMAGE = {"container-image", "container-name"}
+PYXIS_IMAGE = frozenset({"container-image", "container-name"})
 #: the first words a command that runs srun can start with (srun itself, or a wrapper)
 SRUN_OR_WRAPPER = WRAPPER_NAMES | {"srun"}
 #: the first words with which a command may be an srun step or start a launcher
@@ -87,7 +88,8 @@ class Step:
 
     @property
     def container(self) -> bool:
-        return any(k in self.options for k in PYXIS_IMAGE)
+        """Whether the step's options start a pyxis container (an image or a name)."""
+        return not PYXIS_IMAGE.isdisjoint(self.options)  # (one C call: asked per step)
 
     def opt(self, name: str) -> str | None:
         w = self.options.get(name)
@@ -159,6 +161,12 @@ class Job:
     def templated(self) -> bool:
         """Whether the file is a template or a generator's input (facts/provenance.py)."""
         return is_completed_elsewhere(self.provenance)
+
+    def ordered_steps(self) -> list[Step]:
+        """``steps`` in the order of their ``srun`` words in the text (computed once per job;
+        several facts read it, none changes it)."""
+        result: list[Step] = self.derived(_ordered_steps)
+        return result
 
     def derived(self, compute):
         """``compute(job)``, computed once per job: for facts that several rules and the output
@@ -418,7 +426,7 @@ class Job:
         """Whether the batch shell exports ``name`` just before offset ``before`` (at any point
         when None): ``export``/``declare -x``, ``set -a`` … ``set +a``, ``export -n``,
         ``unset`` (facts/exports.py has the bash facts)."""
-        return self.exports.exported(name, before)
+        return self.derived(_exports).exported(name, before)  # (:attr:`exports`, one call less)
 
 
 def _provenance(job: Job) -> Provenance | None:
@@ -427,6 +435,14 @@ def _provenance(job: Job) -> Provenance | None:
 
 def _exports(job: Job) -> Exports:
     return Exports(job.script)
+
+
+def _ordered_steps(job: Job) -> list[Step]:
+    return sorted(job.steps, key=_SRUN_START)
+
+
+#: a step's sort key in text order (a C getter: a lambda costs a call per step)
+_SRUN_START = attrgetter("srun.start")
 
 
 def _find_srun(words: list[Word]) -> int | None:

@@ -291,6 +291,18 @@ def _lines_of(text: str, offsets: list[int]) -> list[int]:
 
 #: lines whose secrets :func:`_line_secrets` keeps: those of some 50 open documents
 LINE_CACHE_SIZE = 32768
+#: texts whose :func:`carries_format` answer is kept: the texts of the findings of a few
+#: documents (each a message, a note or a fix's text of a few hundred characters)
+TEXTS_KEPT = 1024
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def carries_format(text: str) -> bool:
+    """Whether :func:`find_secrets` finds a token format in ``text``. Memoised by the text (a
+    pure function of it): the masker asks it of every text of every finding, with a few
+    searches of the whole text each, and the server's lint after an edit shows mostly the
+    findings, word for word, that the one before showed."""
+    return bool(find_secrets(text))
 
 
 @lru_cache(maxsize=LINE_CACHE_SIZE)
@@ -404,7 +416,7 @@ class Masker:
 
     def carries(self, s: str) -> bool:
         """Whether ``s`` holds a known value or a token format."""
-        return any(v in s for v in self.values) or bool(find_secrets(s))
+        return any(v in s for v in self.values) or carries_format(s)
 
     def edits(self, text: str, edits: Sequence[Edit]) -> list[Edit] | None:
         """``edits`` (offsets into ``text``) as they may be shown and sent to an editor: an edit

@@ -762,3 +762,23 @@ def test_sort_commands_is_the_key_sort_of_the_spans(spans, presorted):
     reference = sorted(commands, key=lambda c: (c.start, -c.end))
     sort_commands(commands)
     assert [id(c) for c in commands] == [id(c) for c in reference]
+
+
+def test_the_masker_memo_masks_as_a_fresh_test_along_edits(monkeypatch):
+    """secrets.carries_format (the masker's token-format test, memoised by the text) along
+    random edits: the findings as shown (masked) equal those of a lint that tests every text
+    afresh with find_secrets (end to end; tests/test_step_fastpaths.py compares the memo with
+    find_secrets on texts made to carry token formats)."""
+    gh = "ghp_" + "a1B2" * 9
+    own = (f"#!/bin/bash\n#SBATCH -N 2\nexport GH_TOKEN={gh}\nset -x\nsrun tool --token {gh} "
+           "$GH_TOKEN\n")
+    texts = [p.values[0] for p in sample_scripts()[::40]] + [own]
+    rng = random.Random(5)
+    for text in texts:
+        for _ in range(4):
+            text = random_edit(rng, text)
+            warm = lint(text, "job.sbatch")
+            with monkeypatch.context() as m:
+                m.setattr(secrets, "carries_format", lambda s: bool(secrets.find_secrets(s)))
+                fresh = lint(text, "job.sbatch")
+            assert warm.diagnostics == fresh.diagnostics

@@ -171,10 +171,10 @@ def cache_uses(job: Job) -> list[CacheUse]:
 
 def _cache_uses(job: Job) -> list[CacheUse]:
     out = []
-    for step in sorted(job.steps, key=lambda s: s.srun.start):
+    for step in job.ordered_steps():
         # (most steps name no cache's library: no kind to read)
-        for kind in _kinds_named("\n".join(w.value or w.text for c in step.task_commands
-                                           for w in c.words)):
+        for kind in _kinds_named("\n".join([w.value or w.text for c in step.task_commands
+                                            for w in c.words])):
             ev = _evidence(kind, step)
             if ev is not None:
                 out.append(_use(job, step, kind, ev))

@@ -185,8 +185,14 @@ def containers(job: Job) -> list[Container]:
 
 
 def _containers(job: Job) -> list[Container]:
+    # a step without pyxis options runs a container only through an exported
+    # PYXIS_CONTAINER_IMAGE (container_of): when the script never exports one, asked once,
+    # such a step is skipped without asking at its offset (most steps of most scripts)
+    env_image = job.exported("PYXIS_CONTAINER_IMAGE")
     out = []
-    for step in sorted(job.steps, key=lambda s: s.srun.start):
+    for step in job.ordered_steps():
+        if not env_image and not step.container:
+            continue
         c = container_of(job, step)
         if c is not None:
             out.append(c)

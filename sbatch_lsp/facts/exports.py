@@ -123,7 +123,7 @@ class Exports:
         offset, whether it carries it at any point of the script. O(log n) in the name's
         events (the steps ask it for every variable at every step)."""
         ats, states, ever = self._timeline(name)
-        if before is None:
+        if before is None or not ever:  # (never exported: no point of the script to look for)
             return ever
         k = bisect_left(ats, before)  # the events before the offset
         return states[k - 1] if k else False

@@ -470,8 +470,7 @@ def _framework_runs(job) -> list[FrameworkRun]:
     telling = {a.name for a in job.script.assignments
                if a.value is not None and _may_tell(a.value.text)}
     for argv, step in candidates:
-        if not any(_telling(w.value) if w.value is not None else
-                   (_telling(w.text) or _reference(w.text) in telling) for w in argv):
+        if not _may_run(argv, telling):
             continue  # (most commands: the run test below would fail, found without expanding)
         words = expand(argv, job.script)
         launch = find_launch(words)
@@ -493,6 +492,20 @@ def _framework_runs(job) -> list[FrameworkRun]:
         world, native = _world(job, program, settings, launch, step)
         runs.append(FrameworkRun(kind, anchor, settings, world, launch, native, program, step))
     return runs
+
+
+def _may_run(argv: list[Word], telling: set[str]) -> bool:
+    """Whether a command with words ``argv`` may be a framework run: a word is
+    :func:`_telling`, or a bare reference to a variable in ``telling`` (whose value may give
+    such a word). A loop: a generator's resume per word of every step cost more than the
+    test."""
+    for w in argv:
+        if w.value is not None:
+            if _telling(w.value):
+                return True
+        elif _telling(w.text) or _reference(w.text) in telling:
+            return True
+    return False
 
 
 @lru_cache(maxsize=TEXTS_KEPT)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 import re
+from operator import attrgetter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -210,7 +211,10 @@ def _operands(words: list[Word], start: int,
     """Options and operands of ``words[start:]`` as GNU ``getopt_long`` reads them with
     permutation (options may follow operands, ``--`` ends them): the options' values by name
     without dashes (:func:`argv.walk`), and the operands in order."""
-    if not any(literal_start(w).startswith("-") for w in words[start:]):
+    for w in words[start:]:  # (a loop, not any() over a generator: asked per task command)
+        if literal_start(w).startswith("-"):
+            break
+    else:
         return {}, words[start:]  # no option, nor `--` (most commands: found without walk)
 
     def lookup(name: str, long: bool) -> tuple[str, bool | None]:
@@ -404,6 +408,9 @@ def _shell_commands(job: Job, keep: Callable[[Command], bool] | None = None) -> 
     them (``job_control(job).tasks(cmd).in_batch_shell()`` tells). Only those ``keep`` keeps
     when it is given (asked first: it is cheaper than the test of a command's ancestors)."""
     in_step = {id(s.command) for s in job.steps}
+    #: id of a script -> whether a step runs it: a command's ancestors are those of its
+    #: script (Command.ancestors), so one test per script, not per command
+    run_by_step: dict[int, bool] = {}
     out = []
     for cmd in job.script.walk():
         if keep is not None and not keep(cmd):
@@ -411,10 +418,14 @@ def _shell_commands(job: Job, keep: Callable[[Command], bool] | None = None) -> 
         if not cmd.words and not cmd.assignments or cmd.in_substitution or \
                 cmd.calls is not None or id(cmd) in in_step:
             continue
-        if any(id(a) in in_step for a in cmd.ancestors()):
+        script = id(cmd.script)
+        inside = run_by_step.get(script)
+        if inside is None:
+            inside = run_by_step[script] = any(id(a) in in_step for a in cmd.ancestors())
+        if inside:
             continue
         out.append(cmd)
-    return sorted(out, key=lambda c: c.start)
+    return sorted(out, key=attrgetter("start"))  # (a C key: no call per command)
 
 
 def _step_preparations(job: Job, sf: StepFacts) -> list[Prepared]:

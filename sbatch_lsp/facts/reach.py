@@ -159,10 +159,14 @@ def _agents(job: Job) -> tuple[list[Agent], list[Agent]]:
     batch: list[Agent] = []
     tasks: list[Agent] = []
     for st in steps:  # `srun … ray start …` (the argv after srun's options) and `srun bash -c`
-        for argv, cmd in [(st.argv, st.command), *((c.words, c) for c in st.task_commands)]:
-            what = _agent_of(argv)
+        own = _agent_of(st.argv)
+        if own is not None:
+            tasks.append(Agent(st.command, own))
+        for c in st.task_commands:
+            # (a plain step's one task command is a view of its argv: the answer just read)
+            what = own if c.words is st.argv else _agent_of(c.words)
             if what is not None:
-                tasks.append(Agent(cmd, what))
+                tasks.append(Agent(c, what))
     in_tasks: set[int] | None = None  # (made for the first agent met: most scripts have none)
     for cmd in job.script.commands:  # (the batch script's own: walk()'s with cmd.script it)
         what = _agent_of(cmd.words)

@@ -47,7 +47,7 @@ CUDA_CODE = re.compile(r"torch\.cuda|\.cuda\(\)")
 CUDA_MODULE_PART = re.compile(r"^cuda\d*$", re.IGNORECASE)
 #: what ``--device`` names when it is a GPU
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$", re.IGNORECASE)
-STEP_GPU_OPTIONS = ("gpus", "gpus-per-node", "gpus-per-task")
+STEP_GPU_OPTIONS = frozenset({"gpus", "gpus-per-node", "gpus-per-task"})
 
 
 class Strength(IntEnum):
@@ -136,15 +136,23 @@ def step_requests_gpus(step: Step) -> bool:
     """Whether an srun step asks for GPUs itself (``--gpus*``, ``--gres=gpu…``)."""
     gres = step.options.get("gres")
     # the text when the value is not literal (`--gres=gpu:volta:$NUM_GPU` asks for GPUs too)
-    return any(k in step.options for k in STEP_GPU_OPTIONS) or \
+    return not STEP_GPU_OPTIONS.isdisjoint(step.options) or \
         gres is not None and "gpu" in (gres.value if gres.value is not None else gres.text)
+
+
+def _steps_request_gpus(steps: list[Step]) -> bool:
+    """Whether some step asks for GPUs itself (a loop, not a generator: asked of every step)."""
+    for s in steps:
+        if step_requests_gpus(s):
+            return True
+    return False
 
 
 def _build(job: Job) -> GpuResources:
     part = job.directives.get("partition")
     return GpuResources(
         request=job.gpu_requested(),
-        steps_request=any(step_requests_gpus(s) for s in job.steps),
+        steps_request=_steps_request_gpus(job.steps),
         exclusive=job.directives.get("exclusive"),
         cpu_partition=part is not None and bool(CPU_PARTITION.search(part.value or "")),
         constrain_devices=job.profile.constrain_devices, job=job)

@@ -111,9 +111,9 @@ def _build(job: Job) -> Facts:
     for site in job.launches:
         if site.step is not None:
             sites.setdefault(id(site.step), []).append(site)
-    layouts: dict[StepRequest, Layout] = {}  # (steps often ask alike: one layout each)
+    layouts: dict[tuple, Layout] = {}  # (steps often ask alike: one layout each)
     steps = [_step(job, comps, ev, s, sites.get(id(s), []), layouts)
-             for s in sorted(job.steps, key=lambda s: s.srun.start)]
+             for s in job.ordered_steps()]
     return Facts(comps, steps, ev)
 
 
@@ -137,9 +137,10 @@ def _het_group(step: Step) -> int | None:
 
 
 def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
-          sites: list[LaunchSite], layouts: dict[StepRequest, Layout]) -> StepFacts:
-    """The facts of ``step``; ``layouts`` holds the layout of each request met so far (a
-    request names its component: :func:`step_layout` is a function of it)."""
+          sites: list[LaunchSite], layouts: dict[tuple, Layout]) -> StepFacts:
+    """The facts of ``step``; ``layouts`` holds the layout of each request met so far, keyed
+    by :func:`_layout_key` (a request names its component: :func:`step_layout` is a function
+    of it)."""
     group = _het_group(step)
     comp = comps[group] if group is not None and group < len(comps) else None
     nodes, nodes_symbol = _request(job, step, "nodes")
@@ -165,14 +166,19 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
         layout = Layout(None, None, None, None, "the step's --het-group is not one component",
                         None)
     else:
-        found = layouts.get(request)
-        layout = found if found is not None else layouts.setdefault(request,
+        key = _layout_key(request)
+        found = layouts.get(key)
+        layout = found if found is not None else layouts.setdefault(key,
                                                                      step_layout(comp, request))
     gpn, gpt = _gpus(step, comp, layout)
     image = step.options.get("container-image") or step.options.get("container-name")
-    site = next((s for s in sites if s.launch.kind != "python"), None)
+    site = None
+    for s in sites:  # (the first launch not a python one; a loop: asked per step)
+        if s.launch.kind != "python":
+            site = s
+            break
     launcher = LAUNCHER_NAMES.get(site.launch.flavour) if site is not None else None
-    if site is None and any(s.launch.kind == "python" for s in sites):
+    if site is None and sites:  # (every launch of the step a python one)
         launcher = "srun"
     script = site.command.script if site is not None and site.command.script else job.script
     even = layout.tasks_per_node if isinstance(layout.tasks_per_node, int) else None
@@ -187,6 +193,15 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
     return facts
 
 
+def _layout_key(r: StepRequest) -> tuple:
+    """Every field of ``r`` in one flat tuple of ints, strings, bools and None: the layouts
+    memo's key (a StepRequest's dataclass hash and equality call one Python method per nested
+    Request; a flat tuple hashes and compares in C)."""
+    return (r.nodes.given, r.nodes.value, r.ntasks.given, r.ntasks.value,
+            r.ntasks_per_node.given, r.ntasks_per_node.value, r.distribution,
+            r.node_count_tasks, r.het_group, r.cpus_per_task, r.overcommit)
+
+
 def _step_cpus(job: Job, step: Step, comp: Component | None) -> int | None:
     """CPUs per task of a step: its ``--cpus-per-task``; else, from 22.05 through 23.02, one
     (srun does not read ``SLURM_CPUS_PER_TASK``: RELEASE_NOTES at slurm-22-05-0-1 and
@@ -195,8 +210,9 @@ def _step_cpus(job: Job, step: Step, comp: Component | None) -> int | None:
     w = step.options.get("cpus-per-task")
     if w is not None:
         return parse_count(w.value)
-    if job.exported("SRUN_CPUS_PER_TASK", step.command.start) or any(
-            a.name == "SRUN_CPUS_PER_TASK" for a in step.command.assignments):
+    prefixes = step.command.assignments  # (most srun lines: none, and no generator made)
+    if job.exported("SRUN_CPUS_PER_TASK", step.command.start) or prefixes and any(
+            a.name == "SRUN_CPUS_PER_TASK" for a in prefixes):
         return None
     if (22, 5) <= version_key(job.profile.slurm_version) < (23, 11):
         return 1
@@ -330,15 +346,29 @@ class LazyEnv(Mapping[str, EnvVar]):
             self._full = _env(self._job, self._ev, self._step)
         return self._full
 
-    def __getitem__(self, name: str) -> EnvVar:
+    def _lookup(self, name: str) -> EnvVar | None:
+        """What the whole mapping holds for ``name``, None when absent."""
         if self._full is not None:
-            return self._full[name]
+            return self._full.get(name)
         if name not in self._one:
             self._one[name] = _env_one(self._job, self._ev, self._step, name)
-        found = self._one[name]
+        return self._one[name]
+
+    def __getitem__(self, name: str) -> EnvVar:
+        found = self._lookup(name)
         if found is None:
             raise KeyError(name)
         return found
+
+    def get(self, name: str, default: EnvVar | None = None) -> EnvVar | None:  # type: ignore[override]
+        """``Mapping.get`` without its KeyError: rules ask every step for a name most
+        steps lack (``WORLD_SIZE``, ``MASTER_ADDR``), and a raised and caught exception per
+        step was most of such a lookup's cost."""
+        found = self._lookup(name)
+        return default if found is None else found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._lookup(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._read())
@@ -385,13 +415,17 @@ def _env(job: Job, ev: Evaluator, step: Step) -> dict[str, EnvVar]:
 def _env_one(job: Job, ev: Evaluator, step: Step, name: str) -> EnvVar | None:
     """``_env(job, ev, step).get(name)``, evaluating ``name`` only."""
     at = step.command.start
-    a = next((a for a in reversed(job.derived(_by_name).get(name, ())) if _visible(a, at, step)),
-             None)
+    a = None
+    for found in reversed(job.derived(_by_name).get(name, ())):  # (a loop: no generator)
+        if _visible(found, at, step):
+            a = found
+            break
     for p in step.command.assignments:  # `X=1 srun …`
         if p.name == name:
             a = p
-    if a is None and name not in step.exports()[1]:
-        return None  # (most lookups: no such variable; the step's mode is not needed)
+    if a is None and ("export" not in step.options or name not in step.exports()[1]):
+        # (most lookups: no such variable, and most steps have no --export to read)
+        return None  # (the step's mode is not needed)
     mode, named = _export_mode(job, step)  # (``named`` is the step's own list, as above)
     var = _env_var(job, ev, step, mode, named, a) if a is not None else None
     if name in named:

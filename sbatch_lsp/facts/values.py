@@ -304,7 +304,12 @@ def _element_spans(text: str, start: int, end: int) -> list[tuple[int, int]] | N
 
 def expand_arrays(words: list[Word], script: Script) -> list[Word]:
     """``words`` with every ``"${NAME[@]}"`` whose array the script assigns replaced by the
-    array's elements (:func:`array_elements`)."""
+    array's elements (:func:`array_elements`); a new list."""
+    for w in words:  # (most commands: no word names an array, the copy is the answer)
+        if w.value is None and "[@]" in w.text:
+            break
+    else:
+        return list(words)
     out: list[Word] = []
     for w in words:
         # (ARRAY_REF needs a ``[@]``: most words are not read further)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from ..facts.exports import read_by_task_runtime, value_assignment
 from ..facts.reads import variable_reads
@@ -118,7 +119,7 @@ class _Flow:
         ``Vn=$Vn-1`` lines is linear, not a stack overflow)."""
         if self.carried is None:
             self.carried = {}
-            for a in sorted(self.job.script.assignments, key=lambda a: a.end):
+            for a in sorted(self.job.script.assignments, key=attrgetter("end")):
                 if a.value is not None:
                     self.carried[id(a)] = list({e.start: e for e in self.taint(a.value)}.values())
         return self.carried
@@ -282,6 +283,8 @@ def unexported_task_variable(job):
     reported: set[str] = set()
     for sf in facts_of(job).steps:
         step = sf.step
+        if not step.task_scripts:
+            continue  # (most steps: no command string, so no read of a task's own)
         given = {a.name for a in step.command.assignments}  # NAME=x srun …
         mode, listed = step.exports()
         for script in step.task_scripts:
@@ -332,7 +335,8 @@ def _runtime_settings_kept_out(job, reported: set[str]):
     done = set(reported)
     for sf in facts_of(job).steps if names else ():
         step = sf.step
-        given = {a.name for a in step.command.assignments}
+        prefixes = step.command.assignments  # (most srun lines: none, no set to build)
+        given = {a.name for a in prefixes} if prefixes else ()
         for name in names:
             if name in done or name in given or \
                     not job.exported(name, before=step.command.start):
@@ -474,6 +478,9 @@ def _late_slurm_reads(job, per_task) -> bool:
     single-quoted (facts/reads.py): what an SB303 finding is made of (an srun step's argv words
     are words of the script, or elements of an array assignment's value, which is one)."""
     reads = variable_reads(job)
-    return any(e.kind == "var" and e.quoting in ("single", "escaped")
-               for name in reads.names if name in per_task or name.startswith("SLURM_")
-               for _, e in reads.of(name))
+    for name in reads.names:  # (loops, not a generator: a script reads SLURM_* on many lines)
+        if name in per_task or name.startswith("SLURM_"):
+            for _, e in reads.of(name):
+                if e.kind == "var" and e.quoting in ("single", "escaped"):
+                    return True
+    return False

@@ -50,7 +50,7 @@ def installer(cmd: Command) -> tuple[str, list[Word]] | None:
     ``env``, ``nohup``, … : facts/wrappers.py): (``"pip install"``, ``"uv sync"``, ``"uv pip
     install"`` or ``"uv pip sync"``; the words that name it), else None. Only literal words
     count; the program's directory is ignored (``.venv/bin/pip``)."""
-    if not any(w.value in INSTALLER_WORDS for w in cmd.words):
+    if INSTALLER_WORDS.isdisjoint([w.value for w in cmd.words]):
         return None  # (most commands: SB607 asks for every task command of every step)
     words = unwrap(cmd.words)
     argv = [w.value for w in words]

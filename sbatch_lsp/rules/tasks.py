@@ -605,8 +605,10 @@ def misspelt_slurm_variable(job) -> Iterator[Diagnostic]:
 def _unknown_slurm_reads(job, known: frozenset[str]) -> bool:
     """Whether the script reads a ``SLURM_*``/``SLURMD_*`` name that is not ``known``: what
     a finding needs (facts/reads.py has every name its words read)."""
-    return any(name.startswith(("SLURM_", "SLURMD_")) and base_name(name) not in known
-               for name in variable_reads(job).names)
+    for name in variable_reads(job).names:  # (a loop, not a generator: every name read)
+        if name.startswith(("SLURM_", "SLURMD_")) and base_name(name) not in known:
+            return True
+    return False
 
 
 def _scripts(job):
