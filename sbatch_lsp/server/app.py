@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 
 from lsprotocol import types as t
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..source import Source
-from . import actions, live, logs
+from . import actions, live, logs, stdio
 from .completion import complete
+from .diagnostics import converter
 from .documents import Documents, Linted, split_lines_as_lsp
 from .hover import hover_text
 from .positions import Positions
@@ -31,7 +35,7 @@ class SbatchLanguageServer(LanguageServer):
     """pygls' server plus the open documents' lints and the client's diagnostic model."""
 
     def __init__(self):
-        super().__init__(NAME, __version__)
+        super().__init__(NAME, __version__, converter_factory=converter)
         self.documents = Documents(self)
         self.pull = False  # decided at initialize
         self.shut_down = False  # a shutdown request came before exit
@@ -48,6 +52,20 @@ class SbatchLanguageServer(LanguageServer):
             self._thread_pool.shutdown(wait=False, cancel_futures=True)
         if self._server:
             self._server.close()
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """Serve over stdio as pygls does, but reading each message in one thread hand-over
+        (server/stdio.py)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(stdio.serve(self, stdin or sys.stdin.buffer))
+        except BrokenPipeError:
+            log.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     # ---- helpers --------------------------------------------------------------------------
     def caps(self, *path, default=None):
