@@ -14,10 +14,11 @@ from pygls.protocol import default_converter
 from pygls.workspace.position_codec import PositionCodec
 
 from sbatch_lsp.lint import lint
-from sbatch_lsp.server.diagnostics import converter, diagnostic_json, lsp_diagnostics
+from sbatch_lsp.server.diagnostics import lsp_diagnostics
 from sbatch_lsp.server.positions import Positions
 from sbatch_lsp.server.settings import _candidates
 from sbatch_lsp.server.stdio import read_message
+from sbatch_lsp.server.wire import converter, diagnostic_json, did_change_params
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*/*.sbatch"))
@@ -103,3 +104,76 @@ def test_candidates_are_the_folder_and_every_folder_above_it(tmp_path):
                 for name in (".sbatch-lint.toml", "pyproject.toml")]
         assert list(_candidates(str(folder))) == want
     assert _candidates(os.sep)[0] == "/.sbatch-lint.toml"
+
+
+def _structured(conv, data, cls):
+    """``conv.structure(data, cls)``, or the type of the error it raises."""
+    try:
+        return conv.structure(data, cls)
+    except Exception as exc:  # noqa: BLE001  (compared: both converters must fail alike)
+        return type(exc)
+
+
+UINT = st.integers(0, 2**31 - 1)
+#: JSON values a field might hold instead of its own type
+ODD = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | TEXT \
+    | st.lists(st.integers(), max_size=1) | st.dictionaries(TEXT, st.integers(), max_size=1)
+
+
+def _or_odd(strategy):
+    """``strategy``'s values, sometimes a value of another type."""
+    return st.one_of(*[strategy] * 5, ODD)
+
+
+def did_change_json(odd=_or_odd):
+    """didChange params; with ``odd``, any value may have another type."""
+    position = st.fixed_dictionaries({"line": odd(UINT), "character": odd(UINT)},
+                                     optional={"x": ODD})
+    rng = st.fixed_dictionaries({"start": odd(position), "end": odd(position)})
+    change = st.one_of(
+        st.fixed_dictionaries({"text": odd(TEXT)}, optional={"rangeLength": odd(UINT)}),
+        st.fixed_dictionaries({"range": odd(rng), "text": odd(TEXT)},
+                              optional={"rangeLength": odd(st.none() | UINT), "x": ODD}))
+    if odd is _or_odd:
+        change |= st.fixed_dictionaries({}, optional={"range": rng, "rangeLength": UINT})
+    return st.fixed_dictionaries(
+        {"textDocument": odd(st.fixed_dictionaries(
+            {"uri": odd(TEXT), "version": odd(st.integers(-5, 2**31 - 1))},
+            optional={"x": ODD})),
+         "contentChanges": odd(st.lists(odd(change), max_size=3))},
+        optional={"x": ODD})
+
+
+def _as_is(strategy):
+    return strategy
+
+
+def _refuse(data, cls):
+    raise AssertionError("read by the generated hook")
+
+
+@settings(max_examples=500, deadline=None)
+@given(_or_odd(did_change_json()))
+def test_any_did_change_is_read_as_lsprotocol_reads_it(data):
+    old, new = default_converter(), converter()
+    message = {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": data}
+    for cls, value in ((t.DidChangeTextDocumentParams, data),
+                       (t.DidChangeTextDocumentNotification, message)):
+        assert _structured(new, value, cls) == _structured(old, value, cls)
+
+
+@settings(max_examples=200, deadline=None)
+@given(did_change_json(_as_is))
+def test_a_well_typed_did_change_is_read_by_hand_as_lsprotocol_reads_it(data):
+    assert did_change_params(_refuse, data, t.DidChangeTextDocumentParams) == \
+        default_converter().structure(data, t.DidChangeTextDocumentParams)
+
+
+def test_an_editors_did_change_is_read_by_hand():
+    at = {"line": 3, "character": 7}
+    data = {"textDocument": {"uri": "file:///a.sbatch", "version": 4},
+            "contentChanges": [{"range": {"start": at, "end": at}, "text": "x"},
+                               {"range": {"start": at, "end": at}, "rangeLength": 0, "text": ""},
+                               {"text": "all\n"}]}
+    assert did_change_params(_refuse, data, t.DidChangeTextDocumentParams) == \
+        default_converter().structure(data, t.DidChangeTextDocumentParams)

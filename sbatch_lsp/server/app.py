@@ -19,7 +19,7 @@ from .. import __version__
 from ..source import Source
 from . import actions, live, logs, stdio
 from .completion import complete
-from .diagnostics import converter
+from .wire import converter
 from .documents import Documents, Linted, split_lines_as_lsp
 from .hover import hover_text
 from .positions import Positions
