@@ -1,4 +1,4 @@
-"""The server's hand-written JSON paths against pygls' own (server/diagnostics.py ``converter``,
+"""The server's hand-written JSON paths against pygls' own (server/wire.py ``converter``,
 server/stdio.py, server/settings.py ``_candidates``): same bytes, same messages, same files."""
 from __future__ import annotations
 
