@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 
 from lsprotocol import types as t
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..source import Source
-from . import actions, live, logs
+from . import actions, live, logs, stdio
 from .completion import complete
+from .wire import converter
 from .documents import Documents, Linted, split_lines_as_lsp
 from .hover import hover_text
 from .positions import Positions
@@ -31,13 +35,12 @@ class SbatchLanguageServer(LanguageServer):
     """pygls' server plus the open documents' lints and the client's diagnostic model."""
 
     def __init__(self):
-        super().__init__(NAME, __version__)
+        super().__init__(NAME, __version__, converter_factory=converter)
         self.documents = Documents(self)
         self.pull = False  # decided at initialize
         self.shut_down = False  # a shutdown request came before exit
         self._published: dict[str, int] = {}  # uri -> serial of the lint last published
         self._shown: set[str] = set()
-        self._tasks: set[asyncio.Task] = set()  # publishes in flight (the loop keeps weak refs)
 
     def shutdown(self):
         """Stop without waiting for pygls' stdin reader thread (blocked in a read until the
@@ -48,6 +51,20 @@ class SbatchLanguageServer(LanguageServer):
             self._thread_pool.shutdown(wait=False, cancel_futures=True)
         if self._server:
             self._server.close()
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """Serve over stdio as pygls does, but reading each message in one thread hand-over
+        (server/stdio.py)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(stdio.serve(self, stdin or sys.stdin.buffer))
+        except BrokenPipeError:
+            log.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     # ---- helpers --------------------------------------------------------------------------
     def caps(self, *path, default=None):
@@ -74,17 +91,27 @@ class SbatchLanguageServer(LanguageServer):
         return linted
 
     def schedule_publish(self, uri: str, fresh: bool = False) -> None:
-        if not self.pull:
-            task = asyncio.ensure_future(self._publish(uri, fresh))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-
-    async def _publish(self, uri: str, fresh: bool) -> None:
+        """Publish the diagnostics of the document's current text once its lint is done (push
+        clients only). A callback on the lint's future, not a task awaiting it: a task took
+        three more turns of the event loop per keystroke (its start, the shield, its wake-up)."""
+        if self.pull:
+            return
         try:
-            linted = await self.linted(uri, fresh)
+            future = self.documents.current(uri, fresh)
         except Exception:  # logged; the server stays up
             log.exception("linting %s failed", uri)
             return
+        future.add_done_callback(lambda f: self._publish(uri, f))
+
+    def _publish(self, uri: str, future: asyncio.Future) -> None:
+        if future.cancelled():
+            return  # the document was closed
+        if future.exception() is not None:
+            log.error("linting %s failed", uri, exc_info=future.exception())
+            return
+        linted = future.result()
+        if linted.config_error:
+            self.warn_once(linted.config_error)
         doc = self.workspace.text_documents.get(uri)
         if doc is None or doc.version != linted.version or \
                 self._published.get(uri) == linted.serial:

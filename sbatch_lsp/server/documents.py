@@ -370,12 +370,13 @@ class Documents:
         config, error = config_for(path if uri.startswith("file:") else None, settings)
         if is_log(uri, text):  # a job's output: triage's diagnostics (server/logs.py)
             result = LintResult(Source(text, path or uri), [])
+            pos = Positions(result.source, codec)
             diagnostics = log_diagnostics(text, uri, path, codec)
         else:
             with sourced.documents(opened):
                 result = lint(text, path or uri, config, superseded)
-            diagnostics = lsp_diagnostics(result, uri, Positions(result.source, codec))
-        pos = Positions(result.source, codec)
+            pos = Positions(result.source, codec)
+            diagnostics = lsp_diagnostics(result, uri, pos)
         return Linted(uri, version, generation, text, result, config, pos,
                       diagnostics, error, next(_SERIAL))
 

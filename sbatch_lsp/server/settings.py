@@ -10,6 +10,7 @@ editor's lint keys entirely, so the editor agrees with CI (DESIGN.md "Configurat
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,36 +72,50 @@ def config_for(path: str | None, settings: Settings) -> tuple[Config, str | None
     if not path:
         return settings.config, None
     try:
-        start = Path(path)
-        folder = (start if start.is_dir() else start.parent).resolve()
+        # string operations, not pathlib's: this runs for every lint (pathlib parsed the path
+        # and each folder above it again every time)
+        folder = os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path))
         signature = _signature(folder)
     except OSError:
         return _look_up(path, settings)[0]
-    held = _found.get(str(folder))
+    held = _found.get(folder)
     if held is not None and held[0] is settings and held[1] == signature:
         return held[2]
     result, keep = _look_up(path, settings)
     if keep:
         if len(_found) >= MAX_FOLDERS:
             _found.clear()
-        _found[str(folder)] = (settings, signature, result)
+        _found[folder] = (settings, signature, result)
     return result
 
 
-def _signature(folder: Path) -> tuple:
+def _signature(folder: str) -> tuple:
     """(mode, size, modification time in ns, inode) of the ``.sbatch-lint.toml`` and the
-    ``pyproject.toml`` of ``folder`` and of each folder above it, None for a missing one:
-    what :func:`sbatch_lsp.config.find_config` reads to choose the project file."""
+    ``pyproject.toml`` of ``folder`` (absolute) and of each folder above it, None for a
+    missing one: what :func:`sbatch_lsp.config.find_config` reads to choose the project
+    file."""
     out: list[tuple[int, int, int, int] | None] = []
-    for d in (folder, *folder.parents):
-        for name in (".sbatch-lint.toml", "pyproject.toml"):
-            try:
-                st = os.stat(d / name)
-            except OSError:
-                out.append(None)
-                continue
-            out.append((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino))
+    for name in _candidates(folder):
+        try:
+            st = os.stat(name)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino))
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=MAX_FOLDERS)
+def _candidates(folder: str) -> tuple[str, ...]:
+    """The paths of the ``.sbatch-lint.toml`` and the ``pyproject.toml`` of ``folder``
+    (absolute) and of each folder above it, nearest first."""
+    out: list[str] = []
+    while True:
+        out += [os.path.join(folder, ".sbatch-lint.toml"), os.path.join(folder, "pyproject.toml")]
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return tuple(out)
+        folder = parent
 
 
 def _look_up(path: str, settings: Settings) -> tuple[tuple[Config, str | None], bool]:
