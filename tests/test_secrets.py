@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sbatch_lsp import secrets
+from sbatch_lsp.lint import lint
 from sbatch_lsp.secrets import PLUGIN_PREFILTER, _detectors, find_secrets
 
 PATTERNS = [pytest.param(rx, id=f"{kind}-{i}") for i, (kind, rx) in enumerate(_detectors())]
@@ -235,3 +236,20 @@ def test_needle_scan_on_sample_scripts():
         assert set(secrets._lines_of(text, found)) == _plain_lines(text)
         assert _plain_lines(text) <= set(secrets.candidate_lines(text))
     assert len(texts[0]) >= secrets.NEEDLES_FROM  # (candidate_lines searched it by the needles)
+
+
+def test_sb501_says_an_before_a_vowel_sound():
+    """The finding's article follows how the kind is read: "an AWS Access Key", "an OpenAI
+    Token", "a GitHub Token", "a W&B API key", "a JSON Web Token" (a new user saw "a AWS")."""
+    from sbatch_lsp.rules.credentials import article
+
+    an = ("AWS Access Key", "OpenAI Token", "Azure Storage Account access key", "NPM tokens",
+          "HF token")
+    a = ("GitHub Token", "W&B API key", "JSON Web Token", "Hugging Face token", "PyPI Token",
+         "password in a URL", "SendGrid API Key")
+    assert [article(k) for k in an + a] == ["an"] * len(an) + ["a"] * len(a)
+    key = "AKIA" + "Z7QX4LMNB2KV9WTR"
+    messages = [d.message for d in lint(f"#!/bin/bash\n#SBATCH -N1\nexport AWS_ACCESS_KEY_ID={key}\n"
+                                        "srun python t.py\n").diagnostics if d.code == "SB501"]
+    assert messages and messages[0].startswith("an AWS Access Key is written"), messages
+    assert all(key not in m for m in messages)

@@ -31,9 +31,23 @@ def hardcoded_credential(job):
                              (Edit(a.value.start, a.value.end, f"\"$(cat \"{file}\")\""),),
                              safe=False))
         yield finding("SB501", sec.start, sec.end,
-                      f"a {sec.kind} is written into the script: git history and Slurm's stored "
+                      f"{article(sec.kind)} {sec.kind} is written into the script: git history and Slurm's stored "
                       "copy of the job script keep it; revoke it now and read it at run time from "
                       "a 0600 file or the submitting environment", fixes=fixes)
+
+
+#: the letters whose English names start with a vowel sound ("an HF token", "an NPM token")
+VOWEL_SOUND_LETTERS = frozenset("AEFHILMNORSX")
+
+
+def article(kind: str) -> str:
+    """"an" or "a" before ``kind`` (a credential's kind, e.g. "AWS Access Key", "GitHub
+    Token"): an initialism (its first word in capitals) by its first letter's name, a word by
+    its first letter."""
+    first = kind.split(" ", 1)[0]
+    vowel = (first[:1] in VOWEL_SOUND_LETTERS if first.isupper() and len(first) > 1
+             else first[:1].lower() in "aeiou")
+    return "an" if vowel else "a"
 
 
 XTRACE_SHEBANG = re.compile(r"#!\S*(?:\s+\S*)?\s+-[A-Za-z]*x")
