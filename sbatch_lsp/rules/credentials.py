@@ -31,9 +31,9 @@ def hardcoded_credential(job):
                              (Edit(a.value.start, a.value.end, f"\"$(cat \"{file}\")\""),),
                              safe=False))
         yield finding("SB501", sec.start, sec.end,
-                      f"{article(sec.kind)} {sec.kind} is written into the script: git history and Slurm's stored "
-                      "copy of the job script keep it; revoke it now and read it at run time from "
-                      "a 0600 file or the submitting environment", fixes=fixes)
+                      f"{article(sec.kind)} {sec.kind} is written into the script: git history "
+                      "and Slurm's stored copy of the job script keep it; revoke it now and read "
+                      "it at run time from a 0600 file or the submitting environment", fixes=fixes)
 
 
 #: the letters whose English names start with a vowel sound ("an HF token", "an NPM token")

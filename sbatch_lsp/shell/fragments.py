@@ -79,9 +79,10 @@ class Fragment:
     ``Chunk.start_line``) and characters (``length``). ``words`` holds the commands' words
     in one list, command after command, and ``parts`` for each command the command, its
     here-documents' positions (as in :attr:`_Links.docs`) and where its words end in
-    ``words`` (a move copies the words in one pass, then cuts them per command). Its own objects are never mutated; ``last`` holds ``(base,
-    line, placed)``: the offset and first line of the last placement and what it made that
-    nothing changes once built (:class:`_Placed`)."""
+    ``words`` (a move copies the words in one pass, then cuts them per command). Its own
+    objects are never mutated; ``last`` holds ``(base, line, placed)``: the offset and first
+    line of the last placement and what it made that nothing changes once built
+    (:class:`_Placed`)."""
 
     commands: tuple[Command, ...]
     assignments: tuple[Assignment, ...]
