@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Config, ConfigError, find_config, from_table, load_file
+from ..config_files import OWN_FILE, PYPROJECT
 
 SECTION = "sbatchLsp"
 SERVER_KEYS = {"inlayHints"}
@@ -108,10 +109,12 @@ def _signature(folder: str) -> tuple:
 @functools.lru_cache(maxsize=MAX_FOLDERS)
 def _candidates(folder: str) -> tuple[str, ...]:
     """The paths of the ``.sbatch-lint.toml`` and the ``pyproject.toml`` of ``folder``
-    (absolute) and of each folder above it, nearest first."""
+    (absolute) and of each folder above it, nearest first, whether they exist or not: every
+    file :func:`sbatch_lsp.config_files.candidates` may look at (it stops at the nearest
+    file of its own and skips missing ones; a signature must also see a file appear)."""
     out: list[str] = []
     while True:
-        out += [os.path.join(folder, ".sbatch-lint.toml"), os.path.join(folder, "pyproject.toml")]
+        out += [os.path.join(folder, OWN_FILE), os.path.join(folder, PYPROJECT)]
         parent = os.path.dirname(folder)
         if parent == folder:
             return tuple(out)
