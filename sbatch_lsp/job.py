@@ -14,7 +14,7 @@ from collections.abc import Callable
 from operator import attrgetter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import options as opts
 from .directives import DirectiveBlock, OptionUse
@@ -282,6 +282,10 @@ class Job:
         if not words or base(words[0]) not in SRUN_OR_WRAPPER and "[@]" not in words[0].text:
             return None  # (most commands: _find_srun's answer, without expanding the arrays)
         words = expand_arrays(words, cmd.script or self.script)
+        key = (*[w.text for w in words], *self._layout_inputs) if _SHAPES_ON else None
+        shape = _SHAPES.get(key) if key is not None else None
+        if shape is not None:
+            return self._reshaped(cmd, words, shape)
         k = _find_srun(words) if words else None
         if k is None:
             return None
@@ -290,6 +294,34 @@ class Job:
         step = Step(cmd, words[k], options, option_words, words[i:], hidden)
         self._task(step, cmd, i)
         self._layout(step)
+        if key is not None:
+            _remember(key, _shape_of(step, words, k, i))
+        return step
+
+    @property
+    def _layout_inputs(self) -> tuple:
+        """What :meth:`_layout` reads of the job: its node, task and tasks-per-node counts and
+        whether the directives give the latter two (a key part of :data:`_SHAPES`)."""
+        found = self._derived.get(_LAYOUT_INPUTS)
+        if found is None:
+            found = self._derived[_LAYOUT_INPUTS] = (
+                self.nodes.value, self.ntasks.value, self.ntasks.use is not None,
+                self.ntasks_per_node.value, self.ntasks_per_node.use is not None)
+        return found
+
+    def _reshaped(self, cmd: Command, words: list[Word], shape: _Shape) -> Step:
+        """The step ``cmd`` starts, from the :class:`_Shape` of an srun command with the same
+        words' texts in a job with the same :attr:`_layout_inputs`: what :meth:`step_for`
+        makes, without reading the options or working out the layout again."""
+        options = {name: words[j] if cut < 0 else words[j].tail(cut, value)
+                   for name, j, cut, value in shape.options}
+        option_words = {name: words[j] for name, j in shape.option_words}
+        i = shape.end
+        step = Step(cmd, words[shape.srun], options, option_words, words[i:])
+        self._task(step, cmd, i)
+        step.tasks_per_node, step.layout_note, step.nodes = shape.layout
+        if shape.evidence:
+            step.layout_evidence = [u for u in (self.ntasks_per_node.use, self.ntasks.use) if u]
         return step
 
     def _may_hold_options(self, w: Word) -> bool:
@@ -443,6 +475,71 @@ def _ordered_steps(job: Job) -> list[Step]:
 
 #: a step's sort key in text order (a C getter: a lambda costs a call per step)
 _SRUN_START = attrgetter("srun.start")
+
+
+class _Shape(NamedTuple):
+    """What :meth:`Job.step_for` read from one srun command, by position in its words (with
+    arrays expanded) so that it holds no word and no script: the index of the ``srun`` word,
+    each option's value (``(name, word index, cut, value)``: the word itself when ``cut`` is
+    -1, else its :meth:`Word.tail` at ``cut`` with literal ``value``), each option's word
+    (``(name, word index)``), the index of the command, and the layout
+    ``(tasks_per_node, layout_note, nodes)`` with whether it cites the job's directives.
+    (A NamedTuple: one is made for every step read afresh, in a cold lint too.)"""
+
+    srun: int
+    options: tuple[tuple[str, int, int, str | None], ...]
+    option_words: tuple[tuple[str, int], ...]
+    end: int
+    layout: tuple[int | None, str, int | None]
+    evidence: bool
+
+
+#: the key of :attr:`Job._layout_inputs` in ``Job._derived``
+_LAYOUT_INPUTS = "layout inputs"
+#: srun commands read before (the language server lints every version of a document, and an
+#: edit leaves all steps but one as they were), keyed by their words' texts followed by the
+#: job's :attr:`Job._layout_inputs`; a command whose reading asked the script anything (a bare
+#: expansion in option position, an option count that is not a literal) is not kept. Bounded:
+#: emptied when it reaches :data:`_SHAPES_MAX` entries. Holds strings and ints only.
+_SHAPES: dict[tuple, _Shape] = {}
+_SHAPES_MAX = 512
+#: whether :meth:`Job.step_for` uses :data:`_SHAPES` (tests switch it off for the reference)
+_SHAPES_ON = True
+#: the step options :meth:`Job._layout` reads with :func:`count_of`
+_COUNTED = ("nodes", "ntasks", "ntasks-per-node")
+
+
+def _remember(key: tuple, shape: _Shape | None) -> None:
+    """Keep ``shape`` (None: not to be kept) in :data:`_SHAPES`, emptying it when full."""
+    if shape is None:
+        return
+    if len(_SHAPES) >= _SHAPES_MAX:
+        _SHAPES.clear()
+    _SHAPES[key] = shape
+
+
+def _shape_of(step: Step, words: list[Word], k: int, i: int) -> _Shape | None:
+    """The :class:`_Shape` of ``step`` (read from ``words``, its ``srun`` at ``k`` and its
+    command at ``i``), or None when its reading depended on more than the words' texts and the
+    job's counts: a bare expansion before the command (:meth:`Job._may_hold_options` asks the
+    script) or a counted option whose value is not literal (:func:`count_of` asks it)."""
+    if any(w.bare_expansion for w in words[k + 1:i + 1]):
+        return None
+    if any(step.options[n].value is None for n in _COUNTED if n in step.options):
+        return None
+    where = {id(w): j for j, w in enumerate(words)}
+    options: list[tuple[str, int, int, str | None]] = []
+    for name, w in step.options.items():
+        j = where.get(id(w))
+        if j is not None:
+            options.append((name, j, -1, None))
+        else:  # an inline value: a tail of the option's own word
+            whole = step.option_words[name]
+            options.append((name, where[id(whole)], w.start - whole.start, w.value))
+    return _Shape(k, tuple(options),
+                  tuple((name, where[id(w)]) for name, w in step.option_words.items()), i,
+                  (step.tasks_per_node, step.layout_note, step.nodes),
+                  bool(step.layout_evidence))
 
 
 def _find_srun(words: list[Word]) -> int | None:

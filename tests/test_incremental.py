@@ -782,3 +782,26 @@ def test_the_masker_memo_masks_as_a_fresh_test_along_edits(monkeypatch):
                 m.setattr(secrets, "carries_format", lambda s: bool(secrets.find_secrets(s)))
                 fresh = lint(text, "job.sbatch")
             assert warm.diagnostics == fresh.diagnostics
+
+
+@pytest.mark.parametrize("text", [p for p in sample_scripts() if "srun" in p.values[0]])
+def test_random_edits_give_the_steps_and_findings_of_a_lint_without_the_step_shapes_memo(text):
+    """The step shapes memo (``job._SHAPES``: an srun command's options and layout, kept by its
+    words' texts and the job's counts) along random edits: the lint with it gives the steps
+    and findings of a lint with it off (tests/test_step_shapes.py compares the steps alone)."""
+    from test_step_shapes import step_key
+
+    from sbatch_lsp import job as job_module
+    rng = random.Random(zlib.crc32(text.encode()))
+    for _ in range(EDITS_PER_SCRIPT):
+        warm = lint(text, "job.sbatch")
+        job_module._SHAPES_ON = False
+        try:
+            fresh = lint(text, "job.sbatch")
+        finally:
+            job_module._SHAPES_ON = True
+        assert warm.diagnostics == fresh.diagnostics
+        if warm.job is not None:
+            assert fresh.job is not None
+            assert [step_key(s) for s in warm.job.steps] == [step_key(s) for s in fresh.job.steps]
+        text = random_edit(rng, text)
