@@ -26,6 +26,7 @@ from .facts.values import expand_arrays
 from .facts.wrappers import MAX_WRAPPERS, WRAPPER_NAMES, base, skip_wrapper, wrapper_at
 from .launchers import LAUNCHER_NAMES, Launch, find_launch, may_launch
 from .shell.model import Command, Script, Word
+from .shell import parse as shell_parse
 from .shell.parse import shell_string_index
 from .source import Source
 from .values import host_count
@@ -281,8 +282,12 @@ class Job:
         words = cmd.words
         if not words or base(words[0]) not in SRUN_OR_WRAPPER and "[@]" not in words[0].text:
             return None  # (most commands: _find_srun's answer, without expanding the arrays)
-        words = expand_arrays(words, cmd.script or self.script)
-        key = (*[w.text for w in words], *self._layout_inputs) if _SHAPES_ON else None
+        script = cmd.script
+        words = expand_arrays(words, script or self.script)
+        # (the batch script's own commands only: a nested script's words may hold values the
+        # batch shell expanded into them; the values are in the key all the same)
+        key = (*[w.text for w in words], *[w.value for w in words], *self._layout_inputs) \
+            if shell_parse.USE_FRAGMENTS and script is self.script else None
         shape = _SHAPES.get(key) if key is not None else None
         if shape is not None:
             return self._reshaped(cmd, words, shape)
@@ -496,15 +501,15 @@ class _Shape(NamedTuple):
 
 #: the key of :attr:`Job._layout_inputs` in ``Job._derived``
 _LAYOUT_INPUTS = "layout inputs"
-#: srun commands read before (the language server lints every version of a document, and an
-#: edit leaves all steps but one as they were), keyed by their words' texts followed by the
-#: job's :attr:`Job._layout_inputs`; a command whose reading asked the script anything (a bare
-#: expansion in option position, an option count that is not a literal) is not kept. Bounded:
+#: srun commands of batch scripts read before, keyed by their words' texts, then their
+#: values, then the job's :attr:`Job._layout_inputs`; a command whose reading asked the script
+#: anything (a bare expansion in option position, an option count that is not a literal) is
+#: not kept. Used while the fragment memo is on (``shell.parse.use_fragments``: the language
+#: server, which lints every version of a document, and an edit leaves all steps but one as
+#: they were); a cold lint reads most steps once, and keeping them costs it ~0.3%. Bounded:
 #: emptied when it reaches :data:`_SHAPES_MAX` entries. Holds strings and ints only.
 _SHAPES: dict[tuple, _Shape] = {}
 _SHAPES_MAX = 512
-#: whether :meth:`Job.step_for` uses :data:`_SHAPES` (tests switch it off for the reference)
-_SHAPES_ON = True
 #: the step options :meth:`Job._layout` reads with :func:`count_of`
 _COUNTED = ("nodes", "ntasks", "ntasks-per-node")
 

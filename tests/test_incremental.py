@@ -791,15 +791,12 @@ def test_random_edits_give_the_steps_and_findings_of_a_lint_without_the_step_sha
     and findings of a lint with it off (tests/test_step_shapes.py compares the steps alone)."""
     from test_step_shapes import step_key
 
-    from sbatch_lsp import job as job_module
     rng = random.Random(zlib.crc32(text.encode()))
     for _ in range(EDITS_PER_SCRIPT):
         warm = lint(text, "job.sbatch")
-        job_module._SHAPES_ON = False
-        try:
-            fresh = lint(text, "job.sbatch")
-        finally:
-            job_module._SHAPES_ON = True
+        parse.use_fragments(False)  # (the memo follows it; the fixture turns it on again)
+        fresh = lint(text, "job.sbatch")
+        parse.use_fragments(True)
         assert warm.diagnostics == fresh.diagnostics
         if warm.job is not None:
             assert fresh.job is not None

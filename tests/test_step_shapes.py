@@ -35,6 +35,9 @@ TRICKY = [
     "#!/bin/bash\nsrun --ntasks 2 --nodes 1 -- x\nsrun -n2 -n3 --ntasks=4 x\nsrun --nt=2 x\n",
     "#!/bin/bash\nsrun \"--ntasks=2\" x\nsrun '-n2' x\nsrun --ntasks=\"$N\"2 x\nsrun -n \"2\" x\n",
     "#!/bin/bash\nout=$(srun -n2 hostname)\nsrun --het-group=0 -n2 x\n",
+    # a word split from $L has the text it was given as its value, quotes and all
+    "#!/bin/bash\nsrun --ntasks='4' x\nL=\"srun --ntasks='4' x\"\n$L\nsrun --ntasks='4' x\n",
+    "#!/bin/bash\nL=\"srun --ntasks='4' x\"\n$L\nsrun --ntasks='4' x\n$L\n",
 ]
 
 #: pieces of random srun lines and of the job they run in
@@ -89,12 +92,12 @@ def steps_of(text: str) -> tuple:
 
 
 def reference_steps(text: str) -> tuple:
-    """The steps built with the memo off (and left as it was)."""
-    job_module._SHAPES_ON = False
+    """The steps built with the memo off (it follows the fragment memo's setting)."""
+    before = parse.use_fragments(False)
     try:
         return steps_of(text)
     finally:
-        job_module._SHAPES_ON = True
+        parse.use_fragments(before)
 
 
 def same_with_and_without_the_memo(texts: list[str]) -> int:
@@ -151,6 +154,16 @@ def test_a_shape_holds_no_word_nor_script():
         assert all(isinstance(x, (str, int, bool, type(None))) for x in key)
         assert all(isinstance(x, (str, int, type(None)))
                    for part in shape.options + shape.option_words for x in part)
+
+
+def test_the_memo_is_off_with_the_fragment_memo():
+    job_module._SHAPES.clear()
+    before = parse.use_fragments(False)
+    try:
+        job_of(TRICKY[0], "job.sbatch")
+    finally:
+        parse.use_fragments(before)
+    assert not job_module._SHAPES
 
 
 def test_the_memo_is_bounded():
