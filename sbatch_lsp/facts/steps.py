@@ -112,7 +112,9 @@ def _build(job: Job) -> Facts:
         if site.step is not None:
             sites.setdefault(id(site.step), []).append(site)
     layouts: dict[tuple, Layout] = {}  # (steps often ask alike: one layout each)
-    steps = [_step(job, comps, ev, s, sites.get(id(s), []), layouts)
+    # (most scripts never export SRUN_CPUS_PER_TASK: then no step asks where it is exported)
+    cpus_exported = job.exported("SRUN_CPUS_PER_TASK")
+    steps = [_step(job, comps, ev, s, sites.get(id(s), []), layouts, cpus_exported)
              for s in job.ordered_steps()]
     return Facts(comps, steps, ev)
 
@@ -137,10 +139,11 @@ def _het_group(step: Step) -> int | None:
 
 
 def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
-          sites: list[LaunchSite], layouts: dict[tuple, Layout]) -> StepFacts:
+          sites: list[LaunchSite], layouts: dict[tuple, Layout],
+          cpus_exported: bool = True) -> StepFacts:
     """The facts of ``step``; ``layouts`` holds the layout of each request met so far, keyed
     by :func:`_layout_key` (a request names its component: :func:`step_layout` is a function
-    of it)."""
+    of it); ``cpus_exported``: whether the batch shell ever exports ``SRUN_CPUS_PER_TASK``."""
     group = _het_group(step)
     comp = comps[group] if group is not None and group < len(comps) else None
     nodes, nodes_symbol = _request(job, step, "nodes")
@@ -161,7 +164,8 @@ def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
                                          step.options.get("nodes") is not None and
                                          step.options["ntasks"].text.strip('"') ==
                                          step.options["nodes"].text.strip('"')), group,
-                          _step_cpus(job, step, comp), "overcommit" in step.options)
+                          _step_cpus(job, step, comp, cpus_exported),
+                          "overcommit" in step.options)
     if comp is None:
         layout = Layout(None, None, None, None, "the step's --het-group is not one component",
                         None)
@@ -202,17 +206,19 @@ def _layout_key(r: StepRequest) -> tuple:
             r.node_count_tasks, r.het_group, r.cpus_per_task, r.overcommit)
 
 
-def _step_cpus(job: Job, step: Step, comp: Component | None) -> int | None:
+def _step_cpus(job: Job, step: Step, comp: Component | None,
+               cpus_exported: bool = True) -> int | None:
     """CPUs per task of a step: its ``--cpus-per-task``; else, from 22.05 through 23.02, one
     (srun does not read ``SLURM_CPUS_PER_TASK``: RELEASE_NOTES at slurm-22-05-0-1 and
     slurm-23-11-0-1), on other releases the job's; None when not a literal or when an exported
-    ``SRUN_CPUS_PER_TASK`` sets it."""
+    ``SRUN_CPUS_PER_TASK`` sets it. ``cpus_exported`` False: the batch shell never exports
+    that variable (``job.exported`` with no offset), so no step need ask where."""
     w = step.options.get("cpus-per-task")
     if w is not None:
         return parse_count(w.value)
     prefixes = step.command.assignments  # (most srun lines: none, and no generator made)
-    if job.exported("SRUN_CPUS_PER_TASK", step.command.start) or prefixes and any(
-            a.name == "SRUN_CPUS_PER_TASK" for a in prefixes):
+    if cpus_exported and job.exported("SRUN_CPUS_PER_TASK", step.command.start) or \
+            prefixes and any(a.name == "SRUN_CPUS_PER_TASK" for a in prefixes):
         return None
     if (22, 5) <= version_key(job.profile.slurm_version) < (23, 11):
         return 1
