@@ -147,6 +147,10 @@ class Job:
         self.cpus_per_task = self._count("cpus-per-task")
         self.gpus_per_node = self._gpus_per_node()
         self.export_mode = (d.value("export") or "ALL").split(",")[0].upper()
+        #: what :meth:`_layout` reads of the job: its node, task and tasks-per-node counts and
+        #: whether the directives give the latter two (a part of a :data:`_SHAPES` key)
+        self._layout_inputs = (self.nodes.value, self.ntasks.value, self.ntasks.use is not None,
+                               self.ntasks_per_node.value, self.ntasks_per_node.use is not None)
         self.steps: list[Step] = []
         self.launches: list[LaunchSite] = []
         self._derived: dict = {}
@@ -302,17 +306,6 @@ class Job:
         if key is not None:
             _remember(key, _shape_of(step, words, k, i))
         return step
-
-    @property
-    def _layout_inputs(self) -> tuple:
-        """What :meth:`_layout` reads of the job: its node, task and tasks-per-node counts and
-        whether the directives give the latter two (a key part of :data:`_SHAPES`)."""
-        found = self._derived.get(_LAYOUT_INPUTS)
-        if found is None:
-            found = self._derived[_LAYOUT_INPUTS] = (
-                self.nodes.value, self.ntasks.value, self.ntasks.use is not None,
-                self.ntasks_per_node.value, self.ntasks_per_node.use is not None)
-        return found
 
     def _reshaped(self, cmd: Command, words: list[Word], shape: _Shape) -> Step:
         """The step ``cmd`` starts, from the :class:`_Shape` of an srun command with the same
@@ -499,8 +492,6 @@ class _Shape(NamedTuple):
     evidence: bool
 
 
-#: the key of :attr:`Job._layout_inputs` in ``Job._derived``
-_LAYOUT_INPUTS = "layout inputs"
 #: srun commands of batch scripts read before, keyed by their words' texts, then their
 #: values, then the job's :attr:`Job._layout_inputs`; a command whose reading asked the script
 #: anything (a bare expansion in option position, an option count that is not a literal) is
