@@ -193,6 +193,13 @@ class Command:
     #: for a body command of a function called several times: the call whose arguments this
     #: copy of it holds (each call is its own command, and an srun there its own step)
     call: "Command | None" = None
+    #: the ``words`` list (this very object) in which :func:`~sbatch_lsp.shell.parse.
+    #: attach_nested` has nothing to read, whatever the script's values (no word starts with
+    #: ``$``, no shell reads a ``-c`` string, no ``eval``): set when a fragment is placed
+    #: (shell/fragments.py), which found so once for the chunk's text. attach_nested passes
+    #: the command over while ``words`` is still that list (words replaced later, as a
+    #: function call's are, are read again)
+    inert: list[Word] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str | None:
