@@ -190,7 +190,7 @@ class Fragment:
         no here-document or redirection.)"""
         docs = [Heredoc(h.start + base, h.end + base, h.quoted, h.text) for h in self.heredocs] \
             if self.heredocs else []
-        words = [_word(w, base) for w in self.words]
+        words = _words(self.words, base)
         lists = []
         cut = 0
         for c, mine, end, inert in self.parts:
@@ -223,22 +223,32 @@ def _distinct(objects: list) -> list:
 
 
 def _word(w: Word, base: int) -> Word:
-    """A copy of ``w`` and of its expansions moved by ``base``. An Expansion is made from a
-    copy of its fields with the offsets changed (cheaper than its ``__init__``). The Word is
-    made without its ``__init__`` call (its fields set in the same order), which cost as much
-    as the copy itself."""
-    expansions = []
-    for x in w.expansions:
-        moved = x.__dict__.copy()
-        moved["start"] += base
-        moved["end"] += base
-        e = _new(Expansion)
-        _set(e, "__dict__", moved)
-        expansions.append(e)
-    new = _new(Word)
-    new.text, new.start, new.end, new.value = w.text, w.start + base, w.end + base, w.value
-    new.expansions, new.early = expansions, w.early[:] if w.early else []
-    return new
+    """A copy of ``w`` and of its expansions moved by ``base`` (:func:`_words`)."""
+    return _words((w,), base)[0]
+
+
+def _words(words: list[Word] | tuple[Word, ...], base: int) -> list[Word]:
+    """Copies of ``words`` and of their expansions moved by ``base``, in order (one loop for
+    a chunk's words, not a call per word: every word after an edit is copied). An Expansion
+    is made from a copy of its fields with the offsets changed (cheaper than its
+    ``__init__``). A Word is made without its ``__init__`` call (its fields set in the same
+    order), which cost as much as the copy itself."""
+    out = []
+    for w in words:
+        new = _new(Word)
+        new.text, new.start, new.end, new.value = w.text, w.start + base, w.end + base, w.value
+        expansions = []
+        if w.expansions:  # (most words have none: no loop begun)
+            for x in w.expansions:
+                moved = x.__dict__.copy()
+                moved["start"] += base
+                moved["end"] += base
+                e = _new(Expansion)
+                _set(e, "__dict__", moved)
+                expansions.append(e)
+        new.expansions, new.early = expansions, w.early[:] if w.early else []
+        out.append(new)
+    return out
 
 
 def _assignment(a: Assignment, value: Word | None, base: int,

@@ -11,6 +11,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import lt
+from typing import ClassVar
 
 from ..backref import BackRef
 
@@ -198,8 +199,10 @@ class Command:
     #: ``$``, no shell reads a ``-c`` string, no ``eval``): set when a fragment is placed
     #: (shell/fragments.py), which found so once for the chunk's text. attach_nested passes
     #: the command over while ``words`` is still that list (words replaced later, as a
-    #: function call's are, are read again)
-    inert: list[Word] | None = field(default=None, repr=False)
+    #: function call's are, are read again). A class attribute, not a field: only a
+    #: placement sets it, in the copy of the fields it makes a command from (``__init__``,
+    #: which every command read in place and every view of one runs, sets no more fields)
+    inert: ClassVar[list[Word] | None] = None
 
     @property
     def name(self) -> str | None:
