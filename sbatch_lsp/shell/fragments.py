@@ -171,12 +171,12 @@ class Fragment:
                 base: int) -> None:
         """Give ``script`` and ``commands`` (this placement's copies of :attr:`commands`)
         copies of :attr:`assignments` moved by ``base``, holding ``values`` (their value words
-        as placed). (Apart from :meth:`place`: a comprehension that reads a function's local
-        variable makes it a cell, dearer for every placement, most of which place no
-        assignment.)"""
+        as placed). (Apart from :meth:`place`, and a loop, not a comprehension: one that reads
+        a function's local variable makes it a cell, dearer for every call.)"""
         links = self.links
-        owned = [_assignment(a, value, base, commands[k] if k >= 0 else None)
-                 for a, value, k in zip(self.assignments, values, links.owner)]  # noqa: B905
+        owned = []
+        for a, value, k in zip(self.assignments, values, links.owner):  # noqa: B905
+            owned.append(_assignment(a, value, base, commands[k] if k >= 0 else None))
         for new, mine in zip(commands, links.prefix):  # noqa: B905
             if mine:
                 new.assignments = _picked(owned, mine)

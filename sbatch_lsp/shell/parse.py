@@ -814,6 +814,9 @@ def attach_nested(script: Script, tmap: TextMap, depth: int,
     if depth >= MAX_NESTING:
         return
     lookup = _Lookup(script, tmap, outer)
+    # (only the batch script's own commands are placed from fragments, and only with the
+    # memo on: a one-off lint asks no command whether it is inert)
+    placed = USE_FRAGMENTS and depth == 0
     for cmd in list(script.commands):
         if cmd.in_substitution or not cmd.words or cmd.calls is not None:
             continue  # (a call's words are read in the function body that received them)
@@ -826,7 +829,7 @@ def attach_nested(script: Script, tmap: TextMap, depth: int,
             attach_nested(inner, body, depth + 1, outer=_child_of(lookup, cmd))
             continue
         words = cmd.words
-        if cmd.inert is words:  # (a placed command: nothing to read, found once per chunk)
+        if placed and cmd.inert is words:  # (nothing to read: found once per chunk text)
             continue
         first = words[0]
         # `$SRUN bash -c "…"`: the command is in a variable (the `$` test first, as below)
