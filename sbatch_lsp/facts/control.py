@@ -390,16 +390,23 @@ class _Reader:
         else:
             self.functions[extra] = (s, e)
 
-    def replay(self, events: tuple, base: int) -> None:
-        """Apply a chunk's recording (:func:`chunk_events`) at offset ``base`` of the script:
-        what :meth:`emit` does with each event there. Commands and strings (nearly every event)
-        take their context as recorded, with ``base``: their context is moved only where it is
-        kept (a moved context per event was a third of the cost of an edit's replays)."""
+    def replay(self, events: tuple, base: int, end: int) -> None:
+        """Apply a chunk's recording (:func:`chunk_events`) at offset ``base`` of the script
+        (the chunk ending at ``end``): what :meth:`emit` does with each event there. Commands
+        and strings (nearly every event) take their context as recorded, with ``base``: their
+        context is moved only where it is kept (a moved context per event was a third of the
+        cost of an edit's replays). A chunk in which no command of a nested script starts has
+        no string to read (:meth:`_nested_string` would find none in any of them): its strings
+        are passed over (most chunks: one bisection instead of one per string)."""
+        starts = self.nested_starts
+        k = bisect_left(starts, base)
+        strings = k < len(starts) and starts[k] < end
         for kind, s, e, ctx, extra in events:
             if kind == _CMD:
                 self._apply_command(s + base, e + base, ctx, extra, base)
             elif kind == _STRING:
-                self._nested_string(s + base, e + base, extra, ctx, base)
+                if strings:
+                    self._nested_string(s + base, e + base, extra, ctx, base)
             else:
                 if kind == _PIPELINE:
                     extra = [(a + base, b + base) for a, b in extra]
@@ -680,14 +687,15 @@ class _Reader:
         if cmd is not None:
             tasks, in_loop, in_subshell, in_condition, _function, statement, after = ctx
             if base:
-                if tasks.atoms:
+                if tasks is not EVERY_TASK and tasks.atoms:  # (most: the shared default)
                     tasks = _moved_tasks(tasks, base)
                 if statement is not None:
                     statement = (statement[0] + base, statement[1] + base)
-            cc = self.of.get(id(cmd))
+            of, key = self.of, id(cmd)
+            cc = of.get(key)
             if cc is None:  # (most commands: made with its fields, in their order, at once)
-                self.of[id(cmd)] = CommandControl(tasks, False, None, in_loop, in_subshell,
-                                                  in_condition, statement, after)
+                of[key] = CommandControl(tasks, False, None, in_loop, in_subshell, in_condition,
+                                         statement, after)
             else:  # (a background or pipeline placed it first)
                 cc.tasks, cc.in_loop, cc.in_subshell = tasks, in_loop, in_subshell
                 cc.in_condition, cc.statement, cc.after = in_condition, statement, after
@@ -1189,7 +1197,7 @@ def control_of(script: Script, text: str) -> Control:
         recording = chunk_events(chunk_text)
         if recording is not None:
             events, tail = recording
-            reader.replay(events, chunk.start)
+            reader.replay(events, chunk.start, chunk.end)
             if tail is not None:
                 last = (tail[0] + chunk.start, tail[1] + chunk.start)
             continue
