@@ -342,9 +342,11 @@ class _Reader:
         #: command node joins (:meth:`by_start` lists them all, built only when needed)
         self.first_at = {cmd.start: cmd for cmd in reversed(walked)}
         #: the starts of commands in nested strings, ascending (bisected: a scan per string
-        #: made a long script quadratic)
-        self.nested_starts = sorted({c.start for cmd in script.commands for inner in cmd.nested
-                                     for c in inner.walk()})
+        #: made a long script quadratic); none when the walk met only the script's own
+        #: commands (most scripts: no command's nested scripts looked at)
+        self.nested_starts = [] if len(walked) == len(script.commands) else \
+            sorted({c.start for cmd in script.commands for inner in cmd.nested
+                    for c in inner.walk()})
         self.of: dict[int, CommandControl] = {}
         self.backgrounds: list[Background] = []
         self.waits: list[Wait] = []
@@ -1192,6 +1194,9 @@ def control_of(script: Script, text: str) -> Control:
         # slurmstepd execs the script, so the kernel passes the shebang's flags to bash
         reader.errexit.append((-1, True))
     last = None
+    #: the last recorded statement's span in its chunk and the chunk's start (moved once, at
+    #: the end: only the script's last statement is kept)
+    recorded_last: tuple[tuple[int, int], int] | None = None
     for chunk in script.chunks:  # each top-level chunk on its own, as the shell model reads it
         chunk_text = text[chunk.start:chunk.end]
         recording = chunk_events(chunk_text)
@@ -1199,11 +1204,16 @@ def control_of(script: Script, text: str) -> Control:
             events, tail = recording
             reader.replay(events, chunk.start, chunk.end)
             if tail is not None:
-                last = (tail[0] + chunk.start, tail[1] + chunk.start)
+                recorded_last, last = (tail, chunk.start), None
             continue
         tree = _Tree(chunk_text, chunk.start, _never, top=True)
         reader.walk(tree, tree.root, _Ctx())
-        last = _last_statement(tree) or last
+        walked_last = _last_statement(tree)
+        if walked_last is not None:
+            recorded_last, last = None, walked_last
+    if recorded_last is not None:
+        (tail_start, tail_end), base = recorded_last
+        last = (tail_start + base, tail_end + base)
     if last is not None and reader.body_last:
         # `exec bash FILE` / `bash FILE` last: the script's status is that of the body's end
         runner = next((c for c in script.commands if c.runs is not None and
