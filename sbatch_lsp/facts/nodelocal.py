@@ -457,7 +457,7 @@ def _shell_commands(job: Job, keep: Callable[[Command], bool] | None = None) -> 
     script order: those the batch shell runs itself unless a task-id guard it fails is around
     them (``job_control(job).tasks(cmd).in_batch_shell()`` tells). Only those ``keep`` keeps
     when it is given (asked first: it is cheaper than the test of a command's ancestors)."""
-    in_step = {id(s.command) for s in job.steps}
+    in_step: set[int] | None = None  # (made for the first command kept: often none is)
     #: id of a script -> whether a step runs it: a command's ancestors are those of its
     #: script (Command.ancestors), so one test per script, not per command
     run_by_step: dict[int, bool] = {}
@@ -465,6 +465,8 @@ def _shell_commands(job: Job, keep: Callable[[Command], bool] | None = None) -> 
     for cmd in job.script.walk():
         if keep is not None and not keep(cmd):
             continue
+        if in_step is None:
+            in_step = {id(s.command) for s in job.steps}
         if not cmd.words and not cmd.assignments or cmd.in_substitution or \
                 cmd.calls is not None or id(cmd) in in_step:
             continue
