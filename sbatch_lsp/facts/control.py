@@ -206,6 +206,28 @@ class CommandControl:
     after: str | None = None
 
 
+_new = object.__new__
+
+
+def _placed(tasks: Tasks, in_loop: bool, in_subshell: bool, in_condition: bool,
+            statement: tuple[int, int] | None, after: str | None) -> CommandControl:
+    """``CommandControl(tasks, False, None, in_loop, in_subshell, in_condition, statement,
+    after)``, made without calling the class: a call runs the dataclass's ``__init__`` from C
+    (a new interpreter frame, some 2,500 instructions), and :meth:`_Reader._apply_command` makes
+    one per command of the script on every lint (tests/test_control.py checks that every field
+    is set, as the class call sets it)."""
+    cc = _new(CommandControl)
+    cc.tasks = tasks
+    cc.background = False
+    cc.pipeline = None
+    cc.in_loop = in_loop
+    cc.in_subshell = in_subshell
+    cc.in_condition = in_condition
+    cc.statement = statement
+    cc.after = after
+    return cc
+
+
 #: what :meth:`Control.at` gives a command the walk did not place (a default built once instead
 #: of one per lookup; readers never change what ``at`` returns)
 _UNKNOWN = CommandControl()
@@ -696,8 +718,7 @@ class _Reader:
             of, key = self.of, id(cmd)
             cc = of.get(key)
             if cc is None:  # (most commands: made with its fields, in their order, at once)
-                of[key] = CommandControl(tasks, False, None, in_loop, in_subshell, in_condition,
-                                         statement, after)
+                of[key] = _placed(tasks, in_loop, in_subshell, in_condition, statement, after)
             else:  # (a background or pipeline placed it first)
                 cc.tasks, cc.in_loop, cc.in_subshell = tasks, in_loop, in_subshell
                 cc.in_condition, cc.statement, cc.after = in_condition, statement, after
