@@ -121,7 +121,10 @@ class _Flow:
             self.carried = {}
             for a in sorted(self.job.script.assignments, key=attrgetter("end")):
                 if a.value is not None:
-                    self.carried[id(a)] = list({e.start: e for e in self.taint(a.value)}.values())
+                    # a value without expansions carries nothing (taint would say [] too;
+                    # most assignments are constants: no call for them)
+                    self.carried[id(a)] = list({e.start: e for e in self.taint(a.value)}
+                                               .values()) if a.value.expansions else []
         return self.carried
 
 
