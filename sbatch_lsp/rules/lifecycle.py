@@ -569,7 +569,11 @@ def _statements_of(job: Job) -> list[tuple[tuple[int, int], list[Command]]]:
         st = cc.statement if cc is not None else None
         if st is None or cmd.function is not None or cmd.in_substitution or cmd.runs:
             continue  # (`exec bash FILE`: the generated body's statements are the script's)
-        found.setdefault(st, []).append(cmd)
+        cmds = found.get(st)
+        if cmds is None:  # (no new empty list per command, as setdefault would make)
+            found[st] = [cmd]
+        else:
+            cmds.append(cmd)
     return sorted(found.items())
 
 
