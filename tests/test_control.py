@@ -341,3 +341,19 @@ def test_plain_tokens_equal_the_two_pass_reading_on_random_and_real_chunks():
     texts += [data.decode("utf-8", "replace") for _name, data in sbatch_corpus.cases()]
     texts += [text for _name, text in real_corpus()]
     assert sum(_same_tokens(chunk) for text in texts for chunk in _chunk_texts(text)) > 100
+
+
+def test_placed_command_control_equals_the_class_call():
+    """_placed() makes what the class call makes, every field set (a field added to
+    CommandControl and not to _placed() leaves a slot unset: this fails)."""
+    import dataclasses
+
+    from sbatch_lsp.facts.control import EVERY_TASK, CommandControl, Tasks, _placed
+
+    for args in [(EVERY_TASK, False, False, False, None, None),
+                 (Tasks((), True), True, True, True, (3, 9), "&&")]:
+        made = _placed(*args)
+        called = CommandControl(args[0], False, None, *args[1:])
+        for f in dataclasses.fields(CommandControl):
+            assert getattr(made, f.name) == getattr(called, f.name), f.name
+        assert made == called

@@ -195,3 +195,52 @@ def test_srun_options_from_an_array_built_with_append():
     # an element that is not literal is still srun's --ntasks, with a value not known here
     assert not unknown.step.hidden and "ntasks" in unknown.step.options
     assert unknown.layout.tasks is None
+
+
+def _events(ex: Exports) -> dict[str, list[tuple[int, str]]]:
+    return {name: [(e.at, e.kind) for e in found] for name, found in ex.events.items()}
+
+
+@pytest.mark.parametrize("text,want", [
+    # a declaration in a function makes a local variable; the same text outside exports it
+    ('f() {\n  declare -x A=1\n}\ndeclare -x A=1\n', {"A": [(36, "export")]}),
+    ('f() {\n  declare -gx A=1\n}\n', {"A": [(20, "export")]}),
+    # names read from the words' values (quoted), assignments from their texts
+    ("unset 'A' \"B\"\nexport -n 'C'\n", {"A": [(6, "unset")], "B": [(10, "unset")],
+                                          "C": [(24, "unexport")]}),
+    ('export A="$x" B C=$(d)\nreadonly E=1 F\n',
+     {"A": [(7, "export")], "B": [(14, "export")], "C": [(16, "export")],
+      "E": [(32, "assign")]}),
+    ("export -f g\nunset -f g\nexport -p\ndeclare -- A=1\n", {"A": [(44, "assign")]}),
+])
+def test_export_events_of_each_builtin(text, want):
+    """The events the builtins make (what the memo of each command's reading keys on: its
+    words' texts and values, and whether a declaration is in a function)."""
+    assert _events(Exports(parse_script(text))) == want
+
+
+def test_export_events_memo_equals_a_fresh_reading():
+    """Each script's events read with the memo of builtin commands warm (from every script
+    before it) and cleared: the same, on the random export scripts, every script the project
+    holds and the real corpus (CORPUS_DIR)."""
+    import random
+
+    import sbatch_corpus
+    from rule_pages import sample_scripts
+    from shell_models import real_corpus
+
+    from sbatch_lsp.facts.exports import _changes
+
+    rnd = random.Random(5)
+    texts = ["".join(rnd.choice(_EXPORT_LINES)[0] + "\n" for _ in range(8)) for _ in range(200)]
+    texts += [p.values[0] for p in sample_scripts()]
+    texts += [data.decode("utf-8", "replace") for _name, data in sbatch_corpus.cases()]
+    texts += [text for _name, text in real_corpus()]
+    read = 0
+    for text in texts:
+        script = parse_script(text)
+        warm = _events(Exports(script))
+        _changes.cache_clear()
+        assert _events(Exports(script)) == warm, text
+        read += bool(warm)
+    assert read > 100

@@ -398,3 +398,20 @@ def test_runs_found_through_a_value_and_through_an_entry_point_alone():
     _, found_runs = runs(text)
     assert sorted((r.kind, r.size("tp") or 0, r.size("layers") or 0) for r in found_runs) == \
         [("bridge", 0, 0), ("megatron-core", 4, 8)]
+
+
+REFERENCE_TEXTS = ['$A', '"$A"', '${A}', '"${A[@]}"', '${A[*]}', '$A_B2', '"$A', '$1', '$A$B',
+                   '${A:-x}', '--x=$A', 'A', '', '$', '"${ARGS[@]}"', '$ARGS']
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(REFERENCE_TEXTS + ["$", "{", "}", '"', "[@]", "A", "_9"]),
+                max_size=5).map("".join))
+def test_the_memoised_reference_is_the_regex_on_every_text(text):
+    """_reference keeps its answers by text (an lru_cache): each answer, asked after others, is
+    what REF itself says of that text (so a memo that mixed texts up would fail here)."""
+    from sbatch_lsp.facts.framework import REF, _reference
+
+    for t in [*REFERENCE_TEXTS, text]:
+        m = REF.match(t)
+        assert _reference(t) == (m.group(1) if m else None), t

@@ -121,9 +121,11 @@ def test_a_command_no_preparation_can_come_from_is_not_read():
     from sbatch_lsp.lint import job_of
 
     job = job_of(HEAD + "echo x\nexport A=/tmp/x\nB=1\ncp a /tmp/b\ntimeout 5 echo x\n"
-                 "/bin/mkdir /tmp/c\npython3.12 -m venv /tmp/e\n", "job.sbatch")
+                 "/bin/mkdir /tmp/c\npython3.12 -m venv /tmp/e\ncp a /lustre/b\n"
+                 "timeout 5 cp a /tmp/f\n", "job.sbatch")
+    # (`timeout 5 echo x` and `cp a /lustre/b` prepare nothing whatever the job: their texts say)
     assert [c.words[0].text for c in job.script.commands if _may_prepare(c)] == \
-        ["cp", "timeout", "/bin/mkdir", "python3.12"]
+        ["cp", "/bin/mkdir", "python3.12", "timeout"]
 
 
 def test_a_path_without_expansions_is_read_once_per_text():
@@ -139,3 +141,78 @@ def test_a_path_without_expansions_is_read_once_per_text():
     assert path_of(job, second.words[2], job.script, second.start) == "/tmp/data"
     assert path_of(job, second.words[3], job.script, second.start) == "/lustre/x"
     assert (_literal_path.cache_info().misses, _literal_path.cache_info().hits) == (1, 1)
+
+
+#: generated commands for the memo's equivalence test: tools, wrappers, options and paths of
+#: every kind :func:`nodelocal._targets` reads (literal, node-local or not, with a `$`, quoted,
+#: inline option values, bundled tar flags)
+_GEN_HEADS = ["cp", "mv", "rsync -a", "tar", "tar xzf a.tgz", "unzip a.zip", "mkdir -p",
+              "virtualenv", "python3 -m venv", "uv venv", "uv sync", "conda create -y",
+              "micromamba env create", "timeout 5 cp", "env A=1 mkdir", "/bin/cp", "echo"]
+_GEN_ARGS = ["-r", "-t", "-C", "-d", "-p", "--prefix", "-n", "/tmp/x", "/lustre/y", "x",
+             "$SLURM_TMPDIR/z", "$D", "${D}/u", "'/dev/shm/w'", '"/tmp/q"', "-xf", "a.tgz",
+             "--target-directory=/tmp/q", "-t/tmp/r", "--", "`echo /tmp`", "$TMPDIR", "/tmp"]
+
+
+def _generated_scripts(count: int) -> list[str]:
+    """Seeded random scripts of :data:`_GEN_HEADS` commands, some in a double-quoted
+    ``bash -c`` string (its words then hold the batch shell's values: ``Word.early``)."""
+    import random
+
+    rng = random.Random(11)
+    out = []
+    for _ in range(count):
+        lines = ["D=$SLURM_TMPDIR/d", "export UV_PROJECT_ENVIRONMENT=/tmp/v"]
+        for _ in range(4):
+            cmd = " ".join([rng.choice(_GEN_HEADS)] +
+                           [rng.choice(_GEN_ARGS) for _ in range(rng.randint(0, 4))])
+            lines.append(f'bash -c "{cmd}"' if rng.random() < 0.2 else cmd)
+        lines.append("srun python t.py --data $SLURM_TMPDIR/z/x --out /tmp/q/r")
+        out.append(HEAD + "\n".join(lines) + "\n")
+    return out
+
+
+def _memo_equals_reading(text: str) -> int:
+    """Check :func:`nodelocal._prepares_nothing` against :func:`nodelocal.preparations` on
+    every command of ``text``'s job (its verdict says nothing is prepared only where the
+    reading finds nothing), and :func:`nodelocal._uses` with and without it; the number of
+    commands the memo left out."""
+    from unittest import mock
+
+    from sbatch_lsp.facts import nodelocal
+    from sbatch_lsp.lint import job_of
+
+    job = job_of(text, "job.sbatch")
+    skipped = 0
+    for cmd in job.script.walk():
+        words = cmd.words
+        if words and not nodelocal._may_prepare(cmd) and nodelocal._tool(words[0]):
+            skipped += 1
+        if not nodelocal._may_prepare(cmd) and words:
+            assert nodelocal.preparations(job, cmd) == [], (text, cmd.start)
+    with mock.patch.object(nodelocal, "_prepares_nothing", lambda *_: False):
+        unmemoised = repr(nodelocal._uses(job))
+    assert repr(nodelocal._uses(job)) == unmemoised, text
+    return skipped
+
+
+def test_prepares_nothing_memo_equals_the_reading():
+    """The memo of commands that prepare nothing (keyed by their words' texts and values,
+    never for words that hold a batch-shell value) against the unmemoised reading, on
+    generated commands, every script the project holds and the real corpus (CORPUS_DIR)."""
+    import sbatch_corpus
+    from rule_pages import sample_scripts
+    from shell_models import real_corpus
+
+    from sbatch_lsp.facts.nodelocal import _prepares_nothing
+
+    _prepares_nothing.cache_clear()
+    texts = _generated_scripts(400)
+    texts += [p.values[0] for p in sample_scripts()]
+    texts += [data.decode("utf-8", "replace") for _name, data in sbatch_corpus.cases()]
+    texts += [text for _name, text in real_corpus()]
+    assert sum(_memo_equals_reading(t) for t in texts) > 100
+    # a batch-shell value in a word: `_SLURM_TMPDIR_/env` is no literal path
+    spliced = 'D=$SLURM_TMPDIR/env\nbash -c "virtualenv $D"\nsrun $D/bin/python t.py\n'
+    _memo_equals_reading(HEAD + spliced)
+    assert sb401(spliced) == [(6, "error")]

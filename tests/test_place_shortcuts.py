@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from sbatch_lsp.shell import chunker, generated, parse
 from sbatch_lsp.shell.model import Word
 from sbatch_lsp.shell.words import TextMap
+from test_incremental import deep_key
 
 
 def test_every_shell_name_ends_with_the_quick_tests_letter():
@@ -73,3 +74,31 @@ def test_shell_string_index_is_the_reference_on_random_words(values):
     asking every word but the last gives."""
     words = [Word(v or "$X", k, k + 1, v) for k, v in enumerate(values)]
     assert parse.shell_string_index(words) == _reference_shell_string_index(words), values
+
+
+_COMMAND_WORDS = st.lists(st.sampled_from([
+    "srun", "bash", "sh", "/bin/bash", "-c", "-lc", "-x", "eval", "env", "time", "$CMD",
+    "${CMD}", '"$CMD"', "$ONE", "'echo a b'", '"srun python x.py"', "echo", "x", "--", "$"]),
+    min_size=1, max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_COMMAND_WORDS)
+def test_a_command_with_inert_words_nests_nothing(words):
+    """attach_nested passes over a placed command whose words a fragment found inert
+    (parse.inert_words, ``Command.inert``): read in place (no fragment, no shortcut), such a
+    command has no nested script, whatever the values its words could read; and the model
+    placed from fragments is the one read in place."""
+    text = 'CMD="srun python a.py"\nONE=x\n' + " ".join(words) + "\n"
+    script = parse.parse_script(text)  # (fragments off: every command read in place)
+    for cmd in script.commands:
+        assert cmd.inert is None
+        if parse.inert_words(cmd.words):
+            assert not cmd.nested, text
+    before = parse.use_fragments(True)
+    try:
+        placed = parse.parse_script(text)
+    finally:
+        parse.use_fragments(before)
+    assert deep_key(placed) == deep_key(script)
+    assert all(c.inert is c.words for c in placed.commands if parse.inert_words(c.words))

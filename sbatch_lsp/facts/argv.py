@@ -106,11 +106,13 @@ def walk(words: list[Word], start: int, lookup: Lookup, style: Style,
     i = start
     while i < len(words):
         w = words[i]
-        if w.bare_expansion and i + 1 < len(words) and may_hold_options(w):
-            out.hidden.append(w)
-            i += 1
-            continue
-        v = literal_start(w)
+        v = w.value
+        if v is None:  # (bare_expansion's regex only for a word with expansions)
+            if w.bare_expansion and i + 1 < len(words) and may_hold_options(w):
+                out.hidden.append(w)
+                i += 1
+                continue
+            v = literal_start(w)
         if assignments and ASSIGNMENT.match(v):
             i += 1
             continue

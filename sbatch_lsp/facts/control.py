@@ -206,6 +206,28 @@ class CommandControl:
     after: str | None = None
 
 
+_new = object.__new__
+
+
+def _placed(tasks: Tasks, in_loop: bool, in_subshell: bool, in_condition: bool,
+            statement: tuple[int, int] | None, after: str | None) -> CommandControl:
+    """``CommandControl(tasks, False, None, in_loop, in_subshell, in_condition, statement,
+    after)``, made without calling the class: a call runs the dataclass's ``__init__`` from C
+    (a new interpreter frame, some 2,500 instructions), and :meth:`_Reader._apply_command` makes
+    one per command of the script on every lint (tests/test_control.py checks that every field
+    is set, as the class call sets it)."""
+    cc = _new(CommandControl)
+    cc.tasks = tasks
+    cc.background = False
+    cc.pipeline = None
+    cc.in_loop = in_loop
+    cc.in_subshell = in_subshell
+    cc.in_condition = in_condition
+    cc.statement = statement
+    cc.after = after
+    return cc
+
+
 #: what :meth:`Control.at` gives a command the walk did not place (a default built once instead
 #: of one per lookup; readers never change what ``at`` returns)
 _UNKNOWN = CommandControl()
@@ -342,9 +364,11 @@ class _Reader:
         #: command node joins (:meth:`by_start` lists them all, built only when needed)
         self.first_at = {cmd.start: cmd for cmd in reversed(walked)}
         #: the starts of commands in nested strings, ascending (bisected: a scan per string
-        #: made a long script quadratic)
-        self.nested_starts = sorted({c.start for cmd in script.commands for inner in cmd.nested
-                                     for c in inner.walk()})
+        #: made a long script quadratic); none when the walk met only the script's own
+        #: commands (most scripts: no command's nested scripts looked at)
+        self.nested_starts = [] if len(walked) == len(script.commands) else \
+            sorted({c.start for cmd in script.commands for inner in cmd.nested
+                    for c in inner.walk()})
         self.of: dict[int, CommandControl] = {}
         self.backgrounds: list[Background] = []
         self.waits: list[Wait] = []
@@ -390,16 +414,23 @@ class _Reader:
         else:
             self.functions[extra] = (s, e)
 
-    def replay(self, events: tuple, base: int) -> None:
-        """Apply a chunk's recording (:func:`chunk_events`) at offset ``base`` of the script:
-        what :meth:`emit` does with each event there. Commands and strings (nearly every event)
-        take their context as recorded, with ``base``: their context is moved only where it is
-        kept (a moved context per event was a third of the cost of an edit's replays)."""
+    def replay(self, events: tuple, base: int, end: int) -> None:
+        """Apply a chunk's recording (:func:`chunk_events`) at offset ``base`` of the script
+        (the chunk ending at ``end``): what :meth:`emit` does with each event there. Commands
+        and strings (nearly every event) take their context as recorded, with ``base``: their
+        context is moved only where it is kept (a moved context per event was a third of the
+        cost of an edit's replays). A chunk in which no command of a nested script starts has
+        no string to read (:meth:`_nested_string` would find none in any of them): its strings
+        are passed over (most chunks: one bisection instead of one per string)."""
+        starts = self.nested_starts
+        k = bisect_left(starts, base)
+        strings = k < len(starts) and starts[k] < end
         for kind, s, e, ctx, extra in events:
             if kind == _CMD:
                 self._apply_command(s + base, e + base, ctx, extra, base)
             elif kind == _STRING:
-                self._nested_string(s + base, e + base, extra, ctx, base)
+                if strings:
+                    self._nested_string(s + base, e + base, extra, ctx, base)
             else:
                 if kind == _PIPELINE:
                     extra = [(a + base, b + base) for a, b in extra]
@@ -680,14 +711,14 @@ class _Reader:
         if cmd is not None:
             tasks, in_loop, in_subshell, in_condition, _function, statement, after = ctx
             if base:
-                if tasks.atoms:
+                if tasks is not EVERY_TASK and tasks.atoms:  # (most: the shared default)
                     tasks = _moved_tasks(tasks, base)
                 if statement is not None:
                     statement = (statement[0] + base, statement[1] + base)
-            cc = self.of.get(id(cmd))
+            of, key = self.of, id(cmd)
+            cc = of.get(key)
             if cc is None:  # (most commands: made with its fields, in their order, at once)
-                self.of[id(cmd)] = CommandControl(tasks, False, None, in_loop, in_subshell,
-                                                  in_condition, statement, after)
+                of[key] = _placed(tasks, in_loop, in_subshell, in_condition, statement, after)
             else:  # (a background or pipeline placed it first)
                 cc.tasks, cc.in_loop, cc.in_subshell = tasks, in_loop, in_subshell
                 cc.in_condition, cc.statement, cc.after = in_condition, statement, after
@@ -1184,18 +1215,26 @@ def control_of(script: Script, text: str) -> Control:
         # slurmstepd execs the script, so the kernel passes the shebang's flags to bash
         reader.errexit.append((-1, True))
     last = None
+    #: the last recorded statement's span in its chunk and the chunk's start (moved once, at
+    #: the end: only the script's last statement is kept)
+    recorded_last: tuple[tuple[int, int], int] | None = None
     for chunk in script.chunks:  # each top-level chunk on its own, as the shell model reads it
         chunk_text = text[chunk.start:chunk.end]
         recording = chunk_events(chunk_text)
         if recording is not None:
             events, tail = recording
-            reader.replay(events, chunk.start)
+            reader.replay(events, chunk.start, chunk.end)
             if tail is not None:
-                last = (tail[0] + chunk.start, tail[1] + chunk.start)
+                recorded_last, last = (tail, chunk.start), None
             continue
         tree = _Tree(chunk_text, chunk.start, _never, top=True)
         reader.walk(tree, tree.root, _Ctx())
-        last = _last_statement(tree) or last
+        walked_last = _last_statement(tree)
+        if walked_last is not None:
+            recorded_last, last = None, walked_last
+    if recorded_last is not None:
+        (tail_start, tail_end), base = recorded_last
+        last = (tail_start + base, tail_end + base)
     if last is not None and reader.body_last:
         # `exec bash FILE` / `bash FILE` last: the script's status is that of the body's end
         runner = next((c for c in script.commands if c.runs is not None and

@@ -18,9 +18,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import attrgetter
 
-from ..shell.model import Assignment, Command, Script, Word, allexport_toggles
+from ..shell.model import Assignment, Command, Script, allexport_toggles
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
@@ -51,9 +52,10 @@ class Exports:
         for cmd in script.commands:
             if cmd.in_substitution:
                 continue
-            if not cmd.words:
+            words = cmd.words
+            if not words:
                 assigning.append(cmd)
-            elif cmd.words[0].value in BUILTINS:
+            elif words[0].value in BUILTINS:
                 self._command(cmd)
         self.allexport.sort()
         self._toggles = [at for at, _ in self.allexport]
@@ -80,38 +82,15 @@ class Exports:
                     self._add(Event(a.name, a.start, ASSIGNED))
 
     def _command(self, cmd: Command) -> None:
-        name = cmd.words[0].value
-        args = cmd.words[1:]
-        if name == "set":
-            self._set(cmd, args)
-        elif name == "unset":
-            flags, names = _split_flags(args)
-            if "f" not in flags:
-                for w in names:
-                    if w.value and NAME.fullmatch(w.value):
-                        self._add(Event(w.value, w.start, UNSET))
-        elif name in ("export", "declare", "typeset", "readonly"):
-            flags, names = _split_flags(args)
-            if "f" in flags or "F" in flags or (name == "export" and "p" in flags and not names):
-                return
-            if name == "export":
-                kind = UNEXPORT if "n" in flags else EXPORT
-            elif "+x" in flags:
-                kind = UNEXPORT
-            else:
-                kind = EXPORT if "x" in flags else ASSIGNED
-            if name in ("declare", "typeset") and cmd.function and "g" not in flags:
-                return  # declare in a function makes a local variable
-            for w in names:
-                m = ASSIGN.match(w.text)
-                var = m.group(1) if m else (w.value if w.value and NAME.fullmatch(w.value)
-                                             else None)
-                if var is None or (kind == ASSIGNED and m is None):
-                    continue
-                self._add(Event(var, w.start, kind))
-
-    def _set(self, cmd: Command, args: list[Word]) -> None:
-        self.allexport.extend(allexport_toggles(args))
+        """The export events (or ``set -a`` toggles) of one of the :data:`BUILTINS`."""
+        words = cmd.words
+        if words[0].value == "set":
+            self.allexport.extend(allexport_toggles(words[1:]))
+            return
+        local = words[0].value in ("declare", "typeset") and bool(cmd.function)
+        for var, k, kind in _changes(tuple([w.text for w in words]),
+                                     tuple([w.value for w in words]), local):
+            self._add(Event(var, words[k].start, kind))
 
     def allexport_at(self, at: int) -> bool:
         """Whether ``set -a`` is in force at offset ``at``."""
@@ -150,18 +129,65 @@ class Exports:
         return found
 
 
-def _split_flags(args: list[Word]) -> tuple[set[str], list[Word]]:
-    """A builtin's option letters (``-x`` as ``x``, ``+x`` as ``+x``) and its other words."""
+#: builtin commands' words (texts, values, whether a declaration is local) whose
+#: :func:`_changes` the memo keeps (least recently used go first): the ``export`` lines of some
+#: 50 open documents; a few hundred bytes each
+CHANGES_CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=CHANGES_CACHE_SIZE)
+def _changes(texts: tuple[str, ...], values: tuple[str | None, ...],
+             local: bool) -> tuple[tuple[str, int, str], ...]:
+    """The export attribute changes of an ``unset``, ``export``, ``declare``, ``typeset`` or
+    ``readonly`` command whose words have these ``texts`` and literal ``values`` (``local``: a
+    ``declare``/``typeset`` in a function, which makes local variables): (variable, index of
+    the word that names it, :data:`EXPORT`/:data:`UNEXPORT`/:data:`UNSET`/:data:`ASSIGNED`), in
+    word order. A function of its arguments alone, memoised: an edit's lint reads again only
+    the commands whose text it changed (the language server lints every version)."""
+    name = values[0]
+    flags, names = _split_flags(values, 1)
+    out: list[tuple[str, int, str]] = []
+    if name == "unset":
+        if "f" not in flags:
+            for k in names:
+                v = values[k]
+                if v and NAME.fullmatch(v):
+                    out.append((v, k, UNSET))
+        return tuple(out)
+    if "f" in flags or "F" in flags or (name == "export" and "p" in flags and not names):
+        return ()
+    if name == "export":
+        kind = UNEXPORT if "n" in flags else EXPORT
+    elif "+x" in flags:
+        kind = UNEXPORT
+    else:
+        kind = EXPORT if "x" in flags else ASSIGNED
+    if local and "g" not in flags:
+        return ()  # declare in a function makes a local variable
+    for k in names:
+        m = ASSIGN.match(texts[k])
+        v = values[k]
+        var = m.group(1) if m else (v if v and NAME.fullmatch(v) else None)
+        if var is None or (kind == ASSIGNED and m is None):
+            continue
+        out.append((var, k, kind))
+    return tuple(out)
+
+
+def _split_flags(values: tuple[str | None, ...], start: int) -> tuple[set[str], list[int]]:
+    """A builtin's option letters among the words from index ``start`` on (``-x`` as ``x``,
+    ``+x`` as ``+x``), read from their literal ``values``, and the indexes of its other
+    words."""
     flags: set[str] = set()
-    rest: list[Word] = []
-    for w in args:
-        v = w.value or ""
+    rest: list[int] = []
+    for k in range(start, len(values)):
+        v = values[k] or ""
         if not rest and len(v) > 1 and v[0] in "-+" and v != "--" and v[1:].isalpha():
             flags |= {c if v[0] == "-" else "+" + c for c in v[1:]}
         elif not rest and v == "--":
             continue
         else:
-            rest.append(w)
+            rest.append(k)
     return flags, rest
 
 

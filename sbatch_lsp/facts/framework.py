@@ -545,6 +545,7 @@ def _names_entry(text: str) -> bool:
     return ENTRY_TEXT_FOLDED.search(text) is not None
 
 
+@lru_cache(maxsize=TEXTS_KEPT)
 def _reference(text: str) -> str | None:
     """The name a bare ``$NAME``/``"${NAME[@]}"`` word refers to (:data:`REF`), else None."""
     m = REF.match(text)

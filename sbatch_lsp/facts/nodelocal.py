@@ -291,14 +291,53 @@ def _tool(word: Word) -> bool:
 
 
 def _may_prepare(cmd: Command) -> bool:
-    """Whether :func:`preparations` may find something in ``cmd``: False only for a command
-    whose first word names neither a wrapper (:func:`wrappers.wrapped`) nor one of
-    :func:`_tool`'s (most commands: found without unwrapping)."""
+    """Whether :func:`preparations` may find something in ``cmd``: False for a command whose
+    first word names neither a wrapper (:func:`wrappers.wrapped`) nor one of :func:`_tool`'s
+    (most commands: found without unwrapping), and for one whose words' texts and values say
+    it prepares nothing in any job (:func:`_prepares_nothing`; a word holding a batch-shell
+    value, ``Word.early``, is not read that way)."""
     words = cmd.words
     if not words:
         return False
     name = base(words[0])
-    return name in TOOL_OR_WRAPPER or name.startswith("python")
+    if not (name in TOOL_OR_WRAPPER or name.startswith("python")):
+        return False
+    for w in words:
+        if w.early:
+            return True
+    return not _prepares_nothing(tuple([w.text for w in words]),
+                                 tuple([w.value for w in words]))
+
+
+#: commands' words (texts, values) whose :func:`_prepares_nothing` the memo keeps (least
+#: recently used go first): the tool commands of some 50 open documents; a few hundred bytes
+#: each
+PREPARES_NOTHING_CACHE_SIZE = 2048
+
+
+@lru_cache(maxsize=PREPARES_NOTHING_CACHE_SIZE)
+def _prepares_nothing(texts: tuple[str, ...], values: tuple[str | None, ...]) -> bool:
+    """Whether :func:`preparations` gives nothing, in any job, for a command whose words have
+    these ``texts`` and literal ``values`` and hold no batch-shell value (``Word.early``):
+    True when every destination it names is a literal path (no ``$``: :func:`path_of` reads no
+    variable in it) off node-local storage, which no job changes. False when it may give
+    something (``uv sync`` reads a variable's assignment; a destination holds a ``$`` or is
+    node-local). The reading of the words (wrappers, options, destinations) looks at their
+    texts and values alone, so the answer is a function of the two: memoised, so the language
+    server's lint of an edit does not read every ``cp`` of the script again."""
+    words = [Word(t, 0, len(t), v) for t, v in zip(texts, values, strict=True)]
+    argv = unwrap(words)
+    if not argv or not _tool(argv[0]):
+        return True
+    if _syncs_uv(argv):
+        return False
+    for _made, _name, word, _extra in _word_targets(argv):
+        if "$" in word.text:
+            return False
+        path = _literal_path(word.text, word.value)
+        if path is not None and node_local_root(path) is not None:
+            return False
+    return True
 
 
 #: the first words of a command that :func:`_may_prepare` lets through (besides ``python…``),
@@ -309,6 +348,25 @@ TOOL_OR_WRAPPER = TOOLS | WRAPPER_NAMES
 def _targets(job: Job, cmd: Command,
              argv: list[Word]) -> list[tuple[Made, str, Word, Word | None]]:
     """(what, tool, the destination word, the source word when one item is copied into it)."""
+    if _syncs_uv(argv):
+        a = job.script.value_at("UV_PROJECT_ENVIRONMENT", cmd.start)
+        for p in cmd.assignments:
+            if p.name == "UV_PROJECT_ENVIRONMENT":
+                a = p
+        if a is None or a.value is None:
+            return []
+        return [(Made.ENVIRONMENT, "uv sync", a.value, None)]
+    return _word_targets(argv)
+
+
+def _syncs_uv(argv: list[Word]) -> bool:
+    """``uv sync``: its environment is where ``UV_PROJECT_ENVIRONMENT`` says (an assignment,
+    not a word of the command)."""
+    return base(argv[0]) == "uv" and len(argv) > 1 and argv[1].value == "sync"
+
+
+def _word_targets(argv: list[Word]) -> list[tuple[Made, str, Word, Word | None]]:
+    """:func:`_targets` of a command other than ``uv sync``: read from its words alone."""
     name = base(argv[0])
     args = [w.value for w in argv[1:4]]
     if name == "virtualenv" or (PYTHON.match(name) and args[:1] == ["-m"] and
@@ -319,14 +377,6 @@ def _targets(job: Job, cmd: Command,
     if name == "uv" and args[:1] == ["venv"]:
         _, ops = _operands(argv, 2, TAKES["uv venv"])
         return [(Made.ENVIRONMENT, "uv venv", ops[-1], None)] if ops else []
-    if name == "uv" and args[:1] == ["sync"]:
-        a = job.script.value_at("UV_PROJECT_ENVIRONMENT", cmd.start)
-        for p in cmd.assignments:
-            if p.name == "UV_PROJECT_ENVIRONMENT":
-                a = p
-        if a is None or a.value is None:
-            return []
-        return [(Made.ENVIRONMENT, "uv sync", a.value, None)]
     if name in CONDA and (args[:1] == ["create"] or args[:2] == ["env", "create"]):
         values, _ = _operands(argv, 2 if args[0] == "create" else 3, TAKES["conda"])
         prefix = values.get("p") or values.get("prefix")
@@ -407,7 +457,7 @@ def _shell_commands(job: Job, keep: Callable[[Command], bool] | None = None) -> 
     script order: those the batch shell runs itself unless a task-id guard it fails is around
     them (``job_control(job).tasks(cmd).in_batch_shell()`` tells). Only those ``keep`` keeps
     when it is given (asked first: it is cheaper than the test of a command's ancestors)."""
-    in_step = {id(s.command) for s in job.steps}
+    in_step: set[int] | None = None  # (made for the first command kept: often none is)
     #: id of a script -> whether a step runs it: a command's ancestors are those of its
     #: script (Command.ancestors), so one test per script, not per command
     run_by_step: dict[int, bool] = {}
@@ -415,6 +465,8 @@ def _shell_commands(job: Job, keep: Callable[[Command], bool] | None = None) -> 
     for cmd in job.script.walk():
         if keep is not None and not keep(cmd):
             continue
+        if in_step is None:
+            in_step = {id(s.command) for s in job.steps}
         if not cmd.words and not cmd.assignments or cmd.in_substitution or \
                 cmd.calls is not None or id(cmd) in in_step:
             continue

@@ -125,6 +125,8 @@ class Agent:
 
 #: the command names :func:`node_agent` answers for
 AGENT_NAMES = frozenset({"ray", "dask", "dask-worker"})
+#: the first words :func:`_agent_of` reads further (one set: one lookup per command)
+AGENT_OR_WRAPPER = AGENT_NAMES | WRAPPER_NAMES
 
 
 def node_agent(argv: list[Word]) -> str | None:
@@ -183,6 +185,6 @@ def _agent_of(words: list[Word]) -> str | None:
     """``node_agent(unwrap(words))``, with one test for what can be no agent (most commands:
     neither a wrapper nor an agent's name first)."""
     name = base(words[0]) if words else ""
-    if name not in AGENT_NAMES and name not in WRAPPER_NAMES:
+    if name not in AGENT_OR_WRAPPER:
         return None
     return node_agent(unwrap(words))

@@ -121,7 +121,10 @@ class _Flow:
             self.carried = {}
             for a in sorted(self.job.script.assignments, key=attrgetter("end")):
                 if a.value is not None:
-                    self.carried[id(a)] = list({e.start: e for e in self.taint(a.value)}.values())
+                    # a value without expansions carries nothing (taint would say [] too;
+                    # most assignments are constants: no call for them)
+                    self.carried[id(a)] = list({e.start: e for e in self.taint(a.value)}
+                                               .values()) if a.value.expansions else []
         return self.carried
 
 
@@ -183,7 +186,11 @@ def early_expanded_task_variable(job):
     reread = {x.start for s in job.steps for sc in s.task_scripts if sc.kind != "split"
               for c in sc.walk() for w in c.all_words() for x in w.early}
     launch_of = {id(s.command): s.launch for s in job.launches}
-    step_of = {id(c): s for s in job.steps for c in [s.command, *s.task_commands]}
+    step_of = {}
+    for s in job.steps:  # (a loop, not a comprehension: no list of each step's commands)
+        step_of[id(s.command)] = s
+        for c in s.task_commands:
+            step_of[id(c)] = s
     single = {id(f.step) for f in facts_of(job).steps if f.layout.tasks == 1}
     # 1. words of srun steps and of task scripts that carry batch-shell values
     for cmd in job.script.walk():

@@ -273,35 +273,39 @@ def _flag_values(cmd: Command, flags: frozenset[str]) -> Iterator[tuple[str, Wor
 
 # -- SB217 ------------------------------------------------------------------------------------
 
-def _binding(job, sf: StepFacts) -> tuple[str, int, int] | None:
+#: the job's options that :func:`_binding` reads (looked up once per job, not once per step)
+BINDING_OPTIONS = ("gpu-bind", "gpus-per-task", "ntasks-per-gpu")
+
+
+def _binding(job_uses: dict[str, OptionUse | None],
+             sf: StepFacts) -> tuple[str, int, int] | None:
     """(what binds, its span) when each task of the step sees exactly one GPU: an explicit
     ``--gpu-bind`` of ``per_task:1``, ``single:N`` or ``map_gpu:…`` (the step's, else the
     job's), else ``--gpus-per-task=1`` or ``--ntasks-per-gpu`` (which imply per_task/single);
-    None when the binding is off (``none``), gives several GPUs or is unknown."""
+    None when the binding is off (``none``), gives several GPUs or is unknown. ``job_uses``
+    maps each of :data:`BINDING_OPTIONS` to the job's directive use of it (or None)."""
     step = sf.step
-    bind_word = step.options.get("gpu-bind")
-    bind_use = job.directives.get("gpu-bind")
-    text = bind_word.value if bind_word is not None else \
-        (bind_use.value if bind_use is not None else None)
-    if bind_word is not None or bind_use is not None:
+    bind: Word | OptionUse | None = step.options.get("gpu-bind")  # (the step's wins)
+    if bind is None:
+        bind = job_uses["gpu-bind"]
+    if bind is not None:
+        text = bind.value
         if text is None:
             return None
         kind = text.strip().lower()
         kind = kind.removeprefix("verbose,")
-        span = (bind_word.start, bind_word.end) if bind_word is not None else \
-            (bind_use.start, bind_use.end)
         if kind in ("per_task:1",) or kind.startswith(("single:", "map_gpu:")):
-            return f"--gpu-bind={text}", span[0], span[1]
+            return f"--gpu-bind={text}", bind.start, bind.end
         return None
     if sf.gpus_per_task == 1:
         w = step.options.get("gpus-per-task")
-        use = job.directives.get("gpus-per-task")
+        use = job_uses["gpus-per-task"]
         if w is not None:
             return f"--gpus-per-task={w.value}", w.start, w.end
         if use is not None and "gpus-per-task" not in step.options and \
                 not any(k in step.options for k in ("gpus", "gpus-per-node", "gres")):
             return f"#SBATCH --gpus-per-task={use.value}", use.start, use.end
-    for source in (step.options.get("ntasks-per-gpu"), job.directives.get("ntasks-per-gpu")):
+    for source in (step.options.get("ntasks-per-gpu"), job_uses["ntasks-per-gpu"]):
         if source is not None:
             return "--ntasks-per-gpu (implies --gpu-bind=single)", source.start, source.end
     return None
@@ -342,6 +346,7 @@ def gpu_bind_device_ordinal(job) -> Iterator[Diagnostic]:
     ordinal"). Info when the tasks only export the local rank and the device choice is in
     code the script does not show."""
     ev = facts_of(job).evaluator
+    job_uses = {name: job.directives.get(name) for name in BINDING_OPTIONS}
     for sf in facts_of(job).steps:
         if sf.launcher in TORCHRUN_LIKE or sf.launcher == "mpirun":
             continue
@@ -350,7 +355,7 @@ def gpu_bind_device_ordinal(job) -> Iterator[Diagnostic]:
         maybe = per_node is None and (sf.layout.tasks or 0) > 1
         if not maybe and (per_node is None or per_node <= 1):
             continue
-        bind = _binding(job, sf)
+        bind = _binding(job_uses, sf)
         if bind is None:
             continue
         what, b_start, b_end = bind

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -58,10 +59,11 @@ class _Links(NamedTuple):
 class _Placed(NamedTuple):
     """What a placement at one offset and line made that nothing changes once built, by
     position: for each of the fragment's commands, the command and its (words,
-    here-documents, redirections) lists as placed; each assignment's value word, each
+    here-documents, redirections) lists as placed and its ``Command.inert`` (the words list
+    again when the fragment found it inert, else None); each assignment's value word, each
     here-document, and the script's :class:`Chunk`."""
 
-    lists: list[tuple[Command, list[Word], list[Heredoc], list[Redirect]]]
+    lists: list[tuple[Command, list[Word], list[Heredoc], list[Redirect], list[Word] | None]]
     values: list[Word | None]
     docs: list[Heredoc]
     chunk: Chunk
@@ -78,8 +80,9 @@ class Fragment:
     (``Chunk.conditional``) and its number of lines less one (``Chunk.end_line`` -
     ``Chunk.start_line``) and characters (``length``). ``words`` holds the commands' words
     in one list, command after command, and ``parts`` for each command the command, its
-    here-documents' positions (as in :attr:`_Links.docs`) and where its words end in
-    ``words`` (a move copies the words in one pass, then cuts them per command). Its own
+    here-documents' positions (as in :attr:`_Links.docs`), where its words end in
+    ``words`` (a move copies the words in one pass, then cuts them per command) and whether
+    its words are inert (``Command.inert``: the placed command is marked so). Its own
     objects are never mutated; ``last`` holds ``(base, line, placed)``: the offset and first
     line of the last placement and what it made that nothing changes once built
     (:class:`_Placed`)."""
@@ -96,15 +99,16 @@ class Fragment:
     lines: int
     length: int
     words: tuple[Word, ...]
-    parts: tuple[tuple[Command, tuple[int, ...], int], ...]
+    parts: tuple[tuple[Command, tuple[int, ...], int, bool], ...]
     last: list[tuple[int, int, _Placed | None]] = field(
         default_factory=lambda: [(-1, -1, None)], compare=False, repr=False)
 
     @classmethod
-    def of(cls, script: Script, chunk: Chunk) -> "Fragment":
+    def of(cls, script: Script, chunk: Chunk, inert: Callable[[list[Word]], bool]) -> "Fragment":
         """The fragment of ``script``, a script built from one chunk's text alone (offsets
-        relative to it), whose reading is recorded in ``chunk``. Detaches its commands from
-        ``script`` (the fragment keeps no script alive)."""
+        relative to it), whose reading is recorded in ``chunk``; ``inert`` tells whether a
+        command's words are inert (``Command.inert``). Detaches its commands from ``script``
+        (the fragment keeps no script alive)."""
         commands = script.commands[:]
         sort_commands(commands)
         assignments = _distinct([a for c in commands for a in c.assignments] +
@@ -122,7 +126,8 @@ class Fragment:
         for cmd in commands:
             cmd.script = None
         cuts = itertools.accumulate(len(c.words) for c in commands)
-        parts = tuple(zip(commands, links.docs, cuts, strict=True))
+        parts = tuple(zip(commands, links.docs, cuts, [inert(c.words) for c in commands],
+                          strict=True))
         return cls(tuple(commands), tuple(assignments), tuple(heredocs), links,
                    tuple(script.functions.items()), tuple(script.data_spans), chunk.parser,
                    chunk.error, chunk.conditional, chunk.end_line - chunk.start_line,
@@ -141,10 +146,11 @@ class Fragment:
         script.chunks.append(placed.chunk)
         commands = script.commands
         first = len(commands)
-        for c, words, docs, redirects in placed.lists:  # (no zip: a call a chunk)
+        for c, words, docs, redirects, inert in placed.lists:  # (no zip: a call a chunk)
             # (a copy of the fields: a Command's ``__init__`` sets a dozen)
             fields = c.__dict__.copy()
             fields["words"], fields["heredocs"], fields["redirects"] = words, docs, redirects
+            fields["inert"] = inert
             fields["start"] += base
             fields["end"] += base
             fields["nested"], fields["assignments"] = [], []
@@ -165,12 +171,12 @@ class Fragment:
                 base: int) -> None:
         """Give ``script`` and ``commands`` (this placement's copies of :attr:`commands`)
         copies of :attr:`assignments` moved by ``base``, holding ``values`` (their value words
-        as placed). (Apart from :meth:`place`: a comprehension that reads a function's local
-        variable makes it a cell, dearer for every placement, most of which place no
-        assignment.)"""
+        as placed). (Apart from :meth:`place`, and a loop, not a comprehension: one that reads
+        a function's local variable makes it a cell, dearer for every call.)"""
         links = self.links
-        owned = [_assignment(a, value, base, commands[k] if k >= 0 else None)
-                 for a, value, k in zip(self.assignments, values, links.owner)]  # noqa: B905
+        owned = []
+        for a, value, k in zip(self.assignments, values, links.owner):  # noqa: B905
+            owned.append(_assignment(a, value, base, commands[k] if k >= 0 else None))
         for new, mine in zip(commands, links.prefix):  # noqa: B905
             if mine:
                 new.assignments = _picked(owned, mine)
@@ -184,13 +190,14 @@ class Fragment:
         no here-document or redirection.)"""
         docs = [Heredoc(h.start + base, h.end + base, h.quoted, h.text) for h in self.heredocs] \
             if self.heredocs else []
-        words = [_word(w, base) for w in self.words]
+        words = _words(self.words, base)
         lists = []
         cut = 0
-        for c, mine, end in self.parts:
-            lists.append((c, words[cut:end] if cut or end < len(words) else words,
-                          _picked(docs, mine) if mine else [],
-                          [_redirect(r, base) for r in c.redirects] if c.redirects else []))
+        for c, mine, end, inert in self.parts:
+            own = words[cut:end] if cut or end < len(words) else words
+            lists.append((c, own, _picked(docs, mine) if mine else [],
+                          [_redirect(r, base) for r in c.redirects] if c.redirects else [],
+                          own if inert else None))
             cut = end
         values = [_word(a.value, base) if a.value is not None else None
                   for a in self.assignments] if self.assignments else []
@@ -216,22 +223,32 @@ def _distinct(objects: list) -> list:
 
 
 def _word(w: Word, base: int) -> Word:
-    """A copy of ``w`` and of its expansions moved by ``base``. An Expansion is made from a
-    copy of its fields with the offsets changed (cheaper than its ``__init__``). The Word is
-    made without its ``__init__`` call (its fields set in the same order), which cost as much
-    as the copy itself."""
-    expansions = []
-    for x in w.expansions:
-        moved = x.__dict__.copy()
-        moved["start"] += base
-        moved["end"] += base
-        e = _new(Expansion)
-        _set(e, "__dict__", moved)
-        expansions.append(e)
-    new = _new(Word)
-    new.text, new.start, new.end, new.value = w.text, w.start + base, w.end + base, w.value
-    new.expansions, new.early = expansions, w.early[:] if w.early else []
-    return new
+    """A copy of ``w`` and of its expansions moved by ``base`` (:func:`_words`)."""
+    return _words((w,), base)[0]
+
+
+def _words(words: list[Word] | tuple[Word, ...], base: int) -> list[Word]:
+    """Copies of ``words`` and of their expansions moved by ``base``, in order (one loop for
+    a chunk's words, not a call per word: every word after an edit is copied). An Expansion
+    is made from a copy of its fields with the offsets changed (cheaper than its
+    ``__init__``). A Word is made without its ``__init__`` call (its fields set in the same
+    order), which cost as much as the copy itself."""
+    out = []
+    for w in words:
+        new = _new(Word)
+        new.text, new.start, new.end, new.value = w.text, w.start + base, w.end + base, w.value
+        expansions = []
+        if w.expansions:  # (most words have none: no loop begun)
+            for x in w.expansions:
+                moved = x.__dict__.copy()
+                moved["start"] += base
+                moved["end"] += base
+                e = _new(Expansion)
+                _set(e, "__dict__", moved)
+                expansions.append(e)
+        new.expansions, new.early = expansions, w.early[:] if w.early else []
+        out.append(new)
+    return out
 
 
 def _assignment(a: Assignment, value: Word | None, base: int,

@@ -11,6 +11,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import lt
+from typing import ClassVar
 
 from ..backref import BackRef
 
@@ -193,6 +194,15 @@ class Command:
     #: for a body command of a function called several times: the call whose arguments this
     #: copy of it holds (each call is its own command, and an srun there its own step)
     call: "Command | None" = None
+    #: the ``words`` list (this very object) in which :func:`~sbatch_lsp.shell.parse.
+    #: attach_nested` has nothing to read, whatever the script's values (no word starts with
+    #: ``$``, no shell reads a ``-c`` string, no ``eval``): set when a fragment is placed
+    #: (shell/fragments.py), which found so once for the chunk's text. attach_nested passes
+    #: the command over while ``words`` is still that list (words replaced later, as a
+    #: function call's are, are read again). A class attribute, not a field: only a
+    #: placement sets it, in the copy of the fields it makes a command from (``__init__``,
+    #: which every command read in place and every view of one runs, sets no more fields)
+    inert: ClassVar[list[Word] | None] = None
 
     @property
     def name(self) -> str | None:

@@ -193,7 +193,7 @@ def chunk_fragment(chunk_text: str) -> Fragment | None:
     builder._read(chunk, builder.text, 0)
     if builder.script.internal_errors:
         return None
-    return Fragment.of(builder.script, chunk)
+    return Fragment.of(builder.script, chunk, inert_words)
 
 
 class _Builder:
@@ -795,6 +795,15 @@ def shell_string_index(words: list[Word]) -> int | None:
     return None
 
 
+def inert_words(words: list[Word]) -> bool:
+    """Whether :func:`attach_nested` finds nothing to read in a command with ``words``,
+    whatever the script's values: no word starts with ``$`` (a command in a variable, or an
+    argument a runner splits), no shell reads a ``-c`` string and the command is no
+    ``eval`` (a fragment asks once per command: ``Command.inert``)."""
+    return not any(w.text[:1] == "$" for w in words) and shell_string_index(words) is None \
+        and (not words or words[0].value != "eval")
+
+
 def attach_nested(script: Script, tmap: TextMap, depth: int,
                   files: dict[int, generated.Run] | None = None,
                   outer: "_Outer | None" = None) -> None:
@@ -805,6 +814,9 @@ def attach_nested(script: Script, tmap: TextMap, depth: int,
     if depth >= MAX_NESTING:
         return
     lookup = _Lookup(script, tmap, outer)
+    # (only the batch script's own commands are placed from fragments, and only with the
+    # memo on: a one-off lint asks no command whether it is inert)
+    placed = USE_FRAGMENTS and depth == 0
     for cmd in list(script.commands):
         if cmd.in_substitution or not cmd.words or cmd.calls is not None:
             continue  # (a call's words are read in the function body that received them)
@@ -817,6 +829,8 @@ def attach_nested(script: Script, tmap: TextMap, depth: int,
             attach_nested(inner, body, depth + 1, outer=_child_of(lookup, cmd))
             continue
         words = cmd.words
+        if placed and cmd.inert is words:  # (nothing to read: found once per chunk text)
+            continue
         first = words[0]
         # `$SRUN bash -c "…"`: the command is in a variable (the `$` test first, as below)
         if first.text[:1] == "$" and _splits(first, lookup):
