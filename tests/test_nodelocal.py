@@ -116,16 +116,26 @@ def test_srun_options_each_node_opens():
 
 def test_a_command_no_preparation_can_come_from_is_not_read():
     """_uses reads only the commands _may_prepare() keeps: those a wrapper may hide a tool in,
-    and the tools themselves (by basename; any ``python…``)."""
+    and the tools themselves (by basename; any ``python…``), less, as the server lints, those
+    whose texts say they prepare nothing."""
     from sbatch_lsp.facts.nodelocal import _may_prepare
     from sbatch_lsp.lint import job_of
+    from sbatch_lsp.shell.parse import use_fragments
 
     job = job_of(HEAD + "echo x\nexport A=/tmp/x\nB=1\ncp a /tmp/b\ntimeout 5 echo x\n"
                  "/bin/mkdir /tmp/c\npython3.12 -m venv /tmp/e\ncp a /lustre/b\n"
                  "timeout 5 cp a /tmp/f\n", "job.sbatch")
-    # (`timeout 5 echo x` and `cp a /lustre/b` prepare nothing whatever the job: their texts say)
+    # a one-off lint reads every tool and wrapper once
     assert [c.words[0].text for c in job.script.commands if _may_prepare(c)] == \
-        ["cp", "/bin/mkdir", "python3.12", "timeout"]
+        ["cp", "timeout", "/bin/mkdir", "python3.12", "cp", "timeout"]
+    # as the language server lints (fragment memo on): `timeout 5 echo x` and `cp a /lustre/b`
+    # prepare nothing whatever the job, their texts say
+    before = use_fragments(True)
+    try:
+        kept = [c.words[0].text for c in job.script.commands if _may_prepare(c)]
+    finally:
+        use_fragments(before)
+    assert kept == ["cp", "/bin/mkdir", "python3.12", "timeout"]
 
 
 def test_a_path_without_expansions_is_read_once_per_text():
@@ -177,12 +187,23 @@ def _memo_equals_reading(text: str) -> int:
     every command of ``text``'s job (its verdict says nothing is prepared only where the
     reading finds nothing), and :func:`nodelocal._uses` with and without it; the number of
     commands the memo left out."""
+    from sbatch_lsp.lint import job_of
+    from sbatch_lsp.shell.parse import use_fragments
+
+    job = job_of(text, "job.sbatch")
+    before = use_fragments(True)  # (the memo is asked only as the language server lints)
+    try:
+        return _skipped_and_checked(job, text)
+    finally:
+        use_fragments(before)
+
+
+def _skipped_and_checked(job, text: str) -> int:
+    """:func:`_memo_equals_reading`'s checks on ``job`` (of ``text``), the fragment memo on."""
     from unittest import mock
 
     from sbatch_lsp.facts import nodelocal
-    from sbatch_lsp.lint import job_of
 
-    job = job_of(text, "job.sbatch")
     skipped = 0
     for cmd in job.script.walk():
         words = cmd.words

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
 
+from ..shell import parse as shell_parse
 from ..shell.model import Assignment, Command, Script, allexport_toggles
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -88,8 +89,11 @@ class Exports:
             self.allexport.extend(allexport_toggles(words[1:]))
             return
         local = words[0].value in ("declare", "typeset") and bool(cmd.function)
-        for var, k, kind in _changes(tuple([w.text for w in words]),
-                                     tuple([w.value for w in words]), local):
+        # (memoised for the language server, whose lints read the same lines again; a
+        # one-off lint reads each once: the memo's keys and misses would only add)
+        changes = _changes if shell_parse.USE_FRAGMENTS else _changes.__wrapped__
+        for var, k, kind in changes(tuple([w.text for w in words]),
+                                    tuple([w.value for w in words]), local):
             self._add(Event(var, words[k].start, kind))
 
     def allexport_at(self, at: int) -> bool:

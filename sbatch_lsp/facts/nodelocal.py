@@ -35,6 +35,7 @@ from functools import lru_cache
 
 from ..job import Job, Step
 from ..launchers import PYTHON
+from ..shell import parse as shell_parse
 from ..shell.model import Command, Script, Word
 from .argv import literal_start, walk
 from .caches import node_local_root
@@ -294,14 +295,17 @@ def _may_prepare(cmd: Command) -> bool:
     """Whether :func:`preparations` may find something in ``cmd``: False for a command whose
     first word names neither a wrapper (:func:`wrappers.wrapped`) nor one of :func:`_tool`'s
     (most commands: found without unwrapping), and for one whose words' texts and values say
-    it prepares nothing in any job (:func:`_prepares_nothing`; a word holding a batch-shell
-    value, ``Word.early``, is not read that way)."""
+    it prepares nothing in any job (:func:`_prepares_nothing`, asked only with the fragment
+    memo on, as the language server lints; a word holding a batch-shell value, ``Word.early``,
+    is not read that way)."""
     words = cmd.words
     if not words:
         return False
     name = base(words[0])
     if not (name in TOOL_OR_WRAPPER or name.startswith("python")):
         return False
+    if not shell_parse.USE_FRAGMENTS:
+        return True  # (a one-off lint: each command is read once, the shortcut would add one)
     for w in words:
         if w.early:
             return True
