@@ -208,7 +208,8 @@ def test_the_shortcuts_give_the_plain_answers(text):
         else:
             group = steps_facts._het_group(step)
             comp = comps[group] if group is not None and group < len(comps) else None
-            assert sf.cpus_per_task == steps_facts._step_cpus(job, step, comp)
+            # (True: ask where the variable is exported, as if the script exported it)
+            assert sf.cpus_per_task == steps_facts._step_cpus(job, step, comp, True)
     for sf in facts.steps:  # the step's launch: the first not a python one, else "srun"
         sites = [s for s in job.launches if s.step is sf.step]
         site = next((s for s in sites if s.launch.kind != "python"), None)
@@ -218,7 +219,7 @@ def test_the_shortcuts_give_the_plain_answers(text):
         assert (sf.launcher, sf.launch) == (launcher, site.launch if site else None)
     for sf in facts.steps:  # each step's layout as a memo of its own gives it
         sites = [s for s in job.launches if s.step is sf.step]
-        alone = steps_facts._step(job, comps, facts.evaluator, sf.step, sites, {})
+        alone = steps_facts._step(job, comps, facts.evaluator, sf.step, sites, {}, True)
         assert alone.layout == sf.layout
     for step in job.steps:
         whole = dict(LazyEnv(job, facts.evaluator, step))

@@ -1215,9 +1215,6 @@ def control_of(script: Script, text: str) -> Control:
         # slurmstepd execs the script, so the kernel passes the shebang's flags to bash
         reader.errexit.append((-1, True))
     last = None
-    #: the last recorded statement's span in its chunk and the chunk's start (moved once, at
-    #: the end: only the script's last statement is kept)
-    recorded_last: tuple[tuple[int, int], int] | None = None
     for chunk in script.chunks:  # each top-level chunk on its own, as the shell model reads it
         chunk_text = text[chunk.start:chunk.end]
         recording = chunk_events(chunk_text)
@@ -1225,16 +1222,11 @@ def control_of(script: Script, text: str) -> Control:
             events, tail = recording
             reader.replay(events, chunk.start, chunk.end)
             if tail is not None:
-                recorded_last, last = (tail, chunk.start), None
+                last = (tail[0] + chunk.start, tail[1] + chunk.start)
             continue
         tree = _Tree(chunk_text, chunk.start, _never, top=True)
         reader.walk(tree, tree.root, _Ctx())
-        walked_last = _last_statement(tree)
-        if walked_last is not None:
-            recorded_last, last = None, walked_last
-    if recorded_last is not None:
-        (tail_start, tail_end), base = recorded_last
-        last = (tail_start + base, tail_end + base)
+        last = _last_statement(tree) or last
     if last is not None and reader.body_last:
         # `exec bash FILE` / `bash FILE` last: the script's status is that of the body's end
         runner = next((c for c in script.commands if c.runs is not None and

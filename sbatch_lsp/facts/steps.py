@@ -140,7 +140,7 @@ def _het_group(step: Step) -> int | None:
 
 def _step(job: Job, comps: list[Component], ev: Evaluator, step: Step,
           sites: list[LaunchSite], layouts: dict[tuple, Layout],
-          cpus_exported: bool = True) -> StepFacts:
+          cpus_exported: bool) -> StepFacts:
     """The facts of ``step``; ``layouts`` holds the layout of each request met so far, keyed
     by :func:`_layout_key` (a request names its component: :func:`step_layout` is a function
     of it); ``cpus_exported``: whether the batch shell ever exports ``SRUN_CPUS_PER_TASK``."""
@@ -207,7 +207,7 @@ def _layout_key(r: StepRequest) -> tuple:
 
 
 def _step_cpus(job: Job, step: Step, comp: Component | None,
-               cpus_exported: bool = True) -> int | None:
+               cpus_exported: bool) -> int | None:
     """CPUs per task of a step: its ``--cpus-per-task``; else, from 22.05 through 23.02, one
     (srun does not read ``SLURM_CPUS_PER_TASK``: RELEASE_NOTES at slurm-22-05-0-1 and
     slurm-23-11-0-1), on other releases the job's; None when not a literal or when an exported

@@ -524,9 +524,8 @@ def requeue_without_resume(job: Job) -> Iterator[Diagnostic]:
     program may resume by itself."""
     use = job.directives.get("requeue")
     traps = [t for t in job_control(job).traps if "requeue" in t.action]
-    # (c.words[0].value is c.name without the property's call: this walks every command)
-    requeue_cmds = [c for c in job.script.walk() if c.words and c.words[0].value == "scontrol"
-                    and any(w.value == "requeue" for w in c.words[1:2])]
+    requeue_cmds = [c for c in job.script.walk() if c.name == "scontrol" and
+                    any(w.value == "requeue" for w in c.words[1:2])]
     if use is None and not traps and not requeue_cmds:
         return
     words = [w for c in job.script.walk() for w in c.all_words()]
@@ -561,12 +560,8 @@ def _statements(job: Job) -> list[tuple[tuple[int, int], list[Command]]]:
 def _statements_of(job: Job) -> list[tuple[tuple[int, int], list[Command]]]:
     ctl = job_control(job)
     found: dict[tuple[int, int], list[Command]] = {}
-    # Control.at's table, read without a call per command: a command the table does not hold
-    # gets Control.at's default, which has no statement
-    of = ctl.of
     for cmd in job.script.commands:
-        cc = of.get(id(cmd))
-        st = cc.statement if cc is not None else None
+        st = ctl.at(cmd).statement
         if st is None or cmd.function is not None or cmd.in_substitution or cmd.runs:
             continue  # (`exec bash FILE`: the generated body's statements are the script's)
         cmds = found.get(st)

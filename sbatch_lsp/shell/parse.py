@@ -165,7 +165,9 @@ def read_chunk(chunk_text: str, read_simple: bool = True) -> ChunkReading:
 FRAGMENT_CACHE_SIZE = 6144
 #: whether builds place memoised fragments: the language server turns it on (it lints every
 #: version of a document); a one-off lint (the CLI) reads each chunk in place, which costs no
-#: copy
+#: copy. The other memos kept across lints are asked only while it is on, for the same reason
+#: (job.step_for's shapes, facts/exports._changes, facts/nodelocal._prepares_nothing,
+#: secrets.carries_format, attach_nested's Command.inert)
 USE_FRAGMENTS = False
 
 
